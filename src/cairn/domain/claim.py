@@ -1,0 +1,77 @@
+"""Claims: atomic remembered statements, the only authority for remembered facts."""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+from cairn.domain.ids import EventId
+from cairn.domain.scope import Scope
+from cairn.domain.temporal import TemporalSpan
+
+__all__ = ["ClaimDraft", "ClaimKind", "Lifecycle", "Origin", "SourceSpan"]
+
+
+class ClaimKind(enum.StrEnum):
+    FACT = "fact"
+    PREFERENCE = "preference"
+    EVENT = "event"
+    PLAN = "plan"
+    RECURRING = "recurring"
+    STATE = "state"
+    DECISION = "decision"
+    REFLECTION = "reflection"
+    PERSONA = "persona"
+    WORKING = "working"
+
+
+class Lifecycle(enum.StrEnum):
+    CANDIDATE = "candidate"
+    ACTIVE = "active"
+    ARCHIVED = "archived"
+    SUPERSEDED = "superseded"
+    QUARANTINED = "quarantined"
+
+
+class Origin(enum.StrEnum):
+    """Who made the claim: the trust of a claim follows its origin."""
+
+    EXTRACTED = "extracted"
+    USER = "user"
+    MODEL = "model"
+
+
+@attrs.frozen
+class SourceSpan:
+    """A verbatim supporting span ``text[start:end]`` of one evidence event."""
+
+    event_id: EventId
+    start: int
+    end: int
+
+    def __attrs_post_init__(self) -> None:
+        if not 0 <= self.start < self.end:
+            raise ValueError("a source span must be non-empty and start at or after 0")
+
+
+@attrs.frozen
+class ClaimDraft:
+    """A proposed claim, before validation and commit.
+
+    ``subject`` and ``predicate`` name what the claim is about (``("Ana", "lives_in")``) so a
+    newer claim with the same pair can supersede an older one.
+    """
+
+    kind: ClaimKind
+    text: str
+    spans: tuple[SourceSpan, ...]
+    confidence: float = 0.8
+    temporal: TemporalSpan | None = None
+    subject: str | None = None
+    predicate: str | None = None
+    scope: Scope = attrs.field(factory=Scope.agent)
+
+    @property
+    def source_event_ids(self) -> tuple[EventId, ...]:
+        return tuple(dict.fromkeys(span.event_id for span in self.spans))

@@ -1,0 +1,58 @@
+"""Evidence: what actually happened, kept verbatim."""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+
+import attrs
+
+from cairn.domain.ids import EventId, SessionId
+
+__all__ = ["EvidenceEvent", "Role", "Turn"]
+
+
+class Role(enum.StrEnum):
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+    EVENT = "event"
+
+
+def _non_blank(_: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if not value or not value.strip():
+        raise ValueError(f"{attribute.name} must not be blank")
+
+
+def _aware(_: object, attribute: attrs.Attribute[dt.datetime | None], value: dt.datetime | None) -> None:
+    if value is not None and value.utcoffset() is None:
+        raise ValueError(f"{attribute.name} must be timezone-aware")
+
+
+@attrs.frozen
+class Turn:
+    """A finished turn or runtime event as a host hands it to cairn.
+
+    ``event_id`` is the caller's ID: ingesting the same ID with the same content again is a
+    no-op, with different content a :class:`~cairn.errors.ConflictingEventError`.
+    """
+
+    event_id: EventId = attrs.field(validator=_non_blank)
+    session_id: SessionId = attrs.field(validator=_non_blank)
+    role: Role = attrs.field(converter=Role)
+    text: str = attrs.field(validator=_non_blank)
+    at: dt.datetime | None = attrs.field(default=None, validator=_aware)
+    speaker: str | None = None
+
+
+@attrs.frozen
+class EvidenceEvent:
+    """A stored evidence row."""
+
+    rowid: int
+    event_id: EventId
+    session_id: SessionId
+    role: Role
+    text: str
+    occurred_at: dt.datetime
+    speaker: str | None
