@@ -10,7 +10,7 @@ from cairn.domain.ids import EventId
 from cairn.domain.scope import Scope
 from cairn.domain.temporal import TemporalSpan
 
-__all__ = ["ClaimDraft", "ClaimKind", "Lifecycle", "Origin", "SourceSpan"]
+__all__ = ["Claim", "ClaimDraft", "ClaimKind", "Lifecycle", "Origin", "SourceSpan"]
 
 
 class ClaimKind(enum.StrEnum):
@@ -75,3 +75,22 @@ class ClaimDraft:
     @property
     def source_event_ids(self) -> tuple[EventId, ...]:
         return tuple(dict.fromkeys(span.event_id for span in self.spans))
+
+
+@attrs.frozen
+class Claim:
+    """A stored claim as recall sees it after re-validation against its row."""
+
+    rowid: int
+    claim_id: str
+    kind: ClaimKind
+    lifecycle: Lifecycle
+    origin: Origin
+    text: str
+    confidence: float
+    temporal: TemporalSpan | None
+    scope: Scope
+    revision: int
+    source_event_ids: tuple[EventId, ...]
+    subject: str | None = None
+    predicate: str | None = None

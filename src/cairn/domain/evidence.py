@@ -19,12 +19,9 @@ class Role(enum.StrEnum):
     EVENT = "event"
 
 
-def _non_blank(_: object, attribute: attrs.Attribute[str], value: str) -> None:
-    if not value or not value.strip():
-        raise ValueError(f"{attribute.name} must not be blank")
-
-
-def _aware(_: object, attribute: attrs.Attribute[dt.datetime | None], value: dt.datetime | None) -> None:
+def _aware(
+    _: object, attribute: attrs.Attribute[dt.datetime | None], value: dt.datetime | None
+) -> None:
     if value is not None and value.utcoffset() is None:
         raise ValueError(f"{attribute.name} must be timezone-aware")
 
@@ -37,12 +34,18 @@ class Turn:
     no-op, with different content a :class:`~cairn.errors.ConflictingEventError`.
     """
 
-    event_id: EventId = attrs.field(validator=_non_blank)
-    session_id: SessionId = attrs.field(validator=_non_blank)
+    event_id: EventId
+    session_id: SessionId
     role: Role = attrs.field(converter=Role)
-    text: str = attrs.field(validator=_non_blank)
+    text: str
     at: dt.datetime | None = attrs.field(default=None, validator=_aware)
     speaker: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        for name in ("event_id", "session_id", "text"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip():
+                raise ValueError(f"{name} must be a non-blank string")
 
 
 @attrs.frozen

@@ -5,7 +5,14 @@ from __future__ import annotations
 import re
 from typing import NewType
 
-__all__ = ["AgentId", "ClaimId", "EventId", "RequestId", "SessionId", "validate_agent_id"]
+__all__ = [
+    "AgentId",
+    "ClaimId",
+    "EventId",
+    "RequestId",
+    "SessionId",
+    "validate_agent_id",
+]
 
 AgentId = NewType("AgentId", str)
 SessionId = NewType("SessionId", str)

@@ -30,7 +30,9 @@ class Scope:
 
     def __attrs_post_init__(self) -> None:
         if (self.kind is ScopeKind.AGENT) != (self.key is None):
-            raise ValueError(f"scope {self.kind.value} with key {self.key!r} is not a valid pair")
+            raise ValueError(
+                f"scope {self.kind.value} with key {self.key!r} is not a valid pair"
+            )
         if self.key is not None and not self.key.strip():
             raise ValueError("a narrow scope needs a non-blank key")
 

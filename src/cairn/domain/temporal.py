@@ -41,7 +41,9 @@ class TemporalSpan:
             and self.valid_until is not None
             and self.valid_until <= self.valid_from
         ):
-            raise ValueError("valid_until must be after valid_from (half-open interval)")
+            raise ValueError(
+                "valid_until must be after valid_from (half-open interval)"
+            )
         if not 0.0 <= self.confidence <= 1.0:
             raise ValueError("temporal confidence must be within [0, 1]")
 

@@ -1,0 +1,50 @@
+"""cairn: long-term memory for AI agents.
+
+Typed, sourced, time-aware memory in SQLite; before each model call, a bounded,
+injection-safe context contribution::
+
+    async with cairn.open_memory(path) as memory:
+        await memory.ingest("agent-1", [cairn.Turn(...)])
+        recall = await memory.recall("agent-1", "what does Ana like?")
+"""
+
+from __future__ import annotations
+
+from cairn.clock import DomainClock as DomainClock
+from cairn.clock import SystemDomainClock as SystemDomainClock
+from cairn.config import MemoryConfig as MemoryConfig
+from cairn.domain.evidence import Role as Role
+from cairn.domain.evidence import Turn as Turn
+from cairn.domain.scope import RecallContext as RecallContext
+from cairn.retrieval.types import Allocation as Allocation
+from cairn.retrieval.types import Degradation as Degradation
+from cairn.retrieval.types import Manifest as Manifest
+from cairn.retrieval.types import Recall as Recall
+from cairn.retrieval.types import RecallItem as RecallItem
+from cairn.retrieval.types import RecallStatus as RecallStatus
+from cairn.runtime.memory import IngestReport as IngestReport
+from cairn.runtime.memory import Memory as Memory
+from cairn.runtime.memory import open_memory as open_memory
+from cairn.store.evidence import IntakeOutcome as IntakeOutcome
+from cairn.store.evidence import IntakeResult as IntakeResult
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Allocation",
+    "Degradation",
+    "DomainClock",
+    "IngestReport",
+    "IntakeOutcome",
+    "IntakeResult",
+    "Manifest",
+    "Memory",
+    "Recall",
+    "RecallContext",
+    "RecallItem",
+    "RecallStatus",
+    "Role",
+    "SystemDomainClock",
+    "Turn",
+    "open_memory",
+]

@@ -1,0 +1,5 @@
+import sys
+
+from cairn.cli.main import main
+
+sys.exit(main())

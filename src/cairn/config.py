@@ -1,0 +1,57 @@
+"""Runtime configuration: frozen attrs, durations as ``*_s`` floats, sizes in bytes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+__all__ = ["MemoryConfig"]
+
+
+def _positive(_: object, attribute: attrs.Attribute[Any], value: float) -> None:
+    if value <= 0:
+        raise ValueError(f"{attribute.name} must be positive")
+
+
+@attrs.frozen
+class MemoryConfig:
+    """Knobs of one memory runtime. Defaults serve the embedded, offline case."""
+
+    # Recall: how long a caller waits before getting `pending`, and the byte budget of the
+    # whole contribution (memory block + directive block).
+    recall_wait_s: float = attrs.field(default=0.25, validator=_positive)
+    budget_bytes: int = attrs.field(default=4096, validator=_positive)
+    directive_share: float = 0.25
+    recall_k: int = attrs.field(default=10, validator=_positive)
+    # Candidate pools per source before fusion.
+    lexical_candidates: int = attrs.field(default=60, validator=_positive)
+    vector_candidates: int = attrs.field(default=60, validator=_positive)
+    # Weights of the fused lists (weighted reciprocal rank fusion); 0 turns a list off.
+    # Defaults measured on LoCoMo dev, see design/recall.md.
+    weight_claim_lexical: float = 3.0
+    weight_event_lexical: float = 3.0
+    weight_claim_vector: float = 1.0
+    weight_event_vector: float = 1.0
+    # Ingestion and embedding batches.
+    extraction_batch: int = attrs.field(default=64, validator=_positive)
+    embed_batch: int = attrs.field(default=32, validator=_positive)
+    embed_linger_s: float = attrs.field(default=0.02, validator=_positive)
+    query_embedding_timeout_s: float = attrs.field(default=2.0, validator=_positive)
+    # Bounded channels between actors: a full channel is backpressure.
+    channel_size: int = attrs.field(default=64, validator=_positive)
+    # Maintenance cadence (trio clock) and the stop/drain bound.
+    maintenance_interval_s: float = attrs.field(default=2.0, validator=_positive)
+    drain_timeout_s: float = attrs.field(default=30.0, validator=_positive)
+    # Storage.
+    synchronous_full: bool = False
+    reader_connections: int = attrs.field(default=2, validator=_positive)
+    timezone: str = "UTC"
+
+    def fusion_weights(self) -> dict[str, float]:
+        return {
+            "claim_fts": self.weight_claim_lexical,
+            "event_fts": self.weight_event_lexical,
+            "claim_vector": self.weight_claim_vector,
+            "event_vector": self.weight_event_vector,
+        }

@@ -1,0 +1,1 @@
+"""Data files shipped with cairn (the demo conversation)."""

@@ -1,0 +1,1 @@
+"""Recall: candidates, re-validation, temporal rules, fusion, budget and rendering."""

@@ -1,0 +1,100 @@
+"""Ranking: temporal eligibility, weighted fusion, grouping by evidence, de-duplication.
+
+A claim and the turn it was extracted from say the same thing twice. Ranked as separate
+items they split the top positions between them; so fusion scores are pooled per source
+event: a claim lends its score to the event it cites, and the group (claims first, then
+the verbatim turn) ranks by the pooled score. Measured on LoCoMo dev in design/recall.md.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import TYPE_CHECKING
+
+import attrs
+
+from cairn.retrieval.fusion import weighted_rrf
+from cairn.retrieval.temporal import eligibility
+from cairn.retrieval.types import RecallItem
+
+if TYPE_CHECKING:
+    import datetime as dt
+    from collections.abc import Mapping
+
+    from cairn.retrieval.candidates import Candidates
+
+__all__ = ["rank_candidates"]
+
+
+def _normal(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+@attrs.define
+class _Group:
+    score: float = 0.0
+    claims: list[RecallItem] = attrs.field(factory=list)
+    evidence: RecallItem | None = None
+
+
+def rank_candidates(
+    candidates: Candidates,
+    now: dt.datetime,
+    weights: Mapping[str, float],
+) -> list[RecallItem]:
+    scores = weighted_rrf(candidates.lists, weights)
+    groups: dict[str, _Group] = {}
+    for key, score in scores.items():
+        if score <= 0:
+            continue
+        kind, _, raw = key.partition(":")
+        rowid = int(raw)
+        if kind == "e":
+            event = candidates.events[rowid]
+            speaker = f"{event.speaker}: " if event.speaker else ""
+            group = groups.setdefault(event.event_id, _Group())
+            group.score += score
+            group.evidence = RecallItem(
+                id=event.event_id,
+                kind="evidence",
+                text=speaker + event.text,
+                score=score,
+                source_refs=(event.event_id,),
+                at=event.occurred_at.isoformat(),
+            )
+            continue
+        claim = candidates.claims[rowid]
+        rule = eligibility(claim, now)
+        if not rule.eligible:
+            continue
+        temporal = claim.temporal
+        at = None
+        if temporal is not None and temporal.valid_from is not None:
+            at = temporal.valid_from.isoformat()
+        item = RecallItem(
+            id=claim.claim_id,
+            kind=claim.kind.value,
+            text=claim.text,
+            score=score * rule.weight,
+            source_refs=claim.source_event_ids,
+            at=at,
+            qualifier=rule.qualifier,
+        )
+        anchor = claim.source_event_ids[0] if claim.source_event_ids else claim.claim_id
+        group = groups.setdefault(anchor, _Group())
+        group.score += item.score
+        group.claims.append(item)
+    ordered = sorted(groups.items(), key=lambda pair: (-pair[1].score, pair[0]))
+    items: list[RecallItem] = []
+    seen: set[str] = set()
+    for _, group in ordered:
+        members = sorted(group.claims, key=lambda item: (-item.score, item.id))
+        if group.evidence is not None:
+            members.append(group.evidence)
+        for item in members:
+            fingerprint = _normal(item.text)
+            if fingerprint in seen:
+                continue
+            seen.add(fingerprint)
+            items.append(attrs.evolve(item, score=round(group.score, 6)))
+    return items

@@ -1,0 +1,159 @@
+"""Embedding: batches embed jobs, commits blobs under the fence, then upserts vectors.
+
+Warm-up first makes the vector projection agree with the embeddings table (rebuilding it
+from blobs, never calling the embedder for that) and then embeds whatever has no vector
+yet, so work lost in a crash between commit and embedding is redone.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import attrs
+import numpy as np
+import trio
+
+from cairn.domain.ids import AgentId
+from cairn.errors import StaleResultError
+from cairn.providers.embedding import EmbeddingProvider
+from cairn.retrieval.candidates import claim_key, event_key
+from cairn.runtime.database import Database
+from cairn.runtime.fence import AgentFence
+from cairn.runtime.mailbox import WorkCounter
+from cairn.runtime.messages import EmbedJob, StoreEmbeddings, WriteRequest
+from cairn.runtime.threads import Limiters, run_in_thread
+from cairn.store.embeddings import count_embeddings, iter_embeddings, missing_targets
+from cairn.vectors.codec import encode_vector
+from cairn.vectors.index import ExactVectorIndex
+from cairn.vectors.manager import VectorStoreManager
+
+__all__ = ["EmbeddingActor", "VectorSlot"]
+
+logger = logging.getLogger(__name__)
+
+
+@attrs.define(eq=False)
+class VectorSlot:
+    """The agent's live vector projection, or ``None`` while unavailable."""
+
+    index: ExactVectorIndex | None = None
+    dirty: bool = False
+    ready: trio.Event = attrs.field(factory=trio.Event)
+
+
+def _key(target: str, rowid: int) -> int:
+    return claim_key(rowid) if target == "claim" else event_key(rowid)
+
+
+@attrs.define(eq=False)
+class EmbeddingActor:
+    agent_id: AgentId
+    database: Database
+    limiters: Limiters
+    fence: AgentFence
+    embedder: EmbeddingProvider
+    vectors: VectorStoreManager
+    slot: VectorSlot
+    jobs_receive: trio.MemoryReceiveChannel[EmbedJob]
+    write_requests_send: trio.MemorySendChannel[WriteRequest]
+    work: WorkCounter
+    batch_size: int
+    linger_s: float
+    embedded: int = 0
+    stale: int = 0
+    failed: int = 0
+
+    async def run(
+        self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        async with self.jobs_receive, self.write_requests_send:
+            task_status.started()
+            await self._warm_up()
+            while True:
+                try:
+                    first = await self.jobs_receive.receive()
+                except trio.EndOfChannel:
+                    return
+                batch = [first]
+                with trio.move_on_after(self.linger_s):
+                    while len(batch) < self.batch_size:
+                        batch.append(await self.jobs_receive.receive())
+                try:
+                    await self._embed(batch)
+                finally:
+                    self.work.done(len(batch))
+
+    async def _warm_up(self) -> None:
+        agent_id, identity = self.agent_id, self.embedder.identity
+        index = await run_in_thread(
+            lambda: self.vectors.get(agent_id, identity), limiter=self.limiters.index
+        )
+        stored = await self.database.read(
+            lambda reader: count_embeddings(reader.connection, agent_id, identity)
+        )
+        if len(index) != stored:
+            # Coverage check: the file lags or leads the table; the table is the authority.
+            rows = await self.database.read(
+                lambda reader: [
+                    (_key(target, rowid), blob)
+                    for target, rowid, blob in iter_embeddings(
+                        reader.connection, agent_id, identity
+                    )
+                ]
+            )
+            index = await run_in_thread(
+                lambda: self.vectors.rebuild(agent_id, identity, rows),
+                limiter=self.limiters.index,
+            )
+        self.slot.index = index
+        self.slot.ready.set()
+        while True:
+            missing = await self.database.read(
+                lambda reader: missing_targets(
+                    reader.connection, agent_id, identity, self.batch_size
+                )
+            )
+            if not missing:
+                return
+            done = await self._embed([EmbedJob(t, r, x) for t, r, x in missing])
+            if not done:
+                return
+
+    async def _embed(self, batch: list[EmbedJob]) -> bool:
+        """Embed, commit and index one batch; False if it failed or went stale."""
+        identity = self.fence.current()
+        embedding_identity = self.embedder.identity
+        completed = False
+        with self.fence.pass_scope(identity):
+            try:
+                vectors = await self.embedder.embed_documents(
+                    [job.text for job in batch]
+                )
+            except Exception:
+                # A failed batch is not lost: the next warm-up finds it without vectors.
+                self.failed += len(batch)
+                logger.exception("embedding a batch of %d failed", len(batch))
+                return False
+            rows = tuple(
+                (job.target, job.rowid, encode_vector(vector))
+                for job, vector in zip(batch, vectors, strict=True)
+            )
+            request = StoreEmbeddings(identity, embedding_identity, rows)
+            await self.write_requests_send.send(request)
+            try:
+                await request.reply.wait()
+            except StaleResultError:
+                self.stale += len(batch)
+                return False
+            keys = np.array(
+                [_key(job.target, job.rowid) for job in batch], dtype=np.int64
+            )
+            index = self.slot.index
+            if index is not None:
+                await run_in_thread(
+                    lambda: index.upsert(keys, vectors), limiter=self.limiters.index
+                )
+                self.slot.dirty = True
+            self.embedded += len(batch)
+            completed = True
+        return completed

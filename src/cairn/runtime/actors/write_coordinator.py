@@ -1,0 +1,118 @@
+"""The single writer of an agent: every mutation is serialised through here.
+
+Each request runs as one SQLite transaction in the writer thread. Commits of async work
+re-check the execution identity inside that transaction, so a result of an old epoch can
+never land, whatever cancellation did or did not reach (tests/runtime/test_fence.py).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import apsw
+import attrs
+import trio
+
+from cairn.clock import DomainClock
+from cairn.domain.ids import AgentId, EventId
+from cairn.errors import ClearPendingError, StoreError
+from cairn.runtime.database import Database
+from cairn.runtime.messages import (
+    CommitExtraction,
+    IngestTurns,
+    StoreEmbeddings,
+    StoreRecallResult,
+    WriteRequest,
+)
+from cairn.store.agents import check_identity
+from cairn.store.claims import CommittedClaims, insert_claims
+from cairn.store.embeddings import store_embeddings
+from cairn.store.evidence import insert_turns, mark_extracted
+from cairn.store.requests import save_recall_result
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from cairn.runtime.mailbox import Reply
+
+__all__ = ["WriteCoordinator"]
+
+logger = logging.getLogger(__name__)
+
+
+def _commit_extraction(
+    connection: apsw.Connection,
+    agent_id: AgentId,
+    request: CommitExtraction,
+    clock: DomainClock,
+) -> CommittedClaims:
+    check_identity(connection, request.identity)
+    rowids: dict[EventId, int] = {
+        event.event_id: event.rowid for event in request.events
+    }
+    committed = insert_claims(connection, agent_id, request.drafts, rowids, clock.now())
+    mark_extracted(connection, agent_id, rowids.values())
+    return committed
+
+
+@attrs.define(eq=False)
+class WriteCoordinator:
+    agent_id: AgentId
+    database: Database
+    clock: DomainClock
+    requests_receive: trio.MemoryReceiveChannel[WriteRequest]
+    committed: int = 0
+    failed: int = 0
+
+    async def run(
+        self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        async with self.requests_receive:
+            task_status.started()
+            async for request in self.requests_receive:
+                await self._handle(request)
+
+    async def _handle(self, request: WriteRequest) -> None:
+        operation: Callable[[apsw.Connection], Any]
+        agent_id, clock = self.agent_id, self.clock
+        match request:
+            case IngestTurns(turns=turns):
+                operation = lambda c: insert_turns(c, agent_id, turns, clock.now())  # noqa: E731
+            case CommitExtraction():
+                operation = lambda c: _commit_extraction(c, agent_id, request, clock)  # noqa: E731
+            case StoreEmbeddings(
+                identity=identity, embedding_identity=embedding, rows=rows
+            ):
+
+                def operation(c: apsw.Connection) -> int:
+                    check_identity(c, identity)
+                    return store_embeddings(c, agent_id, embedding, rows)
+
+            case StoreRecallResult(request_id=request_id, status=status, result=result):
+                operation = lambda c: save_recall_result(  # noqa: E731
+                    c, agent_id, request_id, status, result, clock.now()
+                )
+        reply: Reply[Any] = request.reply
+        try:
+            value = await self.database.write(operation)
+        except apsw.ConstraintError as error:
+            self.failed += 1
+            if "clear job pending" in str(error):
+                reply.fail(
+                    ClearPendingError(f"a clear job is pending for {agent_id!r}")
+                )
+            else:
+                reply.fail(StoreError(str(error)))
+        except apsw.Error as error:
+            self.failed += 1
+            logger.warning(
+                "write for agent %s failed: %s", agent_id, type(error).__name__
+            )
+            reply.fail(StoreError(str(error)))
+        except Exception as error:  # noqa: BLE001 - typed errors go back to the one caller
+            self.failed += 1
+            reply.fail(error)
+        else:
+            self.committed += 1
+            reply.set(value)

@@ -1,0 +1,95 @@
+"""Async access to the SQLite file: one writer connection, a small pool of readers.
+
+WAL lets readers run beside the single writer. Each connection is only ever used by one
+thread at a time: the writer behind ``Limiters.store_write`` (capacity 1), each reader taken
+from a pool channel, so apsw never has to serialise two threads on one connection.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+import apsw
+import attrs
+import trio
+
+from cairn.runtime.threads import Limiters, run_in_thread
+from cairn.store.connection import open_connection
+from cairn.store.search import LexicalSearcher
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = ["Database", "Reader"]
+
+T = TypeVar("T")
+
+
+@attrs.define(eq=False)
+class Reader:
+    """A read connection with its per-connection helpers."""
+
+    connection: apsw.Connection
+    lexical: LexicalSearcher
+
+
+@attrs.define(eq=False)
+class Database:
+    path: Path
+    limiters: Limiters
+    writer: apsw.Connection
+    _readers: list[Reader]
+    _pool_send: trio.MemorySendChannel[Reader]
+    _pool_receive: trio.MemoryReceiveChannel[Reader]
+
+    @classmethod
+    async def open(
+        cls, path: Path, limiters: Limiters, *, readers: int, synchronous_full: bool
+    ) -> Database:
+        def connect() -> tuple[apsw.Connection, list[Reader]]:
+            writer = open_connection(path, synchronous_full=synchronous_full)
+            pool = []
+            for _ in range(readers):
+                connection = open_connection(path, synchronous_full=synchronous_full)
+                pool.append(Reader(connection, LexicalSearcher(connection)))
+            return writer, pool
+
+        writer, pool = await run_in_thread(connect, limiter=limiters.store_write)
+        send, receive = trio.open_memory_channel[Reader](len(pool))
+        for reader in pool:
+            send.send_nowait(reader)
+        return cls(path, limiters, writer, pool, send, receive)
+
+    async def write(self, function: Callable[[apsw.Connection], T]) -> T:
+        """Run ``function`` inside one write transaction on the writer connection."""
+
+        def transaction() -> T:
+            with self.writer:
+                result = function(self.writer)
+            return result
+
+        return await run_in_thread(transaction, limiter=self.limiters.store_write)
+
+    async def read(self, function: Callable[[Reader], T]) -> T:
+        """Run ``function`` on a pooled reader inside one read transaction (a snapshot)."""
+        reader = await self._pool_receive.receive()
+        try:
+
+            def snapshot() -> T:
+                with reader.connection:
+                    result = function(reader)
+                return result
+
+            return await run_in_thread(snapshot, limiter=self.limiters.store_read)
+        finally:
+            self._pool_send.send_nowait(reader)
+
+    async def aclose(self) -> None:
+        def close_all() -> None:
+            for reader in self._readers:
+                reader.connection.close()
+            self.writer.close()
+
+        with trio.CancelScope(shield=True):
+            await run_in_thread(close_all, limiter=self.limiters.store_write)

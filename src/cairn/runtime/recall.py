@@ -1,0 +1,114 @@
+"""One recall, end to end: query embedding, candidates, ranking, budget and rendering."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import attrs
+import numpy as np
+import numpy.typing as npt
+import trio
+
+from cairn.domain.scope import RecallContext
+from cairn.retrieval.budget import allocate
+from cairn.retrieval.candidates import CandidateRequest, Candidates, collect_candidates
+from cairn.retrieval.rank import rank_candidates
+from cairn.retrieval.render import render_directives, render_memory
+from cairn.retrieval.types import Degradation, Manifest, Recall, RecallStatus
+from cairn.store.directives import active_directives
+from cairn.store.fts import query_terms
+
+if TYPE_CHECKING:
+    from cairn.clock import DomainClock
+    from cairn.config import MemoryConfig
+    from cairn.domain.ids import AgentId
+    from cairn.providers.embedding import EmbeddingProvider
+    from cairn.runtime.actors.embedding import VectorSlot
+    from cairn.runtime.actors.maintenance import AuditBuffer
+    from cairn.runtime.database import Database, Reader
+
+__all__ = ["RecallPlan", "compute_recall"]
+
+
+@attrs.frozen
+class RecallPlan:
+    """What the caller asked for."""
+
+    query: str
+    context: RecallContext
+    k: int
+    budget_bytes: int
+    query_vector: npt.NDArray[np.float32] | None = None
+
+
+async def compute_recall(
+    plan: RecallPlan,
+    *,
+    request_id: str,
+    agent_id: AgentId,
+    database: Database,
+    embedder: EmbeddingProvider,
+    slot: VectorSlot,
+    config: MemoryConfig,
+    clock: DomainClock,
+    audit: AuditBuffer,
+) -> Recall:
+    now = clock.now()
+    degradations: list[Degradation] = []
+    query_vector = plan.query_vector
+    if query_vector is None:
+        with trio.move_on_after(config.query_embedding_timeout_s) as embed_scope:
+            query_vector = await embedder.embed_query(plan.query[:2000])
+        if embed_scope.cancelled_caught:
+            degradations.append(Degradation.EMBEDDING_TIMEOUT)
+    index = slot.index
+    if index is None:
+        degradations.append(Degradation.VECTOR_UNAVAILABLE)
+    request = CandidateRequest(
+        agent_id=agent_id,
+        terms=query_terms(plan.query),
+        scopes=plan.context.applicable(),
+        query_vector=query_vector,
+        lexical_limit=config.lexical_candidates,
+        vector_limit=config.vector_candidates,
+        now=now,
+    )
+
+    def read(reader: Reader) -> tuple[Candidates, list[tuple[str, str, str]]]:
+        candidates = collect_candidates(reader.lexical, index, request)
+        return candidates, active_directives(reader.connection, agent_id)
+
+    candidates, directives = await database.read(read)
+    ranked = rank_candidates(candidates, now, config.fusion_weights())[: plan.k]
+    directive_lines = [(directive_id, text) for directive_id, _kind, text in directives]
+    directive_demand = render_directives(directive_lines, plan.budget_bytes).text
+    allocation = allocate(
+        plan.budget_bytes, config.directive_share, len(directive_demand.encode("utf-8"))
+    )
+    directive_block = render_directives(directive_lines, allocation.directive_bytes)
+    memory_block = render_memory(ranked, allocation.memory_bytes)
+    selected = set(memory_block.included)
+    items = tuple(item for item in ranked if item.id in selected)
+    manifest = Manifest(
+        selected_ids=memory_block.included,
+        dropped_ids=memory_block.dropped,
+        dropped_directive_ids=directive_block.dropped,
+        allocation=allocation,
+        degradations=tuple(degradations),
+        candidates=candidates.proposed,
+    )
+    audit.add(
+        agent_id,
+        now,
+        "recall",
+        json.dumps({"request_id": request_id, "selected": list(memory_block.included)}),
+    )
+    return Recall(
+        status=RecallStatus.OK,
+        request_id=request_id,
+        items=items,
+        memory_block=memory_block.text,
+        directive_block=directive_block.text,
+        manifest=manifest,
+    )

@@ -1,0 +1,295 @@
+"""One agent's supervisor: a nursery running its actors over bounded channels.
+
+Started lazily by the runtime on first use of an agent. Stop order (architecture §2): stop
+accepting, drain accepted work within a bounded timeout (a timeout fails the stop, it never
+closes under running passes), fence, cancel the actors, run a last maintenance pass.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from typing import TYPE_CHECKING
+
+import attrs
+import trio
+
+from cairn.clock import DomainClock
+from cairn.config import MemoryConfig
+from cairn.domain.ids import AgentId
+from cairn.errors import DrainTimeoutError, RuntimeClosedError, UnknownRequestError
+from cairn.providers.embedding import EmbeddingProvider
+from cairn.retrieval.types import Recall, RecallStatus
+from cairn.runtime.actors.embedding import EmbeddingActor, VectorSlot
+from cairn.runtime.actors.ingestion import IngestionActor
+from cairn.runtime.actors.maintenance import AuditBuffer, MaintenanceActor
+from cairn.runtime.actors.write_coordinator import WriteCoordinator
+from cairn.runtime.database import Database
+from cairn.runtime.fence import AgentFence
+from cairn.runtime.mailbox import Reply, WorkCounter
+from cairn.runtime.messages import (
+    EmbedJob,
+    IngestTurns,
+    StoreRecallResult,
+    WriteRequest,
+)
+from cairn.runtime.recall import RecallPlan, compute_recall
+from cairn.runtime.threads import Limiters
+from cairn.serde.recall import recall_from_bytes, recall_to_bytes
+from cairn.store.agents import ensure_agent
+from cairn.store.evidence import IntakeOutcome, IntakeResult
+from cairn.store.requests import load_recall_result
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Sequence
+
+    from cairn.domain.evidence import Turn
+    from cairn.ingestion.extract import RuleExtractor
+    from cairn.vectors.manager import VectorStoreManager
+
+__all__ = ["AgentSupervisor", "open_agent_supervisor"]
+
+
+def _count_pending(agent_id: AgentId) -> str:
+    return "SELECT count(*) FROM events WHERE agent_id = ? AND extracted = 0"
+
+
+@attrs.define(eq=False)
+class AgentSupervisor:
+    agent_id: AgentId
+    database: Database
+    limiters: Limiters
+    config: MemoryConfig
+    clock: DomainClock
+    embedder: EmbeddingProvider
+    fence: AgentFence
+    nursery: trio.Nursery
+    write_requests_send: trio.MemorySendChannel[WriteRequest]
+    wake_send: trio.MemorySendChannel[None]
+    embed_jobs_send: trio.MemorySendChannel[EmbedJob]
+    work: WorkCounter
+    slot: VectorSlot
+    audit: AuditBuffer
+    maintenance: MaintenanceActor
+    ingestion: IngestionActor
+    embedding: EmbeddingActor
+    writer: WriteCoordinator
+    accepting: bool = True
+    _late: dict[str, Reply[Recall]] = attrs.field(factory=dict)
+
+    # -- ingestion ---------------------------------------------------------------------
+    async def ingest(self, turns: Sequence[Turn]) -> list[IntakeResult]:
+        if not self.accepting:
+            raise RuntimeClosedError(f"agent {self.agent_id!r} is not accepting work")
+        request = IngestTurns(tuple(turns))
+        await self.write_requests_send.send(request)
+        results = await request.reply.wait()
+        ingested = sum(1 for r in results if r.outcome is IntakeOutcome.INGESTED)
+        if ingested:
+            self.work.add(ingested)
+            with contextlib.suppress(trio.WouldBlock):
+                self.wake_send.send_nowait(None)
+        return results
+
+    async def wait_idle(self) -> None:
+        """Return once everything accepted so far is extracted and embedded."""
+        agent_id = self.agent_id
+        while True:
+            await self.work.wait_zero()
+            pending = await self.database.read(
+                lambda reader: int(
+                    reader.connection.execute(
+                        _count_pending(agent_id), (agent_id,)
+                    ).fetchone()[0]  # type: ignore[index]
+                )
+            )
+            if not pending and not self.work.outstanding:
+                return
+            if pending:
+                self.work.add(pending)
+                with contextlib.suppress(trio.WouldBlock):
+                    self.wake_send.send_nowait(None)
+
+    # -- recall ------------------------------------------------------------------------
+    async def recall(self, plan: RecallPlan, wait_s: float) -> Recall:
+        request_id = uuid.uuid4().hex
+        reply: Reply[Recall] = Reply()
+        self.nursery.start_soon(self._run_recall, plan, request_id, reply)
+        with trio.move_on_after(wait_s):
+            return await reply.wait()
+        # Missed the wait budget: the work goes on; its result is stored for a later fetch.
+        self._late[request_id] = reply
+        return Recall(RecallStatus.PENDING, request_id)
+
+    async def _run_recall(
+        self, plan: RecallPlan, request_id: str, reply: Reply[Recall]
+    ) -> None:
+        await self.slot.ready.wait()
+        try:
+            result = await compute_recall(
+                plan,
+                request_id=request_id,
+                agent_id=self.agent_id,
+                database=self.database,
+                embedder=self.embedder,
+                slot=self.slot,
+                config=self.config,
+                clock=self.clock,
+                audit=self.audit,
+            )
+        except Exception as error:  # noqa: BLE001 - handed to the waiting caller
+            reply.fail(error)
+            if request_id in self._late:
+                await self._store_late(request_id, "failed", None)
+            return
+        reply.set(result)
+        if request_id in self._late:
+            await self._store_late(request_id, "ok", recall_to_bytes(result))
+
+    async def _store_late(
+        self, request_id: str, status: str, payload: bytes | None
+    ) -> None:
+        request = StoreRecallResult(request_id, status, payload)
+        await self.write_requests_send.send(request)
+        await request.reply.wait()
+        self._late.pop(request_id, None)
+
+    async def fetch_recall(self, request_id: str) -> Recall:
+        """The late result of a ``pending`` recall: still pending, the result, or unknown."""
+        if request_id in self._late:
+            await trio.lowlevel.checkpoint()
+            return Recall(RecallStatus.PENDING, request_id)
+        agent_id = self.agent_id
+        stored = await self.database.read(
+            lambda reader: load_recall_result(reader.connection, agent_id, request_id)
+        )
+        if stored is None:
+            raise UnknownRequestError(request_id)
+        status, payload = stored
+        if status != "ok" or payload is None:
+            raise UnknownRequestError(f"recall {request_id} failed")
+        return recall_from_bytes(payload)
+
+    # -- lifecycle ---------------------------------------------------------------------
+    async def stop(self) -> None:
+        """Stop accepting, drain within the timeout, then cancel the actors."""
+        self.accepting = False
+        with trio.move_on_after(self.config.drain_timeout_s) as drain_scope:
+            await self.wait_idle()
+            for reply in list(self._late.values()):
+                with contextlib.suppress(Exception):
+                    await reply.wait()
+        if drain_scope.cancelled_caught:
+            raise DrainTimeoutError(
+                f"agent {self.agent_id!r} did not drain in {self.config.drain_timeout_s} s"
+            )
+        self.fence.advance(self.fence.epoch + 1, "stop")
+        await self.maintenance.run_pass()
+        self.nursery.cancel_scope.cancel(reason="agent supervisor stopped")
+
+    def statistics(self) -> dict[str, int]:
+        index = self.slot.index
+        return {
+            "outstanding_work": self.work.outstanding,
+            "extraction_batches": self.ingestion.batches,
+            "claims_extracted": self.ingestion.claims,
+            "extraction_failures": self.ingestion.failures,
+            "vectors_embedded": self.embedding.embedded,
+            "embedding_failures": self.embedding.failed,
+            "stale_results_dropped": self.ingestion.stale + self.embedding.stale,
+            "writes_committed": self.writer.committed,
+            "writes_failed": self.writer.failed,
+            "vectors_live": 0 if index is None else len(index),
+            "maintenance_passes": self.maintenance.passes,
+            "pending_late_recalls": len(self._late),
+        }
+
+
+@contextlib.asynccontextmanager
+async def open_agent_supervisor(
+    agent_id: AgentId,
+    *,
+    database: Database,
+    limiters: Limiters,
+    config: MemoryConfig,
+    clock: DomainClock,
+    embedder: EmbeddingProvider,
+    vectors: VectorStoreManager,
+    extractor: RuleExtractor,
+) -> AsyncIterator[AgentSupervisor]:
+    epoch = await database.write(
+        lambda connection: ensure_agent(connection, agent_id, clock.now())
+    )
+    fence = AgentFence(agent_id, epoch)
+    size = config.channel_size
+    write_send, write_receive = trio.open_memory_channel[WriteRequest](size)
+    wake_send, wake_receive = trio.open_memory_channel[None](1)
+    jobs_send, jobs_receive = trio.open_memory_channel[EmbedJob](size * 4)
+    work = WorkCounter()
+    slot = VectorSlot()
+    audit = AuditBuffer()
+    writer = WriteCoordinator(agent_id, database, clock, write_receive)
+    embedding = EmbeddingActor(
+        agent_id,
+        database,
+        limiters,
+        fence,
+        embedder,
+        vectors,
+        slot,
+        jobs_receive,
+        write_send.clone(),
+        work,
+        config.embed_batch,
+        config.embed_linger_s,
+    )
+    ingestion = IngestionActor(
+        agent_id,
+        database,
+        limiters,
+        fence,
+        extractor,
+        wake_receive,
+        write_send.clone(),
+        jobs_send.clone(),
+        work,
+        config.extraction_batch,
+        config.timezone,
+    )
+    maintenance = MaintenanceActor(
+        agent_id,
+        database,
+        limiters,
+        vectors,
+        embedder.identity,
+        slot,
+        audit,
+        config.maintenance_interval_s,
+    )
+    async with trio.open_nursery() as nursery:
+        # The writer first: everything else sends to it.
+        await nursery.start(writer.run)
+        await nursery.start(embedding.run)
+        await nursery.start(ingestion.run)
+        await nursery.start(maintenance.run)
+        supervisor = AgentSupervisor(
+            agent_id,
+            database,
+            limiters,
+            config,
+            clock,
+            embedder,
+            fence,
+            nursery,
+            write_send,
+            wake_send,
+            jobs_send,
+            work,
+            slot,
+            audit,
+            maintenance,
+            ingestion,
+            embedding,
+            writer,
+        )
+        yield supervisor

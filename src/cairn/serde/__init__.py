@@ -1,0 +1,1 @@
+"""cattrs converters, one per boundary."""

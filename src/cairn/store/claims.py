@@ -1,0 +1,302 @@
+"""Claim rows: commit of validated drafts, and owner/scope-checked loads for recall."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import unicodedata
+import uuid
+from typing import TYPE_CHECKING
+
+import attrs
+
+from cairn.domain.claim import Claim, ClaimDraft, ClaimKind, Lifecycle, Origin
+from cairn.domain.ids import AgentId, EventId
+from cairn.domain.scope import Scope, ScopeKind
+from cairn.domain.temporal import TemporalSpan, TimePrecision
+from cairn.store.fts import index_text, owner_token, scope_token
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
+    import apsw
+
+__all__ = [
+    "CommittedClaims",
+    "content_hash",
+    "insert_claims",
+    "load_claims",
+    "provenance_key",
+]
+
+
+def _normal(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def content_hash(agent_id: str, text: str) -> str:
+    """Domain-separated hash of a claim's normalised content."""
+    payload = f"cairn.claim.content.v1\x00{agent_id}\x00{_normal(text)}"
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def provenance_key(agent_id: str, draft: ClaimDraft) -> str:
+    """Domain-separated hash of where a claim came from and what it says.
+
+    Re-extracting the same evidence yields the same key, so replays are no-ops.
+    """
+    spans = sorted((span.event_id, span.start, span.end) for span in draft.spans)
+    payload = json.dumps(
+        [
+            "cairn.claim.provenance.v1",
+            agent_id,
+            draft.kind.value,
+            _normal(draft.text),
+            spans,
+        ],
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+@attrs.frozen
+class CommittedClaims:
+    """What one commit did: new claims ``(rowid, text)`` to embed, merges, supersessions."""
+
+    inserted: tuple[tuple[int, str], ...]
+    merged: int
+    superseded: int
+    suppressed: int
+
+
+def _iso(value: dt.datetime | None) -> str | None:
+    return None if value is None else value.astimezone(dt.UTC).isoformat()
+
+
+def insert_claims(
+    connection: apsw.Connection,
+    agent_id: AgentId,
+    drafts: Sequence[ClaimDraft],
+    event_rowids: Mapping[EventId, int],
+    now: dt.datetime,
+    origin: Origin = Origin.EXTRACTED,
+) -> CommittedClaims:
+    """Commit validated drafts; the caller owns the transaction.
+
+    Per draft: a tombstoned provenance or content is suppressed; an identical active claim
+    in the same scope gains the new sources instead of a duplicate row; a claim with the same
+    subject and predicate in the same scope supersedes the older one (lineage recorded).
+    """
+    stamp = _iso(now)
+    owner = owner_token(agent_id)
+    inserted: list[tuple[int, str]] = []
+    merged = superseded = suppressed = 0
+    for draft in drafts:
+        key = provenance_key(agent_id, draft)
+        digest = content_hash(agent_id, draft.text)
+        tombstoned = connection.execute(
+            "SELECT 1 FROM tombstones WHERE agent_id = ?"
+            " AND (provenance_hash = ? OR content_hash = ?) LIMIT 1",
+            (agent_id, key, digest),
+        ).fetchone()
+        if tombstoned is not None:
+            suppressed += 1
+            continue
+        scope_key = draft.scope.key
+        existing = connection.execute(
+            "SELECT rowid FROM claims WHERE agent_id = ? AND content_hash = ?"
+            " AND lifecycle = 'active' AND scope = ? AND scope_key IS ?",
+            (agent_id, digest, draft.scope.kind.value, scope_key),
+        ).fetchone()
+        if existing is not None:
+            _add_sources(connection, int(existing[0]), draft, event_rowids)
+            merged += 1
+            continue
+        if connection.execute(
+            "SELECT 1 FROM claims WHERE agent_id = ? AND provenance_key = ?",
+            (agent_id, key),
+        ).fetchone():
+            continue
+        temporal = draft.temporal
+        connection.execute(
+            "INSERT INTO claims (claim_id, agent_id, kind, lifecycle, origin, text, subject,"
+            " predicate, confidence, temporal_confidence, valid_from, valid_until,"
+            " time_precision, timezone, scope, scope_key, provenance_key, content_hash,"
+            " created_at, updated_at)"
+            " VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                uuid.uuid4().hex,
+                agent_id,
+                draft.kind.value,
+                origin.value,
+                draft.text,
+                draft.subject,
+                draft.predicate,
+                draft.confidence,
+                None if temporal is None else temporal.confidence,
+                None if temporal is None else _iso(temporal.valid_from),
+                None if temporal is None else _iso(temporal.valid_until),
+                None if temporal is None else temporal.precision.value,
+                None if temporal is None else temporal.timezone,
+                draft.scope.kind.value,
+                scope_key,
+                key,
+                digest,
+                stamp,
+                stamp,
+            ),
+        )
+        rowid = connection.last_insert_rowid()
+        _add_sources(connection, rowid, draft, event_rowids)
+        connection.execute(
+            "INSERT INTO claim_fts (rowid, owner, scope, body) VALUES (?, ?, ?, ?)",
+            (
+                rowid,
+                owner,
+                scope_token(draft.scope.kind.value, scope_key),
+                index_text(draft.text),
+            ),
+        )
+        superseded += _supersede_older(connection, agent_id, rowid, draft, stamp)
+        connection.execute(
+            "INSERT INTO dirty_work (agent_id, claim_rowid, generation) VALUES (?, ?, 1)"
+            " ON CONFLICT DO UPDATE SET generation = generation + 1",
+            (agent_id, rowid),
+        )
+        inserted.append((rowid, draft.text))
+    return CommittedClaims(tuple(inserted), merged, superseded, suppressed)
+
+
+def _add_sources(
+    connection: apsw.Connection,
+    claim_rowid: int,
+    draft: ClaimDraft,
+    event_rowids: Mapping[EventId, int],
+) -> None:
+    for span in draft.spans:
+        connection.execute(
+            "INSERT OR IGNORE INTO claim_sources (claim_rowid, event_rowid, span_start, span_end)"
+            " VALUES (?, ?, ?, ?)",
+            (claim_rowid, event_rowids[span.event_id], span.start, span.end),
+        )
+
+
+def _supersede_older(
+    connection: apsw.Connection,
+    agent_id: AgentId,
+    rowid: int,
+    draft: ClaimDraft,
+    stamp: str | None,
+) -> int:
+    if draft.subject is None or draft.predicate is None:
+        return 0
+    older = [
+        int(row[0])
+        for row in connection.execute(
+            "SELECT rowid FROM claims WHERE agent_id = ? AND subject = ? AND predicate = ?"
+            " AND scope = ? AND scope_key IS ? AND lifecycle = 'active' AND rowid <> ?",
+            (
+                agent_id,
+                draft.subject,
+                draft.predicate,
+                draft.scope.kind.value,
+                draft.scope.key,
+                rowid,
+            ),
+        )
+    ]
+    for parent in older:
+        connection.execute(
+            "UPDATE claims SET lifecycle = 'superseded', updated_at = ?,"
+            " revision = revision + 1 WHERE rowid = ?",
+            (stamp, parent),
+        )
+        connection.execute(
+            "INSERT INTO derivations (agent_id, parent_rowid, child_rowid, relation, created_at)"
+            " VALUES (?, ?, ?, 'supersede', ?)",
+            (agent_id, parent, rowid, stamp),
+        )
+    return len(older)
+
+
+def _scope_filter(scopes: Sequence[Scope]) -> tuple[str, list[str | None]]:
+    clauses = []
+    params: list[str | None] = []
+    for scope in scopes:
+        if scope.kind is ScopeKind.AGENT:
+            clauses.append("c.scope = 'agent'")
+        else:
+            clauses.append("(c.scope = ? AND c.scope_key = ?)")
+            params.extend([scope.kind.value, scope.key])
+    return "(" + " OR ".join(clauses) + ")", params
+
+
+def _parse_time(value: object) -> dt.datetime | None:
+    return None if value is None else dt.datetime.fromisoformat(str(value))
+
+
+_LOAD_CLAIMS = (
+    "SELECT c.rowid, c.claim_id, c.kind, c.lifecycle, c.origin, c.text, c.confidence,"
+    " c.temporal_confidence, c.valid_from, c.valid_until, c.time_precision, c.timezone,"
+    " c.scope, c.scope_key, c.revision, c.subject, c.predicate,"
+    " (SELECT json_group_array(e.event_id) FROM claim_sources s"
+    "   JOIN events e ON e.rowid = s.event_rowid WHERE s.claim_rowid = c.rowid)"
+    " FROM claims c WHERE c.agent_id = ?"
+    " AND c.rowid IN (SELECT value FROM json_each(?))"
+    " AND c.lifecycle IN (SELECT value FROM json_each(?)) AND "
+)
+
+
+def load_claims(
+    connection: apsw.Connection,
+    agent_id: AgentId,
+    rowids: Iterable[int],
+    scopes: Sequence[Scope],
+    lifecycles: Sequence[Lifecycle] = (Lifecycle.ACTIVE,),
+) -> dict[int, Claim]:
+    """Authoritative re-validation: only rows of this agent, in these scopes and lifecycles.
+
+    Every candidate, whatever index proposed it, passes through here before ranking
+    (tests/retrieval/test_isolation.py).
+    """
+    scope_sql, scope_params = _scope_filter(scopes)
+    sql = _LOAD_CLAIMS + scope_sql
+    rows = connection.execute(
+        sql,
+        (
+            agent_id,
+            json.dumps(sorted(set(rowids))),
+            json.dumps([lifecycle.value for lifecycle in lifecycles]),
+            *scope_params,
+        ),
+    )
+    claims: dict[int, Claim] = {}
+    for row in rows:
+        temporal = None
+        if row[10] is not None:
+            temporal = TemporalSpan(
+                valid_from=_parse_time(row[8]),
+                valid_until=_parse_time(row[9]),
+                precision=TimePrecision(str(row[10])),
+                timezone=str(row[11] or "UTC"),
+                confidence=float(row[7] if row[7] is not None else 1.0),
+            )
+        scope_kind = ScopeKind(str(row[12]))
+        claim = Claim(
+            rowid=int(row[0]),
+            claim_id=str(row[1]),
+            kind=ClaimKind(str(row[2])),
+            lifecycle=Lifecycle(str(row[3])),
+            origin=Origin(str(row[4])),
+            text=str(row[5]),
+            confidence=float(row[6]),
+            temporal=temporal,
+            scope=Scope(scope_kind, None if row[13] is None else str(row[13])),
+            revision=int(row[14]),
+            subject=None if row[15] is None else str(row[15]),
+            predicate=None if row[16] is None else str(row[16]),
+            source_event_ids=tuple(EventId(e) for e in json.loads(str(row[17]))),
+        )
+        claims[claim.rowid] = claim
+    return claims

@@ -1,0 +1,107 @@
+"""Embedding blobs with their identity: the source the vector projection is rebuilt from."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+
+    import apsw
+
+    from cairn.domain.ids import AgentId
+    from cairn.vectors.identity import EmbeddingIdentity
+
+__all__ = [
+    "count_embeddings",
+    "ensure_identity",
+    "iter_embeddings",
+    "missing_targets",
+    "store_embeddings",
+]
+
+
+def ensure_identity(connection: apsw.Connection, identity: EmbeddingIdentity) -> None:
+    connection.execute(
+        "INSERT INTO vector_identity (identity_key, provider, model, dimension, metric)"
+        " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        (
+            identity.key(),
+            identity.provider,
+            identity.model,
+            identity.dimension,
+            identity.metric,
+        ),
+    )
+
+
+def store_embeddings(
+    connection: apsw.Connection,
+    agent_id: AgentId,
+    identity: EmbeddingIdentity,
+    rows: Sequence[tuple[str, int, bytes]],
+) -> int:
+    """Upsert ``(target, rowid, blob)`` rows whose target still exists; return how many."""
+    ensure_identity(connection, identity)
+    stored = 0
+    for target, rowid, blob in rows:
+        table = "claims" if target == "claim" else "events"
+        alive = connection.execute(
+            f"SELECT 1 FROM {table} WHERE rowid = ? AND agent_id = ?",  # noqa: S608 - fixed names
+            (rowid, agent_id),
+        ).fetchone()
+        if alive is None:
+            continue
+        connection.execute(
+            "INSERT INTO embeddings (identity_key, target, target_rowid, agent_id, vector)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET vector = excluded.vector",
+            (identity.key(), target, rowid, agent_id, blob),
+        )
+        stored += 1
+    return stored
+
+
+def count_embeddings(
+    connection: apsw.Connection, agent_id: AgentId, identity: EmbeddingIdentity
+) -> int:
+    row = connection.execute(
+        "SELECT count(*) FROM embeddings WHERE agent_id = ? AND identity_key = ?",
+        (agent_id, identity.key()),
+    ).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def iter_embeddings(
+    connection: apsw.Connection, agent_id: AgentId, identity: EmbeddingIdentity
+) -> Iterator[tuple[str, int, bytes]]:
+    for target, rowid, blob in connection.execute(
+        "SELECT target, target_rowid, vector FROM embeddings"
+        " WHERE agent_id = ? AND identity_key = ?",
+        (agent_id, identity.key()),
+    ):
+        yield str(target), int(rowid), bytes(blob)
+
+
+def missing_targets(
+    connection: apsw.Connection,
+    agent_id: AgentId,
+    identity: EmbeddingIdentity,
+    limit: int,
+) -> list[tuple[str, int, str]]:
+    """Active claims and extracted events with no embedding of ``identity`` yet.
+
+    Found at warm-up, so work lost in a crash between commit and embedding is redone.
+    """
+    key = identity.key()
+    rows = connection.execute(
+        "SELECT 'claim', c.rowid, c.text FROM claims c WHERE c.agent_id = ?"
+        " AND c.lifecycle = 'active' AND NOT EXISTS (SELECT 1 FROM embeddings m"
+        "  WHERE m.identity_key = ? AND m.target = 'claim' AND m.target_rowid = c.rowid)"
+        " UNION ALL"
+        " SELECT 'event', e.rowid, coalesce(e.speaker || ': ', '') || e.text FROM events e"
+        " WHERE e.agent_id = ? AND e.extracted = 1 AND NOT EXISTS (SELECT 1 FROM embeddings m"
+        "  WHERE m.identity_key = ? AND m.target = 'event' AND m.target_rowid = e.rowid)"
+        " LIMIT ?",
+        (agent_id, key, agent_id, key, limit),
+    )
+    return [(str(t), int(r), str(x)) for t, r, x in rows]

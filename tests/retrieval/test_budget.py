@@ -1,0 +1,65 @@
+"""Budget: one allocator, and a contribution that never exceeds its byte ceiling."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cairn.retrieval.budget import allocate
+from cairn.retrieval.render import render_directives, render_memory
+from cairn.retrieval.types import RecallItem
+
+texts = st.text(min_size=1, max_size=300)
+items = st.lists(
+    st.builds(
+        RecallItem,
+        id=st.uuids().map(str),
+        kind=st.sampled_from(["fact", "preference", "evidence"]),
+        text=texts,
+        score=st.floats(0, 1),
+        source_refs=st.just(("e1",)),
+        at=st.none() | st.just("2026-01-05T09:00:00+00:00"),
+    ),
+    max_size=40,
+)
+directives = st.lists(st.tuples(st.uuids().map(str), texts), max_size=10)
+
+
+@given(st.integers(1, 20_000), st.floats(0, 1), st.integers(0, 30_000))
+def test_allocation_sums_to_total(total: int, share: float, demand: int) -> None:
+    allocation = allocate(total, share, demand)
+    assert allocation.directive_bytes + allocation.memory_bytes == total
+    assert allocation.directive_bytes <= demand
+    assert allocation.directive_bytes <= total * share
+
+
+@given(items, directives, st.integers(1, 8_000), st.floats(0, 1))
+def test_contribution_never_exceeds_budget(
+    ranked: list[RecallItem], standing: list[tuple[str, str]], total: int, share: float
+) -> None:
+    demand = len(render_directives(standing, total).text.encode())
+    allocation = allocate(total, share, demand)
+    directive_block = render_directives(standing, allocation.directive_bytes)
+    memory_block = render_memory(ranked, allocation.memory_bytes)
+    used = len(directive_block.text.encode()) + len(memory_block.text.encode())
+    assert used <= total
+    assert set(memory_block.included) | set(memory_block.dropped) == {i.id for i in ranked}
+    assert set(memory_block.included).isdisjoint(memory_block.dropped)
+
+
+async def test_recall_respects_budget_end_to_end(memory) -> None:
+    from tests.helpers import turn
+
+    await memory.ingest(
+        "agent-a", [turn(f"e{i}", f"I planted tomato variety number {i} in the garden.") for i in range(30)]
+    )
+    await memory.add_directive("agent-a", "Answer in short sentences.")
+    await memory.wait_idle("agent-a")
+    for budget in (120, 400, 1000, 4000):
+        recall = await memory.recall("agent-a", "tomato garden", k=30, budget_bytes=budget)
+        size = len(recall.memory_block.encode()) + len(recall.directive_block.encode())
+        assert size <= budget
+        assert recall.manifest is not None
+        assert list(recall.manifest.selected_ids) == [item.id for item in recall.items]
+    big = await memory.recall("agent-a", "tomato garden", k=30, budget_bytes=400)
+    assert big.manifest is not None and big.manifest.dropped_ids

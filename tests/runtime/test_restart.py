@@ -1,0 +1,53 @@
+"""Durability: closing and reopening the runtime keeps evidence, claims and vectors, and
+the vector projection comes back from disk without calling the embedder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cairn import open_memory
+from cairn.testing import FixedDomainClock, HashingEmbedder
+from tests.conftest import TEST_CONFIG
+from tests.helpers import turn
+
+
+async def test_restart_keeps_everything(data_dir: Path, clock: FixedDomainClock) -> None:
+    async with open_memory(data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()) as memory:
+        await memory.ingest(
+            "agent-a",
+            [
+                turn("e1", "I love oolong tea."),
+                turn("e2", "My brother Tomas lives in Porto."),
+            ],
+        )
+        await memory.wait_idle("agent-a")
+        before = await memory.recall("agent-a", "oolong tea Tomas Porto", k=10)
+        status_before = (await memory.status())["agents"]["agent-a"]
+
+    embedder = HashingEmbedder()
+    async with open_memory(data_dir, TEST_CONFIG, clock=clock, embedder=embedder) as memory:
+        after = await memory.recall("agent-a", "oolong tea Tomas Porto", k=10)
+        status_after = (await memory.status())["agents"]["agent-a"]
+        supervisor = await memory._supervisor("agent-a")
+        assert supervisor.slot.index is not None
+        assert len(supervisor.slot.index) == status_before["embeddings"]
+    assert [i.id for i in after.items] == [i.id for i in before.items]
+    for key in ("events", "claims", "embeddings"):
+        assert status_after[key] == status_before[key]
+    # Only the query was embedded after the restart: vectors were loaded, not recomputed.
+    assert embedder.calls == 1
+
+
+async def test_lost_vector_file_is_rebuilt_from_blobs(data_dir: Path, clock: FixedDomainClock) -> None:
+    async with open_memory(data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()) as memory:
+        await memory.ingest("agent-a", [turn("e1", "I collect vintage postcards.")])
+        await memory.wait_idle("agent-a")
+    for vector_file in (data_dir / "vectors").rglob("*.vec"):
+        vector_file.unlink()
+    embedder = HashingEmbedder()
+    async with open_memory(data_dir, TEST_CONFIG, clock=clock, embedder=embedder) as memory:
+        recall = await memory.recall("agent-a", "postcards", k=5)
+        supervisor = await memory._supervisor("agent-a")
+        assert supervisor.slot.index is not None and len(supervisor.slot.index) >= 1
+    assert any("postcards" in item.text for item in recall.items)
+    assert embedder.calls == 1

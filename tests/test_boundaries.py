@@ -1,0 +1,56 @@
+"""Dependency direction between subpackages (STYLE.md §1), checked on the import graph:
+domain imports nothing of cairn; store never imports trio; lower layers never import
+runtime, ipc or cli."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import cairn
+
+ROOT = Path(cairn.__file__).parent
+
+# layer -> cairn subpackages it may import (besides itself and the top-level leaf modules)
+ALLOWED = {
+    "domain": set(),
+    "serde": {"domain", "retrieval"},
+    "store": {"domain", "vectors"},
+    "vectors": {"domain"},
+    "providers": {"domain", "vectors"},
+    "ingestion": {"domain"},
+    "retrieval": {"domain", "store", "vectors"},
+    "maintenance": {"domain", "store", "vectors", "retrieval"},
+    "runtime": {"domain", "serde", "store", "vectors", "providers", "ingestion", "retrieval", "maintenance"},
+    "testing": {"domain", "providers", "vectors"},
+    "cli": {"domain", "serde", "runtime", "retrieval", "store"},
+    "data": set(),
+}
+LEAVES = {"errors", "clock", "config"}
+
+
+def _imports(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def test_layers_only_import_downwards() -> None:
+    problems = []
+    for layer, allowed in ALLOWED.items():
+        for path in (ROOT / layer).rglob("*.py"):
+            for name in _imports(path):
+                parts = name.split(".")
+                if parts[0] == "trio" and layer in {"store", "domain", "vectors"}:
+                    problems.append(f"{path.relative_to(ROOT)} imports trio")
+                if parts[0] != "cairn" or len(parts) < 2:
+                    continue
+                target = parts[1]
+                if target in LEAVES or target == layer or target in allowed:
+                    continue
+                problems.append(f"{path.relative_to(ROOT)} imports {name}")
+    assert problems == []
