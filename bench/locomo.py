@@ -99,11 +99,15 @@ async def run(
     config = MemoryConfig(recall_wait_s=600.0, budget_bytes=1_000_000)
     if lexical_only:
         weights = {**weights, "claim_vector": 0.0, "event_vector": 0.0}
-    config = attrs.evolve(config, **{f"weight_{name}": value for name, value in weights.items()})
+    config = attrs.evolve(
+        config, **{f"weight_{name}": value for name, value in weights.items()}
+    )
     with tempfile.TemporaryDirectory(prefix="cairn-locomo-") as scratch:
         directory = data_dir or Path(scratch)
         clock = FixedDomainClock(dt.datetime(2024, 1, 1, tzinfo=dt.UTC))
-        async with open_memory(directory, config, clock=clock, embedder=embedder) as memory:
+        async with open_memory(
+            directory, config, clock=clock, embedder=embedder
+        ) as memory:
             for path in files:
                 data = json.loads(path.read_text(encoding="utf-8"))
                 agent = path.stem
@@ -141,10 +145,12 @@ async def run(
         "conversations": [p.stem for p in files],
         "embedder": embedder_name,
         "lexical_only": lexical_only,
-        "weights": config.fusion_weights(),
+        "weights": config.fusion_weights() | {"rrf_k": config.rrf_k},
         "questions": len(latencies),
         "overall": summarise(overall),
-        "per_category": {str(c): summarise(v) | {"n": len(v["hit@5"])} for c, v in scores.items()},
+        "per_category": {
+            str(c): summarise(v) | {"n": len(v["hit@5"])} for c, v in scores.items()
+        },
         "ingest_seconds": round(ingest_s, 2),
         "turns": turns_total,
         "recall_latency_ms": {
@@ -159,7 +165,9 @@ def main() -> None:
     parser.add_argument("folder", nargs="?", type=Path, default=DEFAULT_FOLDER)
     parser.add_argument("--conversations", type=int, default=None)
     parser.add_argument("--embedder", choices=["local", "hashing"], default="local")
-    parser.add_argument("--lexical-only", action="store_true", help="fusion without vectors")
+    parser.add_argument(
+        "--lexical-only", action="store_true", help="fusion without vectors"
+    )
     parser.add_argument(
         "--weight",
         action="append",
@@ -175,7 +183,9 @@ def main() -> None:
         help="keep the memory here (a second run re-ingests nothing: IDs are idempotent)",
     )
     arguments = parser.parse_args()
-    weights = {name: float(value) for name, value in (w.split("=") for w in arguments.weight)}
+    weights = {
+        name: float(value) for name, value in (w.split("=") for w in arguments.weight)
+    }
     result = trio.run(
         run,
         arguments.folder,

@@ -18,7 +18,9 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # Recall waits are deadlines, not sleeps: generous ones keep thread-backed tests on the
 # `ok` path; the pending path has its own MockClock tests.
-TEST_CONFIG = MemoryConfig(recall_wait_s=60.0, embed_linger_s=0.001, maintenance_interval_s=3600)
+TEST_CONFIG = MemoryConfig(
+    recall_wait_s=60.0, embed_linger_s=0.001, maintenance_interval_s=3600
+)
 
 
 @pytest.fixture
@@ -33,5 +35,7 @@ def data_dir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 async def memory(data_dir: Path, clock: FixedDomainClock) -> AsyncIterator[Memory]:
-    async with open_memory(data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()) as opened:
+    async with open_memory(
+        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
+    ) as opened:
         yield opened

@@ -29,10 +29,11 @@ class MemoryConfig:
     vector_candidates: int = attrs.field(default=60, validator=_positive)
     # Weights of the fused lists (weighted reciprocal rank fusion); 0 turns a list off.
     # Defaults measured on LoCoMo dev, see design/recall.md.
-    weight_claim_lexical: float = 3.0
-    weight_event_lexical: float = 3.0
-    weight_claim_vector: float = 1.0
+    weight_claim_lexical: float = 0.5
+    weight_event_lexical: float = 2.0
+    weight_claim_vector: float = 0.5
     weight_event_vector: float = 1.0
+    rrf_k: int = attrs.field(default=10, validator=_positive)
     # Ingestion and embedding batches.
     extraction_batch: int = attrs.field(default=64, validator=_positive)
     embed_batch: int = attrs.field(default=32, validator=_positive)

@@ -43,7 +43,9 @@ def test_contribution_never_exceeds_budget(
     memory_block = render_memory(ranked, allocation.memory_bytes)
     used = len(directive_block.text.encode()) + len(memory_block.text.encode())
     assert used <= total
-    assert set(memory_block.included) | set(memory_block.dropped) == {i.id for i in ranked}
+    assert set(memory_block.included) | set(memory_block.dropped) == {
+        i.id for i in ranked
+    }
     assert set(memory_block.included).isdisjoint(memory_block.dropped)
 
 
@@ -51,15 +53,22 @@ async def test_recall_respects_budget_end_to_end(memory) -> None:
     from tests.helpers import turn
 
     await memory.ingest(
-        "agent-a", [turn(f"e{i}", f"I planted tomato variety number {i} in the garden.") for i in range(30)]
+        "agent-a",
+        [
+            turn(f"e{i}", f"I planted tomato variety number {i} in the garden.")
+            for i in range(30)
+        ],
     )
     await memory.add_directive("agent-a", "Answer in short sentences.")
     await memory.wait_idle("agent-a")
     for budget in (120, 400, 1000, 4000):
-        recall = await memory.recall("agent-a", "tomato garden", k=30, budget_bytes=budget)
+        recall = await memory.recall(
+            "agent-a", "tomato garden", k=30, budget_bytes=budget
+        )
         size = len(recall.memory_block.encode()) + len(recall.directive_block.encode())
         assert size <= budget
         assert recall.manifest is not None
         assert list(recall.manifest.selected_ids) == [item.id for item in recall.items]
     big = await memory.recall("agent-a", "tomato garden", k=30, budget_bytes=400)
-    assert big.manifest is not None and big.manifest.dropped_ids
+    assert big.manifest is not None
+    assert big.manifest.dropped_ids

@@ -4,6 +4,7 @@ and a narrow-scope claim applies only under its own context."""
 from __future__ import annotations
 
 import numpy as np
+from tests.helpers import turn
 
 from cairn import Memory, RecallContext
 from cairn.domain.claim import ClaimDraft, ClaimKind, SourceSpan
@@ -11,13 +12,14 @@ from cairn.domain.ids import AgentId, EventId
 from cairn.domain.scope import Scope
 from cairn.retrieval.candidates import claim_key, event_key
 from cairn.store.claims import insert_claims
-from tests.helpers import turn
 
 SECRET = "My locker combination is 4471 and I keep it near the ferry terminal."
 
 
 async def _seed(memory: Memory) -> None:
-    await memory.ingest("agent-b", [turn("b1", SECRET), turn("b2", "I love ferry rides.")])
+    await memory.ingest(
+        "agent-b", [turn("b1", SECRET), turn("b2", "I love ferry rides.")]
+    )
     await memory.ingest("agent-a", [turn("a1", "I enjoy reading about trains.")])
     await memory.wait_idle("agent-b")
     await memory.wait_idle("agent-a")
@@ -43,14 +45,27 @@ async def test_vector_candidates_are_revalidated_against_sqlite(memory: Memory) 
     assert index is not None
 
     def rowids(connection) -> list[int]:
-        return [int(r[0]) for r in connection.execute("SELECT rowid FROM events WHERE agent_id = 'agent-b'")]
+        return [
+            int(r[0])
+            for r in connection.execute(
+                "SELECT rowid FROM events WHERE agent_id = 'agent-b'"
+            )
+        ]
 
     foreign = await memory.database.read(lambda reader: rowids(reader.connection))
     claims_b = await memory.database.read(
-        lambda reader: [int(r[0]) for r in reader.connection.execute("SELECT rowid FROM claims WHERE agent_id = 'agent-b'")]
+        lambda reader: [
+            int(r[0])
+            for r in reader.connection.execute(
+                "SELECT rowid FROM claims WHERE agent_id = 'agent-b'"
+            )
+        ]
     )
     query = await memory.embedder.embed_query("ferry terminal locker combination")
-    keys = np.array([event_key(r) for r in foreign] + [claim_key(r) for r in claims_b], dtype=np.int64)
+    keys = np.array(
+        [event_key(r) for r in foreign] + [claim_key(r) for r in claims_b],
+        dtype=np.int64,
+    )
     index.upsert(keys, np.stack([query] * len(keys)))
     recall = await memory.recall("agent-a", "ferry terminal locker combination", k=20)
     assert all(set(item.source_refs) <= {"a1"} for item in recall.items)
@@ -58,7 +73,9 @@ async def test_vector_candidates_are_revalidated_against_sqlite(memory: Memory) 
 
 
 async def test_session_scoped_claim_needs_its_session(memory: Memory, clock) -> None:
-    await memory.ingest("agent-a", [turn("a1", "Today we only speak about the quarterly budget.")])
+    await memory.ingest(
+        "agent-a", [turn("a1", "Today we only speak about the quarterly budget.")]
+    )
     await memory.wait_idle("agent-a")
     draft = ClaimDraft(
         kind=ClaimKind.FACT,
@@ -71,7 +88,9 @@ async def test_session_scoped_claim_needs_its_session(memory: Memory, clock) -> 
         rowid = connection.execute(
             "SELECT rowid FROM events WHERE agent_id = 'agent-a' AND event_id = 'a1'"
         ).fetchone()[0]
-        insert_claims(connection, AgentId("agent-a"), [draft], {EventId("a1"): rowid}, clock.now())
+        insert_claims(
+            connection, AgentId("agent-a"), [draft], {EventId("a1"): rowid}, clock.now()
+        )
 
     await memory.database.write(commit)
     query = "blue spreadsheet quarterly budget review"

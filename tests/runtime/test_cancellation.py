@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 import trio
+from tests.conftest import TEST_CONFIG
+from tests.helpers import turn
 
 from cairn import open_memory
 from cairn.store.connection import open_connection
 from cairn.testing import FixedDomainClock, HashingEmbedder
-from tests.conftest import TEST_CONFIG
-from tests.helpers import turn
 
 TURNS = [
     turn("e1", "I love hiking with my dog Rex."),
@@ -27,7 +27,9 @@ class CancelAfterSteps(trio.abc.Instrument):
     """Cancels ``scope`` once ``task`` has been scheduled ``steps`` times: the cancellation
     lands at whatever await the task reaches next, so sweeping ``steps`` covers every await."""
 
-    def __init__(self, task: trio.lowlevel.Task, scope: trio.CancelScope, steps: int) -> None:
+    def __init__(
+        self, task: trio.lowlevel.Task, scope: trio.CancelScope, steps: int
+    ) -> None:
         self.task, self.scope, self.remaining = task, scope, steps
 
     def before_task_step(self, task: trio.lowlevel.Task) -> None:
@@ -40,6 +42,7 @@ class CancelAfterSteps(trio.abc.Instrument):
 def _check_consistency(path: Path) -> dict[str, int]:
     connection = open_connection(path)
     try:
+
         def count(sql: str) -> int:
             return int(connection.execute(sql).fetchone()[0])
 
@@ -47,14 +50,20 @@ def _check_consistency(path: Path) -> dict[str, int]:
         assert count("SELECT count(*) FROM event_fts") == events
         claims = count("SELECT count(*) FROM claims")
         assert count("SELECT count(*) FROM claim_fts") == claims
-        assert count(
-            "SELECT count(*) FROM claims c WHERE NOT EXISTS"
-            " (SELECT 1 FROM claim_sources s WHERE s.claim_rowid = c.rowid)"
-        ) == 0
-        assert count(
-            "SELECT count(*) FROM claim_sources s JOIN events e ON e.rowid = s.event_rowid"
-            " WHERE e.extracted = 0"
-        ) == 0, "claims exist for an event that is not marked extracted"
+        assert (
+            count(
+                "SELECT count(*) FROM claims c WHERE NOT EXISTS"
+                " (SELECT 1 FROM claim_sources s WHERE s.claim_rowid = c.rowid)"
+            )
+            == 0
+        )
+        assert (
+            count(
+                "SELECT count(*) FROM claim_sources s JOIN events e ON e.rowid = s.event_rowid"
+                " WHERE e.extracted = 0"
+            )
+            == 0
+        ), "claims exist for an event that is not marked extracted"
         assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         return {"events": events, "claims": claims}
     finally:
@@ -91,9 +100,13 @@ async def test_cancel_at_every_await_of_ingest(tmp_path: Path, steps: int) -> No
     assert final["claims"] >= 1
     connection = open_connection(data_dir / "cairn.db")
     try:
-        assert connection.execute("SELECT count(*) FROM events WHERE extracted = 0").fetchone()[0] == 0
+        assert (
+            connection.execute(
+                "SELECT count(*) FROM events WHERE extracted = 0"
+            ).fetchone()[0]
+            == 0
+        )
     finally:
         connection.close()
     if completed:
         assert counts["events"] == len(TURNS)
-

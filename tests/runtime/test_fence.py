@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 import trio
+from tests.helpers import turn
 
 from cairn import Memory
 from cairn.domain.claim import ClaimDraft, ClaimKind, SourceSpan
@@ -14,7 +15,6 @@ from cairn.runtime.fence import AgentFence
 from cairn.runtime.messages import CommitExtraction
 from cairn.store.agents import advance_epoch
 from cairn.store.evidence import load_events
-from tests.helpers import turn
 
 
 async def test_advance_cancels_old_scopes_with_a_reason() -> None:
@@ -46,11 +46,17 @@ async def test_stale_identity_is_refused_at_commit(memory: Memory) -> None:
     await memory.wait_idle("agent-a")
     supervisor = await memory._supervisor("agent-a")
     stale_identity = supervisor.fence.current()
-    await memory.database.write(lambda connection: advance_epoch(connection, AgentId("agent-a")))
+    await memory.database.write(
+        lambda connection: advance_epoch(connection, AgentId("agent-a"))
+    )
 
     def events(reader):
-        rowid = reader.connection.execute("SELECT rowid FROM events WHERE event_id = 'e1'").fetchone()[0]
-        return list(load_events(reader.connection, AgentId("agent-a"), [rowid]).values())
+        rowid = reader.connection.execute(
+            "SELECT rowid FROM events WHERE event_id = 'e1'"
+        ).fetchone()[0]
+        return list(
+            load_events(reader.connection, AgentId("agent-a"), [rowid]).values()
+        )
 
     batch = await memory.database.read(events)
     draft = ClaimDraft(
@@ -61,6 +67,8 @@ async def test_stale_identity_is_refused_at_commit(memory: Memory) -> None:
     with pytest.raises(StaleResultError):
         await request.reply.wait()
     texts = await memory.database.read(
-        lambda reader: [r[0] for r in reader.connection.execute("SELECT text FROM claims")]
+        lambda reader: [
+            r[0] for r in reader.connection.execute("SELECT text FROM claims")
+        ]
     )
     assert "Ana owns a red sailboat" not in texts

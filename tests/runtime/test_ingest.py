@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from tests.helpers import turn
 
 from cairn import IntakeOutcome, Memory
 from cairn.errors import ConflictingEventError, InvalidInputError
-
-from tests.helpers import turn
 
 
 async def test_same_id_same_content_is_a_no_op(memory: Memory) -> None:
@@ -20,13 +19,18 @@ async def test_same_id_same_content_is_a_no_op(memory: Memory) -> None:
     assert status["agents"]["agent-a"]["events"] == 1
 
 
-async def test_same_id_other_content_is_rejected_and_original_kept(memory: Memory) -> None:
+async def test_same_id_other_content_is_rejected_and_original_kept(
+    memory: Memory,
+) -> None:
     await memory.ingest("agent-a", [turn("e1", "I love hiking in the Alps.")])
     report = await memory.ingest(
         "agent-a",
         [turn("e1", "I hate hiking."), turn("e2", "My sister lives in Lisbon.")],
     )
-    assert [r.outcome for r in report.results] == [IntakeOutcome.REJECTED, IntakeOutcome.INGESTED]
+    assert [r.outcome for r in report.results] == [
+        IntakeOutcome.REJECTED,
+        IntakeOutcome.INGESTED,
+    ]
     assert report.rejected[0].reason
     with pytest.raises(ConflictingEventError) as raised:
         await memory.ingest_turn("agent-a", turn("e1", "Something else entirely."))

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 import trio
 import trio.testing
+from tests.helpers import turn
 
 from cairn import Degradation, MemoryConfig, RecallStatus, open_memory
 from cairn.errors import UnknownRequestError
 from cairn.providers.embedding import Vectors
 from cairn.testing import FixedDomainClock, HashingEmbedder
-from tests.helpers import turn
 
 
 class GatedEmbedder(HashingEmbedder):
@@ -40,10 +40,14 @@ async def _fetch_when_ready(memory, agent: str, request_id: str):
         await trio.sleep(0.01)  # virtual time under MockClock
 
 
-async def test_missed_wait_budget_returns_pending_then_late_result(tmp_path: Path, autojump_clock: trio.testing.MockClock) -> None:
+async def test_missed_wait_budget_returns_pending_then_late_result(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
     embedder = GatedEmbedder()
     config = MemoryConfig(recall_wait_s=0.05, query_embedding_timeout_s=30.0)
-    async with open_memory(tmp_path, config, clock=FixedDomainClock(), embedder=embedder) as memory:
+    async with open_memory(
+        tmp_path, config, clock=FixedDomainClock(), embedder=embedder
+    ) as memory:
         await memory.ingest("a", [turn("e1", "I adopted a grey cat called Miso.")])
         await memory.wait_idle("a")
         first = await memory.recall("a", "cat Miso")
@@ -60,10 +64,16 @@ async def test_missed_wait_budget_returns_pending_then_late_result(tmp_path: Pat
         assert Degradation.EMBEDDING_TIMEOUT not in late.manifest.degradations
 
 
-async def test_embedding_deadline_degrades_to_lexical(tmp_path: Path, autojump_clock: trio.testing.MockClock) -> None:
-    embedder = GatedEmbedder()  # the gate never opens: the query embedding always times out
+async def test_embedding_deadline_degrades_to_lexical(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    embedder = (
+        GatedEmbedder()
+    )  # the gate never opens: the query embedding always times out
     config = MemoryConfig(recall_wait_s=0.05, query_embedding_timeout_s=1.0)
-    async with open_memory(tmp_path, config, clock=FixedDomainClock(), embedder=embedder) as memory:
+    async with open_memory(
+        tmp_path, config, clock=FixedDomainClock(), embedder=embedder
+    ) as memory:
         await memory.ingest("a", [turn("e1", "I adopted a grey cat called Miso.")])
         await memory.wait_idle("a")
         first = await memory.recall("a", "cat Miso")

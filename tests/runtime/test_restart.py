@@ -5,14 +5,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cairn import open_memory
-from cairn.testing import FixedDomainClock, HashingEmbedder
 from tests.conftest import TEST_CONFIG
 from tests.helpers import turn
 
+from cairn import open_memory
+from cairn.testing import FixedDomainClock, HashingEmbedder
 
-async def test_restart_keeps_everything(data_dir: Path, clock: FixedDomainClock) -> None:
-    async with open_memory(data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()) as memory:
+
+async def test_restart_keeps_everything(
+    data_dir: Path, clock: FixedDomainClock
+) -> None:
+    async with open_memory(
+        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
+    ) as memory:
         await memory.ingest(
             "agent-a",
             [
@@ -25,7 +30,9 @@ async def test_restart_keeps_everything(data_dir: Path, clock: FixedDomainClock)
         status_before = (await memory.status())["agents"]["agent-a"]
 
     embedder = HashingEmbedder()
-    async with open_memory(data_dir, TEST_CONFIG, clock=clock, embedder=embedder) as memory:
+    async with open_memory(
+        data_dir, TEST_CONFIG, clock=clock, embedder=embedder
+    ) as memory:
         after = await memory.recall("agent-a", "oolong tea Tomas Porto", k=10)
         status_after = (await memory.status())["agents"]["agent-a"]
         supervisor = await memory._supervisor("agent-a")
@@ -38,16 +45,23 @@ async def test_restart_keeps_everything(data_dir: Path, clock: FixedDomainClock)
     assert embedder.calls == 1
 
 
-async def test_lost_vector_file_is_rebuilt_from_blobs(data_dir: Path, clock: FixedDomainClock) -> None:
-    async with open_memory(data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()) as memory:
+async def test_lost_vector_file_is_rebuilt_from_blobs(
+    data_dir: Path, clock: FixedDomainClock
+) -> None:
+    async with open_memory(
+        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
+    ) as memory:
         await memory.ingest("agent-a", [turn("e1", "I collect vintage postcards.")])
         await memory.wait_idle("agent-a")
     for vector_file in (data_dir / "vectors").rglob("*.vec"):
         vector_file.unlink()
     embedder = HashingEmbedder()
-    async with open_memory(data_dir, TEST_CONFIG, clock=clock, embedder=embedder) as memory:
+    async with open_memory(
+        data_dir, TEST_CONFIG, clock=clock, embedder=embedder
+    ) as memory:
         recall = await memory.recall("agent-a", "postcards", k=5)
         supervisor = await memory._supervisor("agent-a")
-        assert supervisor.slot.index is not None and len(supervisor.slot.index) >= 1
+        assert supervisor.slot.index is not None
+        assert len(supervisor.slot.index) >= 1
     assert any("postcards" in item.text for item in recall.items)
     assert embedder.calls == 1

@@ -32,7 +32,9 @@ def test_cjk_runs_become_bigrams_and_latin_stays_words() -> None:
     assert index_text("茶") == "茶"
 
 
-def test_two_character_chinese_query_finds_longer_memory(connection: apsw.Connection) -> None:
+def test_two_character_chinese_query_finds_longer_memory(
+    connection: apsw.Connection,
+) -> None:
     _add_event(connection, 1, "a", "我每天早上都喜欢喝一杯浓咖啡")
     _add_event(connection, 2, "a", "我周末去爬山")
     hits = LexicalSearcher(connection).search_events("a", query_terms("咖啡"), 10)
@@ -59,10 +61,15 @@ def test_scope_tokens_filter_claims(connection: apsw.Connection) -> None:
     assert searcher.search_claims("a", ["tea"], [Scope.agent()], 5) == []
     hits = searcher.search_claims("a", ["tea"], [Scope.agent(), Scope.session("s1")], 5)
     assert [hit.rowid for hit in hits] == [1]
-    assert searcher.search_claims("a", ["tea"], [Scope.agent(), Scope.session("s2")], 5) == []
+    assert (
+        searcher.search_claims("a", ["tea"], [Scope.agent(), Scope.session("s2")], 5)
+        == []
+    )
 
 
-def test_query_syntax_in_user_text_is_quoted_not_parsed(connection: apsw.Connection) -> None:
+def test_query_syntax_in_user_text_is_quoted_not_parsed(
+    connection: apsw.Connection,
+) -> None:
     _add_event(connection, 1, "a", 'the "NEAR" operator AND friends')
     searcher = LexicalSearcher(connection)
     hits = searcher.search_events("a", query_terms('NEAR( "x" AND OR * ^ owner:'), 5)
@@ -72,7 +79,7 @@ def test_query_syntax_in_user_text_is_quoted_not_parsed(connection: apsw.Connect
 def test_pruning_keeps_rare_terms_within_the_posting_budget(
     connection: apsw.Connection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import cairn.store.search as search
+    from cairn.store import search
 
     monkeypatch.setattr(search, "MAX_POSTINGS", 10)
     for rowid in range(1, 30):

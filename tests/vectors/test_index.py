@@ -8,7 +8,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from cairn.errors import InvalidInputError
@@ -90,7 +90,6 @@ operations = st.lists(
 )
 
 
-@settings(max_examples=80, deadline=None, database=None)
 @given(
     ops=operations,
     metric=st.sampled_from(["cos", "ip", "l2sq"]),

@@ -59,3 +59,9 @@ class EvidenceEvent:
     text: str
     occurred_at: dt.datetime
     speaker: str | None
+    context: str | None = None
+
+    def embedding_text(self) -> str:
+        """What the embedder sees: the turn as said, after the turn it answers."""
+        own = f"{self.speaker}: {self.text}" if self.speaker else self.text
+        return own if self.context is None else f"{self.context}\n{own}"

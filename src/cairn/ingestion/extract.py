@@ -21,16 +21,20 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import attrs
 
-from cairn.domain.claim import ClaimDraft
 from cairn.domain.evidence import Role
 from cairn.domain.ids import EventId, SessionId
 from cairn.ingestion import patterns_en, patterns_zh
 from cairn.ingestion.extract_common import Sentence, split_sentences
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from cairn.domain.claim import ClaimDraft
 
 __all__ = ["ExtractionInput", "RuleExtractor"]
 
@@ -40,7 +44,9 @@ _UNKNOWN_DISPLAY_EN = "The user"
 _UNKNOWN_DISPLAY_ZH = "用户"
 
 
-def _aware(_: object, attribute: attrs.Attribute[dt.datetime], value: dt.datetime) -> None:
+def _aware(
+    _: object, attribute: attrs.Attribute[dt.datetime], value: dt.datetime
+) -> None:
     if value.utcoffset() is None:
         raise ValueError(f"{attribute.name} must be timezone-aware")
 

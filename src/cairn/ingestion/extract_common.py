@@ -24,6 +24,7 @@ __all__ = [
     "CONFIDENCE_FACT",
     "CONFIDENCE_PLAN",
     "CONFIDENCE_REMEMBER",
+    "PatternChain",
     "Sentence",
     "TimeCheck",
     "is_future",
@@ -42,6 +43,19 @@ CONFIDENCE_PLAN = 0.8  # plans and dated past events
 # A sentence ends at CJK terminal punctuation, ! and ?, a full stop followed by a blank or
 # the end (not "3.5"), a semicolon or a line break; closing quotes stay with the sentence.
 _SENTENCE_END = re.compile(r"(?:[。！？；!?…]+|\.+(?=[\s\"'”’)」]|$)|;)[\"'”’)」]*|\n+")
+# A full stop after these is an abbreviation or an initial, not a sentence end.
+_ABBREVIATION = re.compile(
+    r"(?:\b(?i:mr|mrs|ms|dr|st|jr|sr|prof|vs|etc|approx|mt|ft|ave|inc|ltd|no|e\.g|i\.e)"
+    r"|\b[A-Z])$"
+)
+# What a time expression can start with: spares finding times for "我喜欢..." or "I love".
+_TIME_START = re.compile(
+    r"[今明昨前后大上下这本周星礼去\d〇零一二两三四五六七八九十]|(?i:today|tonight|tomorrow|tmr|"
+    r"yesterday|last|next|this|coming|on|in|the|over|at|during|early|late|mid|an?\b|one|"
+    r"two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|previous|past|monday|"
+    r"tuesday|wednesday|thursday|friday|saturday|sunday|jan|feb|mar|apr|may|jun|jul|aug|"
+    r"sep|oct|nov|dec)"
+)
 _TRIM = " \t\r\n\u3000,;:，；：、-–—"
 _TERMINAL = "。！？；!?….;\"'”’)」 \t\r\n\u3000"
 
@@ -89,6 +103,8 @@ class Sentence:
 
     def leading_time(self, position: int, end: int) -> TemporalMatch | None:
         """A time expression starting exactly at ``position`` ("Tomorrow I ...", "明天我...")."""
+        if not _TIME_START.match(self.text, position, end):
+            return None
         for match in self.times(position, end, "future"):
             if match.start == position:
                 return match
@@ -104,7 +120,9 @@ class Sentence:
         clause_only: bool = False,
     ) -> TemporalMatch | None:
         """The first acceptable time in ``[start, end)``, else anywhere in the sentence."""
-        windows = [(start, end)] if clause_only else [(start, end), (self.start, self.end)]
+        windows = (
+            [(start, end)] if clause_only else [(start, end), (self.start, self.end)]
+        )
         for window in windows:
             for match in self.times(*window, prefer):
                 if accept(match.span, self.reference):
@@ -113,14 +131,66 @@ class Sentence:
 
     def span(self, start: int, end: int) -> SourceSpan | None:
         """A trimmed span of the event text, or ``None`` if nothing is left."""
-        while start < end and self.text[start] in _TRIM:
+        text = self.text
+        while start < end and (text[start] in _TRIM or text[start].isspace()):
             start += 1
-        while end > start and self.text[end - 1] in _TRIM:
+        while end > start and (text[end - 1] in _TRIM or text[end - 1].isspace()):
             end -= 1
         return SourceSpan(self.event_id, start, end) if end > start else None
 
 
 TimeCheck = Callable[[TemporalSpan, dt.datetime], bool]
+
+
+class PatternChain:
+    """Ordered patterns tried at one position, first match first.
+
+    One alternation of the patterns (group names made unique) finds the first pattern that
+    matches in a single pass of the regex engine instead of one Python call per pattern;
+    alternatives are tried left to right, so it is the pattern a loop would find. The
+    winner is matched on its own for its named groups. A caller whose condition rejects it
+    continues with the alternation of the patterns after it (compiled on first use).
+    """
+
+    def __init__(self, patterns: Sequence[re.Pattern[str]]) -> None:
+        self._patterns = tuple(patterns)
+        flags = {pattern.flags & re.IGNORECASE for pattern in self._patterns}
+        if len(flags) > 1:
+            raise ValueError(
+                "a pattern chain needs patterns with the same IGNORECASE flag"
+            )
+        self._flags = flags.pop() if flags else 0
+        self._suffixes: dict[int, re.Pattern[str]] = {}
+
+    def _suffix(self, first: int) -> re.Pattern[str]:
+        """The alternation of ``patterns[first:]``; group ``p<i>`` is pattern ``i``."""
+        combined = self._suffixes.get(first)
+        if combined is None:
+            parts = []
+            for index in range(first, len(self._patterns)):
+                source = self._patterns[index].pattern
+                source = re.sub(r"\(\?P<(\w+)>", rf"(?P<p{index}_\1>", source)
+                source = re.sub(r"\(\?P=(\w+)\)", rf"(?P=p{index}_\1)", source)
+                parts.append(f"(?P<p{index}>{source})")
+            combined = self._suffixes[first] = re.compile("|".join(parts), self._flags)
+        return combined
+
+    def matches(
+        self, text: str, start: int, end: int
+    ) -> Iterator[tuple[int, re.Match[str]]]:
+        """``(index, match)`` of each pattern matching at ``start``, in order."""
+        first = 0
+        while first < len(self._patterns):
+            hit = self._suffix(first).match(text, start, end)
+            if hit is None or hit.lastgroup is None:
+                return
+            index = int(hit.lastgroup[1:])
+            match = self._patterns[index].match(text, start, end)
+            if (
+                match is not None
+            ):  # always: the same pattern matched inside the alternation
+                yield index, match
+            first = index + 1
 
 
 def is_not_past(span: TemporalSpan, reference: dt.datetime) -> bool:
@@ -147,6 +217,10 @@ def split_sentences(text: str) -> Iterator[tuple[int, int, str]]:
     """``(start, end, terminal)`` of each non-blank sentence; ``text[start:end]`` is its body."""
     position = 0
     for match in _SENTENCE_END.finditer(text):
+        if text[match.start()] == "." and _ABBREVIATION.search(
+            text, max(position, match.start() - 6), match.start()
+        ):
+            continue
         yield from _bounded(text, position, match.end())
         position = match.end()
     yield from _bounded(text, position, len(text))
@@ -154,7 +228,9 @@ def split_sentences(text: str) -> Iterator[tuple[int, int, str]]:
 
 def _bounded(text: str, start: int, end: int) -> Iterator[tuple[int, int, str]]:
     body_end = end
-    while body_end > start and text[body_end - 1] in _TERMINAL:
+    while body_end > start and (
+        text[body_end - 1] in _TERMINAL or text[body_end - 1].isspace()
+    ):
         body_end -= 1
     while start < body_end and text[start].isspace():
         start += 1

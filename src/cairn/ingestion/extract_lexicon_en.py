@@ -15,6 +15,10 @@ __all__ = [
 ]
 
 
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
 def _alternation(words: str) -> str:
     """Longest first, so "best friend" wins over "friend"."""
     return "|".join(sorted(words.split("|"), key=len, reverse=True)).replace(
@@ -22,7 +26,7 @@ def _alternation(words: str) -> str:
     )
 
 
-OCCUPATIONS = frozenset(
+OCCUPATIONS = _words(
     "teacher nurse doctor engineer developer programmer designer lawyer accountant student "
     "artist writer author musician chef cook scientist researcher professor manager "
     "consultant analyst architect dentist pharmacist therapist counselor counsellor "
@@ -35,18 +39,20 @@ OCCUPATIONS = frozenset(
     "realtor banker economist mathematician physicist chemist biologist nutritionist "
     "dietitian midwife caregiver nanny technician administrator principal lecturer "
     "postdoc scholar filmmaker animator illustrator copywriter marketer recruiter "
-    "programmer coder sysadmin streamer youtuber blogger podcaster".split()
+    "programmer coder sysadmin streamer youtuber blogger podcaster"
 )
-IDENTITIES = frozenset(
+IDENTITIES = _words(
     "vegetarian vegan pescatarian mom mum mother dad father parent grandmother grandfather "
     "grandma grandpa wife husband woman man christian muslim buddhist hindu jew atheist "
     "runner swimmer cyclist climber hiker gamer reader introvert extrovert twin member "
-    "survivor citizen immigrant resident beginner".split()
+    "survivor citizen immigrant resident beginner"
 )
 
 _PETS_AND_FAMILY = (
     "dog|cat|puppy|kitten|hamster|rabbit|bunny|parrot|bird|fish|goldfish|turtle|tortoise|"
-    "horse|pony|guinea pig|snake|lizard|ferret|kid|child|children|son|daughter|baby|"
+    "horse|pony|guinea pig|snake|lizard|ferret|retriever|labrador|lab|terrier|poodle|"
+    "beagle|bulldog|shepherd|husky|corgi|dachshund|chihuahua|pug|spaniel|collie|"
+    "kid|child|children|son|daughter|baby|"
     "brother|sister|twin|husband|wife|boyfriend|girlfriend|partner|fiancé|fiancée|"
     "fiance|fiancee|stepson|stepdaughter|grandchild|grandchildren|grandson|granddaughter|car"
 )
@@ -84,11 +90,11 @@ PAST_VERBS = _alternation(
     "beat|became|quit|hit|fell|grew|heard back|did"
 )
 # Regular past forms that report a feeling, a wish or a hedge rather than something done.
-UNCERTAIN_PAST = frozenset(
+UNCERTAIN_PAST = _words(
     "used supposed wanted wished hoped needed seemed wondered guessed believed imagined "
     "pretended expected considered meant liked loved hated preferred thought mentioned "
     "heard asked told said decided noticed realized realised remembered forgot "
-    "need feed seed weed bleed breed speed heed shed bed red".split()
+    "need feed seed weed bleed breed speed heed shed bed red"
 )
 
 NUMBER_WORDS = {

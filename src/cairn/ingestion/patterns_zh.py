@@ -4,7 +4,9 @@ A sentence is dropped whole if it is a question (？, 吗/呢 at the end, A-not-
 喜不喜欢, question words), hedged or hypothetical (如果, 要是, 可能, 觉得...) or reports
 someone else's words (他说, 听说, quotes); an explicit 记住/请记住 is kept even when
 conditional. Clauses split at ，：. A clause may open with discourse words and a time
-(明天我要...), then needs the subject 我 or 我们; a time may also follow it (我明天要...).
+(明天我要...), then needs the subject 我 or 我们 (a clause opening with a predicate word
+inherits the previous clause's subject: 我叫李明，是一名程序员); a time may also follow
+the subject (我明天要...).
 The first rule that matches after the subject and whose conditions hold makes the claim:
 plans need a future time, events a past one, and present-tense facts and preferences are
 not read into a clause that is dated in the past (我去年在北京工作 is not a current job).
@@ -26,6 +28,7 @@ from cairn.ingestion.extract_common import (
     CONFIDENCE_FACT,
     CONFIDENCE_PLAN,
     CONFIDENCE_REMEMBER,
+    PatternChain,
     Sentence,
     is_future,
     is_not_future,
@@ -86,6 +89,13 @@ _OCCUPATION_END = re.compile(
     r"(?:师|员|家|工|长|官|医生|护士|老师|教授|律师|记者|会计|司机|警察|经理|老板|主播|博主|"
     r"翻译|销售|模特|农民|军人|商人|创始人|合伙人|学生|研究生|博士生|大学生)$"
 )
+_PERSONAL = re.compile("[我你他她的]")
+_NOT_A_JOB = re.compile("[我你他她它这那的不]")
+_LIKING = re.compile("(?:喜欢|爱)(.+)")
+_WORKING_AT = re.compile("在.+(?:工作|上班)")
+_STATIVE_START = re.compile("[不没很太非常有点挺特别好真]")
+_ACTION_START = re.compile(_ACTIONS)
+_PERFECTIVE = re.compile("[了过]")
 _PRONOUN = re.compile(r"^(?:你|他|她|它|这|那|了|死|上了|得)")
 _NOT_A_NAME = re.compile(r"[我你他她它了过着的]|^(?:外卖|快递|车|醒|人|妈|爸|起来)$")
 _NOT_A_PLACE_START = frozenset("一个好坏普正老聪年有穷懒大小男女成这那什怎外本当")
@@ -148,12 +158,12 @@ def _name_ok(match: re.Match[str]) -> bool:
 
 def _place_ok(match: re.Match[str]) -> bool:
     place = match["place"]
-    return place[0] not in _NOT_A_PLACE_START and not re.search("[我你他她的]", place)
+    return place[0] not in _NOT_A_PLACE_START and not _PERSONAL.search(place)
 
 
 def _job(match: re.Match[str]) -> bool:
     obj = _object(match)
-    return bool(_JOB_END.search(obj)) and not re.search("[我你他她它这那的不]", obj)
+    return bool(_JOB_END.search(obj)) and not _NOT_A_JOB.search(obj)
 
 
 def _job_predicate(match: re.Match[str]) -> str:
@@ -162,25 +172,25 @@ def _job_predicate(match: re.Match[str]) -> str:
 
 
 def _no_longer_kind(match: re.Match[str]) -> ClaimKind:
-    return ClaimKind.PREFERENCE if re.match("喜欢|爱", _object(match)) else ClaimKind.STATE
+    return ClaimKind.PREFERENCE if _LIKING.match(_object(match)) else ClaimKind.STATE
 
 
 def _no_longer_predicate(match: re.Match[str]) -> str:
     obj = _object(match)
-    if liked := re.match("(?:喜欢|爱)(.+)", obj):
+    if liked := _LIKING.match(obj):
         return f"attitude:{key(liked[1])}"
     if obj.startswith(("住在", "住")):
         return "lives_in"
-    if re.match("在.+(?:工作|上班)", obj):
+    if _WORKING_AT.match(obj):
         return "works_at"
     return f"habit:{key(obj.removesuffix('了'))}"
 
 
 def _event_like(match: re.Match[str]) -> bool:
     obj = _object(match)
-    if re.match("[不没很太非常有点挺特别好真]", obj):
+    if _STATIVE_START.match(obj):
         return False
-    return bool(re.match(_ACTIONS, obj)) or bool(re.search("[了过]", obj))
+    return bool(_ACTION_START.match(obj) or _PERFECTIVE.search(obj))
 
 
 _STATE_WORDS = "(?:现在|目前|如今)"
@@ -218,14 +228,16 @@ _RULES: tuple[_Rule, ...] = (
     ),
     # -- plans
     _rule(
-        _p(r"(?:也|还|就|都|一定|肯定|必须|又|马上|即将|正|已经)*(?:打算|计划|准备|将要|要|将|会)"
-        r"(?!不)(?P<obj>.+)"),
+        _p(
+            r"(?:也|还|就|都|一定|肯定|必须|又|马上|即将|正|已经)*(?:打算|计划|准备|将要|要|将|会)"
+            r"(?!不)(?P<obj>.{2,})"
+        ),
         ClaimKind.PLAN,
         plural_ok=True,
         timing="plan",
     ),
     _rule(
-        _p(r"(?:也|还|就|都|又|马上)*(?P<obj>(?:" + _ACTIONS + r").*)"),
+        _p(r"(?:也|还|就|都|又|马上|一起)*(?P<obj>(?:" + _ACTIONS + r").+)"),
         ClaimKind.PLAN,
         plural_ok=True,
         timing="plan_strict",
@@ -245,9 +257,11 @@ _RULES: tuple[_Rule, ...] = (
         predicate=lambda match: f"favourite:{key(match['cat'])}",
     ),
     _rule(
-        _p(r"(?:很|非常|特别|真的|真|超|超级|也|还|一直|都|挺|蛮|比较|从来|从小就|就|最|好|可|太)*"
-        r"(?:不太喜欢|不喜欢|不爱|讨厌|厌恶|受不了|恨|更喜欢|喜欢|热爱|喜爱|钟爱|偏爱|爱上了|"
-        r"迷上了|爱)(?P<obj>.+)"),
+        _p(
+            r"(?:很|非常|特别|真的|真|超|超级|也|还|一直|都|挺|蛮|比较|从来|从小就|就|最|好|可|太)*"
+            r"(?:不太喜欢|不喜欢|不爱|讨厌|厌恶|受不了|恨|更喜欢|喜欢|热爱|喜爱|钟爱|偏爱|爱上了|"
+            r"迷上了|爱)(?P<obj>.+)"
+        ),
         ClaimKind.PREFERENCE,
         predicate=_attitude,
         check=_concrete,
@@ -272,7 +286,13 @@ _RULES: tuple[_Rule, ...] = (
         check=_name_ok,
     ),
     _rule(
-        _p(r"的?(?P<rel>" + _RELATIONS + r")(?:叫|的名字是|的名字叫|名叫)" + _NAME + "$"),
+        _p(
+            r"的?(?P<rel>"
+            + _RELATIONS
+            + r")(?:叫|的名字是|的名字叫|名叫)"
+            + _NAME
+            + "$"
+        ),
         ClaimKind.FACT,
         predicate=lambda match: f"name_of:{match['rel']}",
         check=_name_ok,
@@ -284,9 +304,15 @@ _RULES: tuple[_Rule, ...] = (
         predicate=lambda _: "from",
         check=_place_ok,
     ),
-    _rule(_p(r"来自(?P<obj>.+)|是从(?P<obj2>.+?)来的$"), ClaimKind.FACT, predicate=lambda _: "from"),
     _rule(
-        _p(r"(?:现在|目前)?是(?:一名|一个|一位|个|名|位)?(?P<obj>[^，,。]{1,12})$"),
+        _p(r"来自(?P<obj>.+)|是从(?P<obj2>.+?)来的$"),
+        ClaimKind.FACT,
+        predicate=lambda _: "from",
+    ),
+    _rule(
+        _p(
+            r"(?:现在|目前)?(?:也|还|都)?是(?:一名|一个|一位|个|名|位)?(?P<obj>[^，,。]{1,12})$"
+        ),
         ClaimKind.FACT,
         predicate=_job_predicate,
         check=_job,
@@ -302,10 +328,19 @@ _RULES: tuple[_Rule, ...] = (
         predicate=lambda _: "works_at",
     ),
     _rule(
-        _p(r"有(?P<obj>" + _NUMBER + "?" + _CLASSIFIER + r"[\u4e00-\u9fff]{0,4}?"
-        r"(?P<head>" + _PETS_AND_FAMILY + r"))(?:叫" + _NAME + ")?$"
-        r"|有" + _NUMBER + "?" + _CLASSIFIER + "叫" + _NAME.replace("name", "name2")
-        + r"的(?P<head2>" + _PETS_AND_FAMILY + ")$"),
+        _p(
+            r"有(?P<obj>" + _NUMBER + "?" + _CLASSIFIER + r"[\u4e00-\u9fff]{0,4}?"
+            r"(?P<head>" + _PETS_AND_FAMILY + r"))(?:叫" + _NAME + ")?$"
+            r"|有"
+            + _NUMBER
+            + "?"
+            + _CLASSIFIER
+            + "叫"
+            + _NAME.replace("name", "name2")
+            + r"的(?P<head2>"
+            + _PETS_AND_FAMILY
+            + ")$"
+        ),
         ClaimKind.FACT,
         predicate=lambda match: f"has:{match['head'] or match['head2']}",
     ),
@@ -316,12 +351,20 @@ _RULES: tuple[_Rule, ...] = (
     ),
 )
 
+_CHAIN = PatternChain([rule.pattern for rule in _RULES])
+
 _REMEMBER = re.compile(
     r"(?:(?:请你?|麻烦你?|帮我|你要|要|一定要|千万要)?(?:记住|记下|记一下|记好|别忘了|别忘记|"
     r"不要忘了|不要忘记|千万别忘了)|(?:请你?|你要|要|一定要)记得)了?(?:这件事|这个|一下)?"
     r"[，,：:\s]*(?P<obj>.+)"
 )
-_PAST_DATED_FACT_KINDS = frozenset({ClaimKind.FACT, ClaimKind.PREFERENCE, ClaimKind.STATE})
+_IMPLIED_SUBJECT = re.compile(
+    r"是|在|现在|目前|如今|也|还|又|并且|已经|今年|住|有|喜欢|爱|讨厌|最|打算|计划|准备|要|"
+    r"正在|刚|就|对"
+)
+_PAST_DATED_FACT_KINDS = frozenset(
+    {ClaimKind.FACT, ClaimKind.PREFERENCE, ClaimKind.STATE}
+)
 
 
 def _substitute(text: str, display: str) -> str:
@@ -334,7 +377,9 @@ def _rest_end(text: str, start: int, end: int) -> int:
     return end
 
 
-def _timed(rule: _Rule, clause: _Clause) -> tuple[bool, TemporalMatch | None, ClaimKind]:
+def _timed(
+    rule: _Rule, clause: _Clause
+) -> tuple[bool, TemporalMatch | None, ClaimKind]:
     """Whether the rule's time condition holds, the time it uses, and the final kind."""
     sentence = clause.sentence
     window = (clause.start, clause.end)
@@ -354,12 +399,25 @@ def _timed(rule: _Rule, clause: _Clause) -> tuple[bool, TemporalMatch | None, Cl
             if planned is not None:
                 return True, planned, ClaimKind.PLAN
         return True, None, rule.kind
-    # Present-tense facts are not read into a clause dated in the past.
-    past = sentence.choose_time(*window, "past", is_not_future)
-    dated_past = past is not None and past.span.valid_until is not None and (
-        past.span.valid_until <= sentence.reference
-    )
-    return not (dated_past and rule.kind in _PAST_DATED_FACT_KINDS), None, rule.kind
+    # Present-tense facts are not read into a clause dated in the past (去年, 上周). A time
+    # that is past only when read backwards (周末 in 我周末喜欢钓鱼) is a habit, not a date.
+    if rule.kind in _PAST_DATED_FACT_KINDS:
+        for past in sentence.times(*window, "past"):
+            if _inherently_past(sentence, past):
+                return False, None, rule.kind
+    return True, None, rule.kind
+
+
+def _inherently_past(sentence: Sentence, past: TemporalMatch) -> bool:
+    for forward in sentence.times(past.start, past.end, "future"):
+        until = forward.span.valid_until
+        if (
+            forward.start == past.start
+            and until is not None
+            and until <= sentence.reference
+        ):
+            return True
+    return False
 
 
 def _build(rule: _Rule, match: re.Match[str], clause: _Clause) -> ClaimDraft | None:
@@ -385,7 +443,9 @@ def _build(rule: _Rule, match: re.Match[str], clause: _Clause) -> ClaimDraft | N
         kind,
         display + lead + _substitute(rest, sentence.display),
         ranges,
-        CONFIDENCE_PLAN if kind in {ClaimKind.PLAN, ClaimKind.EVENT} else CONFIDENCE_FACT,
+        CONFIDENCE_PLAN
+        if kind in {ClaimKind.PLAN, ClaimKind.EVENT}
+        else CONFIDENCE_FACT,
         temporal=time.span if time is not None else None,
         predicate=predicate,
     )
@@ -408,32 +468,41 @@ def _skip_discourse(sentence: Sentence, position: int, end: int) -> int:
     return match.end() if match else position
 
 
-def _clause_claim(sentence: Sentence, start: int, end: int) -> ClaimDraft | None:
+def _clause_claim(
+    sentence: Sentence, start: int, end: int, carried: bool | None
+) -> tuple[ClaimDraft | None, bool | None]:
+    """The clause's claim, and its subject (plural?) for a following subjectless clause.
+
+    ``carried`` is the previous clause's subject: Chinese drops a repeated subject
+    (我叫李小明，是一名程序员), so a clause opening with a predicate word inherits it.
+    """
     text = sentence.text
     end = _rest_end(text, start, end)
     position = _skip_discourse(sentence, start, end)
     span_start = position
     lead = None
-    if not text.startswith("我", position):
-        lead = sentence.leading_time(position, end)
-        if lead is None:
-            return None
+    if not text.startswith("我", position) and (
+        lead := sentence.leading_time(position, end)
+    ):
         position = _skip_discourse(sentence, lead.end, end)
-        if not text.startswith("我", position):
-            return None
-    plural = text.startswith("我们", position)
-    subject_end = position + (2 if plural else 1)
+    if text.startswith("我", position):
+        plural = text.startswith("我们", position)
+        subject_end = position + (2 if plural else 1)
+    elif carried is not None and _IMPLIED_SUBJECT.match(text, position, end):
+        plural, subject_end = carried, position
+    else:
+        return None, None
     predicate_start = subject_end
     if (middle := sentence.leading_time(subject_end, end)) is not None:
         predicate_start = middle.end
     clause = _Clause(sentence, span_start, lead, subject_end, end, plural)
-    for rule in _RULES:
+    for index, match in _CHAIN.matches(text, predicate_start, end):
+        rule = _RULES[index]
         if plural and not rule.plural_ok:
             continue
-        match = rule.pattern.match(text, predicate_start, end)
-        if match is not None and (draft := _build(rule, match, clause)) is not None:
-            return draft
-    return None
+        if (draft := _build(rule, match, clause)) is not None:
+            return draft, plural
+    return None, plural
 
 
 def _remember(sentence: Sentence, position: int) -> ClaimDraft | None:
@@ -460,15 +529,17 @@ def extract_sentence(sentence: Sentence) -> list[ClaimDraft]:
         return [remembered]
     body = sentence.body
     if (
-        sentence.is_question
+        "我" not in body
+        or sentence.is_question
         or _QUESTION.search(body)
         or _HEDGE.search(body)
         or _REPORTED.search(body)
     ):
         return []
     drafts: list[ClaimDraft] = []
+    carried: bool | None = None
     for clause_start, clause_end in _clauses(sentence):
-        draft = _clause_claim(sentence, clause_start, clause_end)
+        draft, carried = _clause_claim(sentence, clause_start, clause_end, carried)
         if draft is not None:
             drafts.append(draft)
     return drafts

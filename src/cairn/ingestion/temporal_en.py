@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from typing import TYPE_CHECKING
 
-from cairn.domain.temporal import TemporalSpan
 from cairn.ingestion.temporal_calendar import (
     CONFIDENCE_EXPLICIT,
     CONFIDENCE_INFERRED_YEAR,
@@ -25,6 +25,9 @@ from cairn.ingestion.temporal_calendar import (
     TimeRule,
     english_number,
 )
+
+if TYPE_CHECKING:
+    from cairn.domain.temporal import TemporalSpan
 
 __all__ = ["RULES"]
 
@@ -185,50 +188,75 @@ def _in_year(match: re.Match[str], anchor: Anchor) -> TemporalSpan:
     return anchor.year(int(match["year"]), CONFIDENCE_EXPLICIT)
 
 
-def _rule(pattern: str, resolve: Resolver) -> TimeRule:
-    return TimeRule(re.compile(pattern, re.IGNORECASE), resolve)
+def _rule(pattern: str, resolve: Resolver, trigger: tuple[str, ...]) -> TimeRule:
+    return TimeRule(re.compile(pattern, re.IGNORECASE), resolve, trigger)
+
+
+# Trigger substrings (see TimeRule): each rule's pattern cannot match without one of them.
+_TOMORROW = ("tomorrow", "tmr")
+_YESTERDAY = ("yesterday", "night")
+_TODAY = ("today", "tonight", "morning", "afternoon", "evening")
+_WEEKDAYS_NAMED = tuple(_WEEKDAYS)
+_PERIODS = ("week", "month", "year")
+_UNITS = ("day", "week", "month", "year")
+_DIGITS = tuple("0123456789０１２３４５６７８９")
+_MONTH_NAMES = (
+    "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+)  # fmt: skip
 
 
 RULES: tuple[TimeRule, ...] = (
-    _rule(r"\b(?:the\s+)?day\s+after\s+tomorrow\b", _fixed_day(2)),
-    _rule(r"\b(?:the\s+)?day\s+before\s+yesterday\b", _fixed_day(-2)),
+    _rule(r"\b(?:the\s+)?day\s+after\s+tomorrow\b", _fixed_day(2), _TOMORROW),
+    _rule(r"\b(?:the\s+)?day\s+before\s+yesterday\b", _fixed_day(-2), _YESTERDAY),
     _rule(
         r"\b(?:tomorrow|tmrw?)(?:\s+(?:morning|afternoon|evening|night))?\b",
         _fixed_day(1),
+        _TOMORROW,
     ),
     _rule(
         r"\b(?:yesterday(?:\s+(?:morning|afternoon|evening))?|last\s+night)\b",
         _fixed_day(-1),
+        _YESTERDAY,
     ),
     _rule(
         r"\b(?:(?:later|earlier)\s+today|today|tonight"
         r"|this\s+(?:morning|afternoon|evening))\b",
         _fixed_day(0),
+        _TODAY,
     ),
     _rule(
         r"\b(?P<q>this\s+coming|coming|this|next|last|past|previous|on)\s+" + _WEEKDAY,
         _qualified_weekday,
+        _WEEKDAYS_NAMED,
     ),
-    _rule(_NOT_RECURRING + r"\b" + _WEEKDAY, _bare_weekday),
+    _rule(_NOT_RECURRING + r"\b" + _WEEKDAY, _bare_weekday, _WEEKDAYS_NAMED),
     _rule(
         r"\b(?P<q>this\s+coming|this|next|last)\s+(?P<unit>week|month|year|weekend)\b",
         _relative_period,
+        _PERIODS,
     ),
-    _rule(r"\b(?:over|on|at|during)\s+the\s+weekend\b", _the_weekend),
+    _rule(r"\b(?:over|on|at|during)\s+the\s+weekend\b", _the_weekend, _PERIODS),
     _rule(
         r"\bin\s+(?:about\s+|around\s+|another\s+)?" + _COUNT + r"\s+" + _UNIT,
         _counted(1),
+        _UNITS,
     ),
-    _rule(r"\b" + _COUNT + r"\s+" + _UNIT + r"\s+from\s+(?:now|today)\b", _counted(1)),
-    _rule(r"\b" + _COUNT + r"\s+" + _UNIT + r"\s+ago\b", _counted(-1)),
+    _rule(
+        r"\b" + _COUNT + r"\s+" + _UNIT + r"\s+from\s+(?:now|today)\b",
+        _counted(1),
+        _UNITS,
+    ),
+    _rule(r"\b" + _COUNT + r"\s+" + _UNIT + r"\s+ago\b", _counted(-1), _UNITS),
     _rule(
         r"(?<![\d/-])\b(?P<year>\d{4})(?P<sep>[-/])(?P<month>\d{1,2})(?P=sep)"
         r"(?P<day>\d{1,2})\b(?![/-]\d)",
         _iso_date,
+        _DIGITS,
     ),
     _rule(
         r"\b" + _MONTH_WITH_DAY + r"\s*" + _DAY_NUMBER + r"(?:,?\s+" + _YEAR + r")?",
         _named_date,
+        _DIGITS,
     ),
     _rule(
         r"(?<![\d/.-])\b(?:the\s+)?"
@@ -239,13 +267,15 @@ RULES: tuple[TimeRule, ...] = (
         + _YEAR
         + r")?",
         _named_date,
+        _DIGITS,
     ),
-    _rule(r"\b(?:in\s+)?" + _MONTH_ALONE + r",?\s+" + _YEAR, _month_year),
+    _rule(r"\b(?:in\s+)?" + _MONTH_ALONE + r",?\s+" + _YEAR, _month_year, _DIGITS),
     _rule(
         r"\b(?P<q>in|during|this|next|last|early|late|mid)(?:\s+|-)"
         + _MONTH_ALONE
         + r"(?!\s*\d)",
         _named_month,
+        _MONTH_NAMES,
     ),
-    _rule(r"\b(?:in|during)\s+" + _YEAR, _in_year),
+    _rule(r"\b(?:in|during)\s+" + _YEAR, _in_year, _DIGITS),
 )

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from typing import TYPE_CHECKING
 
-from cairn.domain.temporal import TemporalSpan
 from cairn.ingestion.temporal_calendar import (
     CONFIDENCE_EXPLICIT,
     CONFIDENCE_INFERRED_YEAR,
@@ -24,6 +24,9 @@ from cairn.ingestion.temporal_calendar import (
     TimeRule,
     chinese_number,
 )
+
+if TYPE_CHECKING:
+    from cairn.domain.temporal import TemporalSpan
 
 __all__ = ["RULES"]
 
@@ -142,35 +145,52 @@ def _named_month(match: re.Match[str], anchor: Anchor) -> TemporalSpan:
     return anchor.month(anchor.nearest_month(month), month, _CONFIDENCE_NAMED_MONTH)
 
 
-def _rule(pattern: str, resolve: Resolver) -> TimeRule:
-    return TimeRule(re.compile(pattern), resolve)
+def _rule(pattern: str, resolve: Resolver, trigger: tuple[str, ...]) -> TimeRule:
+    return TimeRule(re.compile(pattern), resolve, trigger)
+
+
+_DAYS = ("今", "明", "昨", "前天", "后天")
+_YEARS = ("年",)
+_WEEKS = ("周", "星期", "礼拜")
+_MONTHS = ("月",)
+_COUNTS = ("后", "前")
 
 
 RULES: tuple[TimeRule, ...] = (
-    _rule("|".join(sorted(_DAY_WORDS, key=len, reverse=True)), _day_word),
-    _rule("|".join(sorted(_YEAR_WORDS, key=len, reverse=True)), _year_word),
-    _rule(_Q + "个?" + _WEEK + _WEEKDAY, _qualified_weekday),
+    _rule("|".join(sorted(_DAY_WORDS, key=len, reverse=True)), _day_word, _DAYS),
+    _rule("|".join(sorted(_YEAR_WORDS, key=len, reverse=True)), _year_word, _YEARS),
+    _rule(_Q + "个?" + _WEEK + _WEEKDAY, _qualified_weekday, _WEEKS),
     _rule(
-        r"(?<![每下上这本个\d一二两三四五六七八九十])" + _WEEK + _WEEKDAY, _bare_weekday
+        r"(?<![每下上这本个\d一二两三四五六七八九十])" + _WEEK + _WEEKDAY,
+        _bare_weekday,
+        _WEEKS,
     ),
-    _rule(_Q + "个?" + _WEEK + "(?!末)", _week),
-    _rule("(?<!每)" + _Q + "?个?(?:周末|星期末)", _weekend),
-    _rule(_Q + "个?月(?!份)", _month),
+    _rule(_Q + "个?" + _WEEK + "(?!末)", _week, _WEEKS),
+    _rule("(?<!每)" + _Q + "?个?(?:周末|星期末)", _weekend, _WEEKS),
+    _rule(_Q + "个?月(?!份)", _month, _MONTHS),
     _rule(
         r"(?P<n>" + _NUMERAL + r")(?P<unit>个?天|日|个?周|个?星期|个?礼拜|个月|年)"
         r"(?:以|之)?(?P<dir>后|前)",
         _counted,
+        _COUNTS,
     ),
     _rule(
-        _YEAR_NUMBER + "年" + _MONTH_NUMBER + "月" + _DAY_NUMBER + "[日号]", _full_date
+        _YEAR_NUMBER + "年" + _MONTH_NUMBER + "月" + _DAY_NUMBER + "[日号]",
+        _full_date,
+        _YEARS,
     ),
-    _rule(r"(?<![\d年])" + _MONTH_NUMBER + "月" + _DAY_NUMBER + "[日号]", _month_day),
-    _rule(_YEAR_NUMBER + "年" + _MONTH_NUMBER + "月份?", _year_month),
-    _rule(_YEAR_NUMBER + "年(?![代纪级])", _year),
+    _rule(
+        r"(?<![\d年])" + _MONTH_NUMBER + "月" + _DAY_NUMBER + "[日号]",
+        _month_day,
+        _MONTHS,
+    ),
+    _rule(_YEAR_NUMBER + "年" + _MONTH_NUMBER + "月份?", _year_month, _YEARS),
+    _rule(_YEAR_NUMBER + "年(?![代纪级])", _year, _YEARS),
     _rule(
         r"(?<![\d个每上下这本年])"
         + _MONTH_NUMBER
         + r"月份?(?![\d一二三四五六七八九十日号])",
         _named_month,
+        _MONTHS,
     ),
 )

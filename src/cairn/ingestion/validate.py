@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING
 
 from cairn.domain.claim import ClaimDraft, ClaimKind
 from cairn.domain.evidence import EvidenceEvent, Role
-from cairn.domain.ids import EventId
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+
+    from cairn.domain.ids import EventId
 
 __all__ = ["validate_drafts"]
 

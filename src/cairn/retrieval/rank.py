@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from cairn.retrieval.fusion import weighted_rrf
+from cairn.retrieval.fusion import RRF_K, weighted_rrf
 from cairn.retrieval.temporal import eligibility
 from cairn.retrieval.types import RecallItem
 
@@ -41,8 +41,9 @@ def rank_candidates(
     candidates: Candidates,
     now: dt.datetime,
     weights: Mapping[str, float],
+    rrf_k: int = RRF_K,
 ) -> list[RecallItem]:
-    scores = weighted_rrf(candidates.lists, weights)
+    scores = weighted_rrf(candidates.lists, weights, rrf_k)
     groups: dict[str, _Group] = {}
     for key, score in scores.items():
         if score <= 0:

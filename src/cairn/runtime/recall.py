@@ -80,7 +80,9 @@ async def compute_recall(
         return candidates, active_directives(reader.connection, agent_id)
 
     candidates, directives = await database.read(read)
-    ranked = rank_candidates(candidates, now, config.fusion_weights())[: plan.k]
+    ranked = rank_candidates(candidates, now, config.fusion_weights(), config.rrf_k)[
+        : plan.k
+    ]
     directive_lines = [(directive_id, text) for directive_id, _kind, text in directives]
     directive_demand = render_directives(directive_lines, plan.budget_bytes).text
     allocation = allocate(

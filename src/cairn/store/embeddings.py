@@ -87,8 +87,9 @@ def missing_targets(
     agent_id: AgentId,
     identity: EmbeddingIdentity,
     limit: int,
-) -> list[tuple[str, int, str]]:
-    """Active claims and extracted events with no embedding of ``identity`` yet.
+) -> list[tuple[str, int, str | None]]:
+    """Active claims (with their text) and extracted events (text ``None``: the caller
+    builds it from the event) with no embedding of ``identity`` yet.
 
     Found at warm-up, so work lost in a crash between commit and embedding is redone.
     """
@@ -98,10 +99,10 @@ def missing_targets(
         " AND c.lifecycle = 'active' AND NOT EXISTS (SELECT 1 FROM embeddings m"
         "  WHERE m.identity_key = ? AND m.target = 'claim' AND m.target_rowid = c.rowid)"
         " UNION ALL"
-        " SELECT 'event', e.rowid, coalesce(e.speaker || ': ', '') || e.text FROM events e"
+        " SELECT 'event', e.rowid, NULL FROM events e"
         " WHERE e.agent_id = ? AND e.extracted = 1 AND NOT EXISTS (SELECT 1 FROM embeddings m"
         "  WHERE m.identity_key = ? AND m.target = 'event' AND m.target_rowid = e.rowid)"
         " LIMIT ?",
         (agent_id, key, agent_id, key, limit),
     )
-    return [(str(t), int(r), str(x)) for t, r, x in rows]
+    return [(str(t), int(r), None if x is None else str(x)) for t, r, x in rows]

@@ -96,10 +96,16 @@ def insert_turns(
                     )
                 )
             continue
-        occurred = (turn.at or received_at).astimezone(dt.UTC).isoformat()
+        occurred_at = (turn.at or received_at).astimezone(dt.UTC)
+        previous = connection.execute(
+            "SELECT rowid, text FROM events WHERE agent_id = ? AND session_id = ?"
+            " ORDER BY rowid DESC LIMIT 1",
+            (agent_id, turn.session_id),
+        ).fetchone()
         connection.execute(
             "INSERT INTO events (agent_id, event_id, session_id, role, speaker, text,"
-            " content_hash, occurred_at, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " content_hash, occurred_at, received_at, context_rowid)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 agent_id,
                 turn.event_id,
@@ -108,13 +114,19 @@ def insert_turns(
                 turn.speaker,
                 turn.text,
                 digest,
-                occurred,
+                occurred_at.isoformat(),
                 received,
+                None if previous is None else previous[0],
             ),
         )
         rowid = connection.last_insert_rowid()
-        # The speaker's name is part of what a turn says ("what does Ana like?").
-        body = index_text(f"{turn.speaker or ''} {turn.text}")
+        # Indexed with the turn: the speaker's name ("what does Ana like?"), the date in
+        # words ("when did…"), and the turn it replies to, whose words a question about
+        # the reply often uses (design/recall.md measures each).
+        context = "" if previous is None else str(previous[1])
+        body = index_text(
+            f"{turn.speaker or ''} {turn.text} {occurred_at:%d %B %Y} {context}"
+        )
         connection.execute(
             "INSERT INTO event_fts (rowid, owner, body) VALUES (?, ?, ?)",
             (rowid, owner, body),
@@ -124,7 +136,12 @@ def insert_turns(
     return results
 
 
-_EVENT_COLUMNS = "rowid, event_id, session_id, role, text, occurred_at, speaker"
+_EVENT_COLUMNS = (
+    "e.rowid, e.event_id, e.session_id, e.role, e.text, e.occurred_at, e.speaker,"
+    " CASE WHEN p.rowid IS NULL THEN NULL"
+    " WHEN p.speaker IS NULL THEN p.text ELSE p.speaker || ': ' || p.text END"
+)
+_EVENT_FROM = " FROM events e LEFT JOIN events p ON p.rowid = e.context_rowid"
 
 
 def _event(row: apsw.SQLiteValues) -> EvidenceEvent:
@@ -136,6 +153,7 @@ def _event(row: apsw.SQLiteValues) -> EvidenceEvent:
         text=str(row[4]),
         occurred_at=dt.datetime.fromisoformat(str(row[5])),
         speaker=None if row[6] is None else str(row[6]),
+        context=None if row[7] is None else str(row[7]),
     )
 
 
@@ -144,8 +162,8 @@ def pending_events(
 ) -> list[EvidenceEvent]:
     """Oldest events of the agent not yet extracted."""
     rows = connection.execute(
-        f"SELECT {_EVENT_COLUMNS} FROM events"  # noqa: S608 - fixed column list
-        " WHERE agent_id = ? AND extracted = 0 ORDER BY rowid LIMIT ?",
+        f"SELECT {_EVENT_COLUMNS}{_EVENT_FROM}"
+        " WHERE e.agent_id = ? AND e.extracted = 0 ORDER BY e.rowid LIMIT ?",
         (agent_id, limit),
     )
     return [_event(row) for row in rows]
@@ -157,8 +175,8 @@ def load_events(
     """Events by rowid, owner-checked in SQL."""
     wanted = json.dumps(sorted(set(rowids)))
     rows = connection.execute(
-        f"SELECT {_EVENT_COLUMNS} FROM events"  # noqa: S608 - fixed column list
-        " WHERE agent_id = ? AND rowid IN (SELECT value FROM json_each(?))",
+        f"SELECT {_EVENT_COLUMNS}{_EVENT_FROM}"  # noqa: S608 - fixed column list
+        " WHERE e.agent_id = ? AND e.rowid IN (SELECT value FROM json_each(?))",
         (agent_id, wanted),
     )
     return {event.rowid: event for event in map(_event, rows)}

@@ -8,6 +8,7 @@ yet, so work lost in a crash between commit and embedding is redone.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 import attrs
 import numpy as np
@@ -23,9 +24,13 @@ from cairn.runtime.mailbox import WorkCounter
 from cairn.runtime.messages import EmbedJob, StoreEmbeddings, WriteRequest
 from cairn.runtime.threads import Limiters, run_in_thread
 from cairn.store.embeddings import count_embeddings, iter_embeddings, missing_targets
+from cairn.store.evidence import load_events
 from cairn.vectors.codec import encode_vector
 from cairn.vectors.index import ExactVectorIndex
 from cairn.vectors.manager import VectorStoreManager
+
+if TYPE_CHECKING:
+    import apsw
 
 __all__ = ["EmbeddingActor", "VectorSlot"]
 
@@ -109,15 +114,30 @@ class EmbeddingActor:
         self.slot.ready.set()
         while True:
             missing = await self.database.read(
-                lambda reader: missing_targets(
-                    reader.connection, agent_id, identity, self.batch_size
-                )
+                lambda reader: self._missing_jobs(reader.connection)
             )
             if not missing:
                 return
-            done = await self._embed([EmbedJob(t, r, x) for t, r, x in missing])
-            if not done:
+            if not await self._embed(missing):
                 return
+
+    def _missing_jobs(self, connection: apsw.Connection) -> list[EmbedJob]:
+        agent_id = self.agent_id
+        missing = missing_targets(
+            connection, agent_id, self.embedder.identity, self.batch_size
+        )
+        events = load_events(
+            connection,
+            agent_id,
+            [rowid for target, rowid, _ in missing if target == "event"],
+        )
+        jobs = []
+        for target, rowid, text in missing:
+            if text is not None:
+                jobs.append(EmbedJob(target, rowid, text))
+            elif rowid in events:
+                jobs.append(EmbedJob(target, rowid, events[rowid].embedding_text()))
+        return jobs
 
     async def _embed(self, batch: list[EmbedJob]) -> bool:
         """Embed, commit and index one batch; False if it failed or went stale."""

@@ -31,13 +31,9 @@ if TYPE_CHECKING:
     from cairn.domain.claim import ClaimDraft
     from cairn.domain.evidence import EvidenceEvent
 
-__all__ = ["IngestionActor", "event_embedding_text"]
+__all__ = ["IngestionActor"]
 
 logger = logging.getLogger(__name__)
-
-
-def event_embedding_text(event: EvidenceEvent) -> str:
-    return f"{event.speaker}: {event.text}" if event.speaker else event.text
 
 
 @attrs.define(eq=False)
@@ -103,7 +99,9 @@ class IngestionActor:
                 # The evidence itself is stored and recallable; only its claims are lost,
                 # and the failure is counted in status rather than retried forever.
                 self.failures += 1
-                logger.exception("extraction failed for a batch of %d events", len(events))
+                logger.exception(
+                    "extraction failed for a batch of %d events", len(events)
+                )
                 drafts = []
             request = CommitExtraction(identity, tuple(events), tuple(drafts))
             await self.write_requests_send.send(request)
@@ -119,7 +117,7 @@ class IngestionActor:
             self.batches += 1
             self.claims += len(committed.inserted)
             jobs = [
-                EmbedJob("event", event.rowid, event_embedding_text(event))
+                EmbedJob("event", event.rowid, event.embedding_text())
                 for event in events
             ]
             jobs += [

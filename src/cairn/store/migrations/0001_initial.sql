@@ -19,9 +19,13 @@ CREATE TABLE events (
     occurred_at   TEXT NOT NULL,
     received_at   TEXT NOT NULL,
     extracted     INTEGER NOT NULL DEFAULT 0,
+    -- The turn before this one in its session at intake: a reply is indexed and embedded
+    -- together with what it replies to (design/recall.md).
+    context_rowid INTEGER,
     UNIQUE (agent_id, event_id)
 ) STRICT;
 CREATE INDEX events_pending ON events (agent_id, extracted, rowid);
+CREATE INDEX events_session ON events (agent_id, session_id, rowid);
 
 CREATE TABLE claims (
     rowid               INTEGER PRIMARY KEY,

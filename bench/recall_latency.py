@@ -1,0 +1,214 @@
+"""Recall latency and event-loop lag at scale, plus persisted ingest throughput.
+
+Loads N synthetic claims (with one evidence turn each, Zipf-distributed vocabulary so some
+query terms are very common) into one agent, with synthetic unit vectors stored under the
+embedded embedder's identity (the projection is rebuilt from those blobs, as after a
+restart). Then measures:
+
+* ``engine``: recall with the query vector given (no embedding) p50/p95/p99;
+* ``end_to_end``: recall including the embedded embedder's query embedding;
+* event-loop lag p99 while recalls and while ingests run;
+* persisted ingest: turns/s through ``Memory.ingest`` (evidence + FTS committed; extraction
+  and embedding follow in the background and are not counted).
+
+    python bench/recall_latency.py --claims 10000 100000 [--queries 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+import tempfile
+import time
+from typing import Any
+
+import numpy as np
+import trio
+
+from cairn import MemoryConfig, Turn, open_memory
+from cairn.domain.claim import ClaimDraft, ClaimKind, SourceSpan
+from cairn.domain.ids import AgentId, EventId
+from cairn.runtime.threads import run_in_thread
+from cairn.store.claims import insert_claims
+from cairn.store.embeddings import store_embeddings
+from cairn.store.evidence import insert_turns
+from cairn.testing import FixedDomainClock
+from cairn.vectors.codec import encode_vector
+
+AGENT = AgentId("bench")
+CHUNK = 5_000
+
+
+def vocabulary(rng: np.random.Generator, size: int = 8_000) -> list[str]:
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    words: set[str] = set()
+    while len(words) < size:
+        words.add("".join(rng.choice(letters, rng.integers(3, 10))))
+    return sorted(words)
+
+
+def sentence(rng: np.random.Generator, words: list[str], length: int) -> str:
+    # Zipf ranks: a few words are in a large share of texts, most are rare.
+    ranks = np.minimum(rng.zipf(1.3, length), len(words)) - 1
+    return " ".join(words[r] for r in ranks)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(len(ordered) * q))], 3)
+
+
+def summary(values_ms: list[float]) -> dict[str, float]:
+    return {
+        "p50": percentile(values_ms, 0.5),
+        "p95": percentile(values_ms, 0.95),
+        "p99": percentile(values_ms, 0.99),
+    }
+
+
+class LagProbe:
+    """Measures how late a 1 ms trio sleep wakes up: the event loop's responsiveness."""
+
+    def __init__(self) -> None:
+        self.samples_ms: list[float] = []
+        self.active = False
+
+    async def run(self) -> None:
+        while True:
+            started = time.perf_counter()
+            await trio.sleep(0.001)
+            if self.active:
+                self.samples_ms.append((time.perf_counter() - started - 0.001) * 1000)
+
+
+def bulk_load(
+    memory: Any, n: int, rng: np.random.Generator, words: list[str], dim: int
+) -> None:
+    """Synthetic claims straight through the store functions, in large transactions."""
+    now = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    identity = memory.embedder.identity
+    for start in range(0, n, CHUNK):
+        turns = [
+            Turn(f"t{i}", "s1", "user", sentence(rng, words, 14), now, "Ana")
+            for i in range(start, min(n, start + CHUNK))
+        ]
+        vectors = rng.standard_normal((len(turns) * 2, dim)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+
+        def load(
+            connection: Any, turns: list[Turn] = turns, vectors: Any = vectors
+        ) -> None:
+            results = insert_turns(connection, AGENT, turns, now)
+            rowids = {r.event_id: r.rowid for r in results}
+            drafts = [
+                ClaimDraft(
+                    ClaimKind.FACT,
+                    f"Ana {turn.text[: 60 + len(turn.text) % 20]}",
+                    (SourceSpan(EventId(turn.event_id), 0, min(10, len(turn.text))),),
+                )
+                for turn in turns
+            ]
+            committed = insert_claims(connection, AGENT, drafts, rowids, now)
+            connection.execute(
+                "UPDATE events SET extracted = 1 WHERE agent_id = ?", (AGENT,)
+            )
+            rows = [
+                ("event", rowid, encode_vector(v))
+                for rowid, v in zip(rowids.values(), vectors, strict=False)
+            ]
+            rows += [
+                ("claim", rowid, encode_vector(v))
+                for (rowid, _), v in zip(
+                    committed.inserted, vectors[len(turns) :], strict=False
+                )
+            ]
+            store_embeddings(connection, AGENT, identity, rows)
+
+        with memory.database.writer:
+            load(memory.database.writer)
+
+
+async def measure(n: int, queries: int, seed: int) -> dict[str, Any]:
+    rng = np.random.default_rng(seed)
+    words = vocabulary(rng)
+    config = MemoryConfig(recall_wait_s=60.0, maintenance_interval_s=3600)
+    result: dict[str, Any] = {"claims": n}
+    with tempfile.TemporaryDirectory(prefix="cairn-latency-") as directory:
+        clock = FixedDomainClock(dt.datetime(2026, 1, 2, tzinfo=dt.UTC))
+        async with open_memory(directory, config, clock=clock) as memory:
+            started = time.perf_counter()
+            await run_in_thread(
+                lambda: bulk_load(
+                    memory, n, rng, words, memory.embedder.identity.dimension
+                ),
+                limiter=memory.limiters.store_write,
+            )
+            result["bulk_load_s"] = round(time.perf_counter() - started, 2)
+        # Reopen: the projection is rebuilt from the stored blobs at warm-up.
+        async with (
+            open_memory(directory, config, clock=clock) as memory,
+            trio.open_nursery() as nursery,
+        ):
+            probe = LagProbe()
+            nursery.start_soon(probe.run)
+            await memory.recall(AGENT, "warm up the reader and the embedder")
+            texts = [
+                sentence(rng, words, int(rng.integers(3, 7))) for _ in range(queries)
+            ]
+            vectors = rng.standard_normal((queries, 384)).astype(np.float32)
+            engine, end_to_end = [], []
+            probe.active = True
+            for text, vector in zip(texts, vectors, strict=False):
+                started = time.perf_counter()
+                await memory.recall(AGENT, text, query_vector=vector)
+                engine.append((time.perf_counter() - started) * 1000)
+            for text in texts[: max(20, queries // 4)]:
+                started = time.perf_counter()
+                await memory.recall(AGENT, text)
+                end_to_end.append((time.perf_counter() - started) * 1000)
+            probe.active = False
+            result["engine_ms"] = summary(engine)
+            result["end_to_end_ms"] = summary(end_to_end)
+            result["loop_lag_during_recall_ms"] = summary(probe.samples_ms)
+            # Persisted ingest through the public API, in batches of 500 turns.
+            probe.samples_ms = []
+            probe.active = True
+            now = dt.datetime(2026, 1, 2, tzinfo=dt.UTC)
+            batch_turns = [
+                [
+                    Turn(
+                        f"i{b}-{i}", "s2", "user", sentence(rng, words, 14), now, "Ana"
+                    )
+                    for i in range(500)
+                ]
+                for b in range(10)
+            ]
+            started = time.perf_counter()
+            for turns in batch_turns:
+                await memory.ingest(AGENT, turns)
+            elapsed = time.perf_counter() - started
+            probe.active = False
+            result["ingest_turns_per_s"] = round(5_000 / elapsed)
+            result["loop_lag_during_ingest_ms"] = summary(probe.samples_ms)
+            nursery.cancel_scope.cancel()
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--claims", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=7)
+    arguments = parser.parse_args()
+    runs = [
+        trio.run(measure, n, arguments.queries, arguments.seed)
+        for n in arguments.claims
+    ]
+    json.dump({"runs": runs}, sys.stdout, indent=2)
+    print()
+
+
+if __name__ == "__main__":
+    main()
