@@ -99,9 +99,12 @@ async def run(
     config = MemoryConfig(recall_wait_s=600.0, budget_bytes=1_000_000)
     if lexical_only:
         weights = {**weights, "claim_vector": 0.0, "event_vector": 0.0}
+    rrf_k = weights.pop("rrf_k", None)
     config = attrs.evolve(
         config, **{f"weight_{name}": value for name, value in weights.items()}
     )
+    if rrf_k is not None:
+        config = attrs.evolve(config, rrf_k=int(rrf_k))
     with tempfile.TemporaryDirectory(prefix="cairn-locomo-") as scratch:
         directory = data_dir or Path(scratch)
         clock = FixedDomainClock(dt.datetime(2024, 1, 1, tzinfo=dt.UTC))

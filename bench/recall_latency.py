@@ -34,7 +34,7 @@ from cairn.runtime.threads import run_in_thread
 from cairn.store.claims import insert_claims
 from cairn.store.embeddings import store_embeddings
 from cairn.store.evidence import insert_turns
-from cairn.testing import FixedDomainClock
+from cairn.testing import FixedDomainClock, HashingEmbedder
 from cairn.vectors.codec import encode_vector
 
 AGENT = AgentId("bench")
@@ -172,25 +172,32 @@ async def measure(n: int, queries: int, seed: int) -> dict[str, Any]:
             result["engine_ms"] = summary(engine)
             result["end_to_end_ms"] = summary(end_to_end)
             result["loop_lag_during_recall_ms"] = summary(probe.samples_ms)
-            # Persisted ingest through the public API, in batches of 500 turns.
-            probe.samples_ms = []
-            probe.active = True
+            nursery.cancel_scope.cancel()
+        # Persisted ingest through the public API, in batches of 500 turns. Embedding is
+        # excluded from this figure; the fast hashing embedder keeps the background work
+        # (extraction, embedding) short so the run also drains quickly at the end.
+        async with (
+            open_memory(directory, config, clock=clock, embedder=HashingEmbedder()) as memory,
+            trio.open_nursery() as nursery,
+        ):
+            probe = LagProbe()
+            nursery.start_soon(probe.run)
             now = dt.datetime(2026, 1, 2, tzinfo=dt.UTC)
             batch_turns = [
                 [
-                    Turn(
-                        f"i{b}-{i}", "s2", "user", sentence(rng, words, 14), now, "Ana"
-                    )
+                    Turn(f"i{b}-{i}", "s2", "user", sentence(rng, words, 14), now, "Ana")
                     for i in range(500)
                 ]
-                for b in range(10)
+                for b in range(20)
             ]
+            probe.active = True
             started = time.perf_counter()
             for turns in batch_turns:
                 await memory.ingest(AGENT, turns)
             elapsed = time.perf_counter() - started
+            result["ingest_turns_per_s"] = round(10_000 / elapsed)
+            await memory.wait_idle(AGENT)
             probe.active = False
-            result["ingest_turns_per_s"] = round(5_000 / elapsed)
             result["loop_lag_during_ingest_ms"] = summary(probe.samples_ms)
             nursery.cancel_scope.cancel()
     return result

@@ -1,4 +1,5 @@
-"""Lexical normal form and FTS search: CJK bigrams, owner/scope inside the MATCH, pruning."""
+"""Lexical normal form and FTS search: CJK bigrams, namespaced tokens (owner and scope
+inside the index, before LIMIT), pruning within a posting budget."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import apsw
 import pytest
 
 from cairn.domain.scope import Scope
+from cairn.store import search
 from cairn.store.connection import open_connection
-from cairn.store.fts import index_text, owner_token, query_terms, scope_token
+from cairn.store.fts import index_text, namespace, query_terms
 from cairn.store.search import LexicalSearcher
 
 
@@ -22,8 +24,17 @@ def connection(tmp_path: Path):
 
 def _add_event(connection: apsw.Connection, rowid: int, agent: str, text: str) -> None:
     connection.execute(
-        "INSERT INTO event_fts (rowid, owner, body) VALUES (?, ?, ?)",
-        (rowid, owner_token(agent), index_text(text)),
+        "INSERT INTO event_fts (rowid, body) VALUES (?, ?)",
+        (rowid, index_text(text, namespace(agent))),
+    )
+
+
+def _add_claim(
+    connection: apsw.Connection, rowid: int, agent: str, scope: Scope, text: str
+) -> None:
+    connection.execute(
+        "INSERT INTO claim_fts (rowid, body) VALUES (?, ?)",
+        (rowid, index_text(text, namespace(agent, scope.kind.value, scope.key))),
     )
 
 
@@ -32,37 +43,63 @@ def test_cjk_runs_become_bigrams_and_latin_stays_words() -> None:
     assert index_text("茶") == "茶"
 
 
+def test_namespace_is_consonants_only_and_distinct() -> None:
+    prefixes = {namespace("a"), namespace("b"), namespace("a", "session", "s1")}
+    assert len(prefixes) == 3
+    for prefix in prefixes:
+        assert set(prefix) <= set("bcdfghjklmnpqrstvwxz")
+
+
+def test_stemming_is_unchanged_by_the_namespace(connection: apsw.Connection) -> None:
+    _add_event(connection, 1, "a", "She was running and singing")
+    searcher = LexicalSearcher(connection)
+    for query in ("runs", "run", "sings", "singing"):
+        assert [
+            h.rowid for h in searcher.search_events("a", query_terms(query), 5).hits
+        ] == [1]
+
+
 def test_two_character_chinese_query_finds_longer_memory(
     connection: apsw.Connection,
 ) -> None:
     _add_event(connection, 1, "a", "我每天早上都喜欢喝一杯浓咖啡")
     _add_event(connection, 2, "a", "我周末去爬山")
-    hits = LexicalSearcher(connection).search_events("a", query_terms("咖啡"), 10)
+    hits = LexicalSearcher(connection).search_events("a", query_terms("咖啡"), 10).hits
     assert [hit.rowid for hit in hits] == [1]
 
 
-def test_owner_predicate_is_inside_the_match(connection: apsw.Connection) -> None:
+def test_owner_isolation_holds_before_limit(connection: apsw.Connection) -> None:
     # Agent b has many better-matching rows; agent a must still get its one row back
     # with LIMIT 1, which only holds if the owner filter runs before LIMIT.
     for rowid in range(2, 40):
         _add_event(connection, rowid, "b", "pottery pottery pottery class")
     _add_event(connection, 1, "a", "I signed up for a pottery class")
-    hits = LexicalSearcher(connection).search_events("a", query_terms("pottery"), 1)
-    assert [hit.rowid for hit in hits] == [1]
-
-
-def test_scope_tokens_filter_claims(connection: apsw.Connection) -> None:
-    owner = owner_token("a")
-    connection.execute(
-        "INSERT INTO claim_fts (rowid, owner, scope, body) VALUES (1, ?, ?, ?)",
-        (owner, scope_token("session", "s1"), index_text("likes green tea")),
-    )
     searcher = LexicalSearcher(connection)
-    assert searcher.search_claims("a", ["tea"], [Scope.agent()], 5) == []
-    hits = searcher.search_claims("a", ["tea"], [Scope.agent(), Scope.session("s1")], 5)
-    assert [hit.rowid for hit in hits] == [1]
+    assert [
+        hit.rowid for hit in searcher.search_events("a", query_terms("pottery"), 1).hits
+    ] == [1]
+    assert searcher.search_events("c", query_terms("pottery"), 10).hits == []
+
+
+def test_scope_namespaces_filter_claims(connection: apsw.Connection) -> None:
+    _add_claim(connection, 1, "a", Scope.session("s1"), "likes green tea")
+    _add_claim(connection, 2, "a", Scope.agent(), "drinks black coffee")
+    searcher = LexicalSearcher(connection)
+    assert searcher.search_claims("a", ["tea"], [Scope.agent()], 5).hits == []
+    hits = searcher.search_claims(
+        "a", ["tea", "coffee"], [Scope.agent(), Scope.session("s1")], 5
+    ).hits
+    assert sorted(hit.rowid for hit in hits) == [1, 2]
     assert (
-        searcher.search_claims("a", ["tea"], [Scope.agent(), Scope.session("s2")], 5)
+        searcher.search_claims(
+            "a", ["tea"], [Scope.agent(), Scope.session("s2")], 5
+        ).hits
+        == []
+    )
+    assert (
+        searcher.search_claims(
+            "b", ["tea"], [Scope.agent(), Scope.session("s1")], 5
+        ).hits
         == []
     )
 
@@ -72,20 +109,25 @@ def test_query_syntax_in_user_text_is_quoted_not_parsed(
 ) -> None:
     _add_event(connection, 1, "a", 'the "NEAR" operator AND friends')
     searcher = LexicalSearcher(connection)
-    hits = searcher.search_events("a", query_terms('NEAR( "x" AND OR * ^ owner:'), 5)
+    hits = searcher.search_events(
+        "a", query_terms('NEAR( "x" AND OR * ^ body:'), 5
+    ).hits
     assert [hit.rowid for hit in hits] == [1]
 
 
 def test_pruning_keeps_rare_terms_within_the_posting_budget(
     connection: apsw.Connection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cairn.store import search
-
     monkeypatch.setattr(search, "MAX_POSTINGS", 10)
     for rowid in range(1, 30):
         _add_event(connection, rowid, "a", "common words everywhere")
     _add_event(connection, 100, "a", "common zebra")
     searcher = LexicalSearcher(connection)
-    assert searcher.prune("event_fts", ["common", "zebra"]) == ["zebra"]
-    # A common term alone is still searched: pruning never empties a matching query.
-    assert searcher.prune("event_fts", ["common"]) == ["common"]
+    prefix = [namespace("a")]
+    kept, exhausted = searcher.prune("event_fts", prefix, ["common", "zebra"])
+    assert kept == [prefix[0] + "zebra"]
+    assert not exhausted
+    # A common term alone is still searched, newest first, and flagged as exhausted.
+    result = searcher.search_events("a", ["common"], 5)
+    assert result.exhausted
+    assert [hit.rowid for hit in result.hits] == [100, 29, 28, 27, 26]

@@ -72,6 +72,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CairnError as error:
         print(f"cairn: {error}", file=sys.stderr)
         return 2
+    except BaseExceptionGroup as group:
+        matched, rest = group.split(CairnError)
+        if matched is None or rest is not None:
+            raise
+        for error in matched.exceptions:
+            print(f"cairn: {error}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
 

@@ -67,6 +67,7 @@ class Candidates:
     events: dict[int, EvidenceEvent]
     lists: dict[str, list[str]]
     proposed: int
+    lexical_exhausted: bool = False
 
 
 def collect_candidates(
@@ -79,14 +80,16 @@ def collect_candidates(
     claim_rowids: set[int] = set()
     event_rowids: set[int] = set()
 
-    claim_hits = lexical.search_claims(
+    claim_result = lexical.search_claims(
         request.agent_id, request.terms, request.scopes, request.lexical_limit
     )
+    claim_hits = claim_result.hits
     lists["claim_fts"] = [f"c:{hit.rowid}" for hit in claim_hits]
     claim_rowids.update(hit.rowid for hit in claim_hits)
-    event_hits = lexical.search_events(
+    event_result = lexical.search_events(
         request.agent_id, request.terms, request.lexical_limit
     )
+    event_hits = event_result.hits
     lists["event_fts"] = [f"e:{hit.rowid}" for hit in event_hits]
     event_rowids.update(hit.rowid for hit in event_hits)
 
@@ -110,4 +113,10 @@ def collect_candidates(
     valid = {f"c:{rowid}" for rowid in claims} | {f"e:{rowid}" for rowid in events}
     for name, keys in lists.items():
         lists[name] = [key for key in keys if key in valid]
-    return Candidates(claims, events, lists, len(claim_rowids) + len(event_rowids))
+    return Candidates(
+        claims,
+        events,
+        lists,
+        len(claim_rowids) + len(event_rowids),
+        lexical_exhausted=claim_result.exhausted or event_result.exhausted,
+    )

@@ -267,6 +267,7 @@ async def open_memory(
         embedder = LocalE5Embedder(
             lambda function: run_in_thread(function, limiter=limiters.cpu)
         )
+    body_error: BaseException | None = None
     try:
         async with trio.open_nursery() as nursery:
             memory = Memory(
@@ -282,9 +283,15 @@ async def open_memory(
             try:
                 yield memory
                 await memory.aclose()
+            except BaseException as error:
+                # The caller's own error leaves unwrapped: the nursery is an internal
+                # detail, so `except InvalidInputError` works around `async with`.
+                body_error = error
             finally:
                 nursery.cancel_scope.cancel(reason="memory closed")
     finally:
         with trio.CancelScope(shield=True):
             await run_in_thread(vectors.close, limiter=limiters.index)
             await database.aclose()
+    if body_error is not None:
+        raise body_error

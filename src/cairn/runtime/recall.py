@@ -80,6 +80,8 @@ async def compute_recall(
         return candidates, active_directives(reader.connection, agent_id)
 
     candidates, directives = await database.read(read)
+    if candidates.lexical_exhausted:
+        degradations.append(Degradation.CANDIDATE_BUDGET_EXHAUSTED)
     ranked = rank_candidates(candidates, now, config.fusion_weights(), config.rrf_k)[
         : plan.k
     ]

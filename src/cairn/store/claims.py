@@ -15,7 +15,7 @@ from cairn.domain.claim import Claim, ClaimDraft, ClaimKind, Lifecycle, Origin
 from cairn.domain.ids import AgentId, EventId
 from cairn.domain.scope import Scope, ScopeKind
 from cairn.domain.temporal import TemporalSpan, TimePrecision
-from cairn.store.fts import index_text, owner_token, scope_token
+from cairn.store.fts import index_text, namespace
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -89,7 +89,6 @@ def insert_claims(
     subject and predicate in the same scope supersedes the older one (lineage recorded).
     """
     stamp = _iso(now)
-    owner = owner_token(agent_id)
     inserted: list[tuple[int, str]] = []
     merged = superseded = suppressed = 0
     for draft in drafts:
@@ -149,14 +148,10 @@ def insert_claims(
         )
         rowid = connection.last_insert_rowid()
         _add_sources(connection, rowid, draft, event_rowids)
+        prefix = namespace(agent_id, draft.scope.kind.value, scope_key)
         connection.execute(
-            "INSERT INTO claim_fts (rowid, owner, scope, body) VALUES (?, ?, ?, ?)",
-            (
-                rowid,
-                owner,
-                scope_token(draft.scope.kind.value, scope_key),
-                index_text(draft.text),
-            ),
+            "INSERT INTO claim_fts (rowid, body) VALUES (?, ?)",
+            (rowid, index_text(draft.text, prefix)),
         )
         superseded += _supersede_older(connection, agent_id, rowid, draft, stamp)
         connection.execute(
@@ -242,8 +237,10 @@ _LOAD_CLAIMS = (
     " c.scope, c.scope_key, c.revision, c.subject, c.predicate,"
     " (SELECT json_group_array(e.event_id) FROM claim_sources s"
     "   JOIN events e ON e.rowid = s.event_rowid WHERE s.claim_rowid = c.rowid)"
-    " FROM claims c WHERE c.agent_id = ?"
-    " AND c.rowid IN (SELECT value FROM json_each(?))"
+    # CROSS JOIN drives the lookup from the candidate list (a rowid probe each) instead of
+    # letting the planner scan the agent's index.
+    " FROM json_each(?) AS wanted CROSS JOIN claims c ON c.rowid = wanted.value"
+    " WHERE c.agent_id = ?"
     " AND c.lifecycle IN (SELECT value FROM json_each(?)) AND "
 )
 
@@ -265,8 +262,8 @@ def load_claims(
     rows = connection.execute(
         sql,
         (
-            agent_id,
             json.dumps(sorted(set(rowids))),
+            agent_id,
             json.dumps([lifecycle.value for lifecycle in lifecycles]),
             *scope_params,
         ),

@@ -12,7 +12,7 @@ import attrs
 
 from cairn.domain.evidence import EvidenceEvent, Role, Turn
 from cairn.domain.ids import AgentId, EventId, SessionId
-from cairn.store.fts import index_text, owner_token
+from cairn.store.fts import index_text, namespace
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -71,7 +71,7 @@ def insert_turns(
     A stored ID with the same content hash is a duplicate; with another hash it is rejected
     and the stored row is left as it was.
     """
-    owner = owner_token(agent_id)
+    prefix = namespace(agent_id)
     results: list[IntakeResult] = []
     seen: dict[str, str] = {}
     received = received_at.astimezone(dt.UTC).isoformat()
@@ -125,11 +125,10 @@ def insert_turns(
         # the reply often uses (design/recall.md measures each).
         context = "" if previous is None else str(previous[1])
         body = index_text(
-            f"{turn.speaker or ''} {turn.text} {occurred_at:%d %B %Y} {context}"
+            f"{turn.speaker or ''} {turn.text} {occurred_at:%d %B %Y} {context}", prefix
         )
         connection.execute(
-            "INSERT INTO event_fts (rowid, owner, body) VALUES (?, ?, ?)",
-            (rowid, owner, body),
+            "INSERT INTO event_fts (rowid, body) VALUES (?, ?)", (rowid, body)
         )
         seen[turn.event_id] = digest
         results.append(IntakeResult(turn.event_id, IntakeOutcome.INGESTED, rowid=rowid))
@@ -174,10 +173,13 @@ def load_events(
 ) -> dict[int, EvidenceEvent]:
     """Events by rowid, owner-checked in SQL."""
     wanted = json.dumps(sorted(set(rowids)))
+    # Driven from the candidate list: one rowid probe each, never an index scan.
     rows = connection.execute(
-        f"SELECT {_EVENT_COLUMNS}{_EVENT_FROM}"  # noqa: S608 - fixed column list
-        " WHERE e.agent_id = ? AND e.rowid IN (SELECT value FROM json_each(?))",
-        (agent_id, wanted),
+        f"SELECT {_EVENT_COLUMNS} FROM json_each(?) AS wanted"  # noqa: S608 - fixed column list
+        " CROSS JOIN events e ON e.rowid = wanted.value"
+        " LEFT JOIN events p ON p.rowid = e.context_rowid"
+        " WHERE e.agent_id = ?",
+        (wanted, agent_id),
     )
     return {event.rowid: event for event in map(_event, rows)}
 

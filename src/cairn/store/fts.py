@@ -5,6 +5,13 @@ one token, so a two-character Chinese query would never find a longer sentence. 
 rewrite CJK runs into overlapping bigrams (a lone character stays a unigram) before the text
 reaches FTS5, and run the very same function on the query
 (tests/store/test_fts.py::test_two_character_chinese_query_finds_longer_memory).
+
+Every token is namespaced: glued to a prefix derived from the owning agent (and, for
+claims, the scope). An agent's query can then only ever match its own rows, inside the FTS
+index and before LIMIT, at no extra cost: a shared `owner` column ANDed into the query made
+FTS5 walk the agent's whole doclist (10 ms at 100k rows). Document frequencies and bm25
+statistics become per agent too. The prefix uses consonants only, so the porter stemmer's
+vowel/consonant measure, and with it every stem, is the same as without it.
 """
 
 from __future__ import annotations
@@ -203,7 +210,7 @@ def _cjk_grams(run: str) -> list[str]:
     return [run[index : index + 2] for index in range(len(run) - 1)]
 
 
-def _tokens(text: str) -> list[str]:
+def tokens(text: str) -> list[str]:
     normal = unicodedata.normalize("NFKC", text).casefold()
     tokens: list[str] = []
     position = 0
@@ -215,15 +222,15 @@ def _tokens(text: str) -> list[str]:
     return tokens
 
 
-def index_text(text: str) -> str:
-    """The text FTS5 indexes for a document: words, with CJK runs as bigrams."""
-    return " ".join(_tokens(text))
+def index_text(text: str, prefix: str = "") -> str:
+    """The text FTS5 indexes for a document: words, CJK runs as bigrams, all namespaced."""
+    return " ".join(prefix + token for token in tokens(text))
 
 
 def query_terms(text: str) -> list[str]:
     """Distinct, non-stopword terms of a query in first-seen order."""
     seen: dict[str, None] = {}
-    for token in _tokens(text):
+    for token in tokens(text):
         bare = token.replace("’", "'").split("'")[0]
         if bare and bare not in STOPWORDS and (len(bare) > 1 or _CJK_RUN.match(bare)):
             seen.setdefault(bare, None)
@@ -235,16 +242,17 @@ def quote_term(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def _token(prefix: str, value: str) -> str:
-    # A letter and decimal digits: unicode61 keeps it one token and porter has no suffix
-    # to strip, so document and query sides always agree.
-    digest = hashlib.blake2b(value.encode(), digest_size=10).digest()
-    return prefix + str(int.from_bytes(digest, "big"))
+_CONSONANTS = (
+    "bcdfghjklmnpqrstvwxz"  # no vowels and no "y": porter's measure ignores them
+)
 
 
-def owner_token(agent_id: str) -> str:
-    return _token("o", agent_id)
-
-
-def scope_token(scope: str, key: str | None) -> str:
-    return "sagent" if key is None else _token("s" + scope[0], key)
+def namespace(agent_id: str, scope: str | None = None, key: str | None = None) -> str:
+    """The token prefix of an agent's (and scope's) lexical rows: 14 consonants."""
+    payload = "\x00".join([agent_id, scope or "", key or ""]).encode()
+    number = int.from_bytes(hashlib.blake2b(payload, digest_size=8).digest(), "big")
+    letters = []
+    for _ in range(14):  # 20**14 > 2**60: collisions are not a practical concern
+        number, digit = divmod(number, len(_CONSONANTS))
+        letters.append(_CONSONANTS[digit])
+    return "".join(letters)

@@ -1,10 +1,11 @@
 """Lexical candidate search over the FTS5 projections.
 
-FTS5's cost grows with the number of rows a query matches (about 0.8 µs each, see
-MEASUREMENTS.md), so a broad OR over common words is slow at 100k rows. Before querying we
-look up each term's document frequency and keep the rarest terms within a posting budget:
-common words carry little signal for bm25 anyway. Owner and scope are tokens inside the
-MATCH expression, so isolation holds before LIMIT.
+Tokens are namespaced per agent and scope (cairn.store.fts), so a query only ever touches
+the caller's own doclists. FTS5's cost grows with the number of rows a query matches, so
+before querying we look up each term's document frequency in the caller's namespaces and
+keep the rarest terms within a posting budget: common words carry little bm25 signal
+anyway. If even the rarest term is over budget, the query runs newest-first without
+ranking the whole doclist, and the result says the candidate budget was exhausted.
 """
 
 from __future__ import annotations
@@ -15,24 +16,30 @@ import apsw
 import apsw.fts5
 import attrs
 
-from cairn.store.fts import owner_token, quote_term, scope_token
+from cairn.store.fts import namespace, quote_term
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from cairn.domain.scope import Scope
 
-__all__ = ["LexicalHit", "LexicalSearcher"]
+__all__ = ["LexicalHit", "LexicalResult", "LexicalSearcher"]
 
-# Terms kept after pruning, and the most postings (documents) they may touch in total.
+# Terms kept after pruning, and the most postings (documents) they may touch together.
 MAX_TERMS = 12
-MAX_POSTINGS = 20_000
+MAX_POSTINGS = 3_000
 
 
 @attrs.frozen
 class LexicalHit:
     rowid: int
     score: float
+
+
+@attrs.frozen
+class LexicalResult:
+    hits: list[LexicalHit]
+    exhausted: bool = False
 
 
 @attrs.define(eq=False)
@@ -48,72 +55,83 @@ class LexicalSearcher:
             table = self._tables[name] = apsw.fts5.Table(self.connection, name)
         return table
 
-    def _stems(self, table: str, terms: Sequence[str]) -> list[str]:
+    def _stems(self, table: str, prefixes: Sequence[str], term: str) -> list[str]:
+        """The indexed (namespaced, stemmed) forms of one query term."""
         fts_table = self._table(table)
         stems: dict[str, None] = {}
-        for term in terms:
+        for prefix in prefixes:
             for token in fts_table.tokenize(
-                term.encode(), include_offsets=False, include_colocated=False
+                (prefix + term).encode(), include_offsets=False, include_colocated=False
             ):
                 stems.setdefault(str(token), None)
         return list(stems)
 
-    def prune(self, table: str, terms: Sequence[str]) -> list[str]:
-        """The rarest stems of ``terms`` within the posting budget (never empty if any match)."""
-        stems = self._stems(table, terms)
-        if not stems:
-            return []
-        placeholders = ",".join("?" * len(stems))
+    def prune(
+        self, table: str, prefixes: Sequence[str], terms: Sequence[str]
+    ) -> tuple[list[str], bool]:
+        """Namespaced query terms of the rarest ``terms`` within the posting budget.
+
+        Returns ``(terms, exhausted)``; ``exhausted`` means even the rarest term alone is
+        over budget (it is returned, to be searched newest-first). Stems are only used to
+        look up frequencies: MATCH tokenizes (and stems) its input itself.
+        """
+        groups = [self._stems(table, prefixes, term) for term in terms]
+        namespaced = [[prefix + term for prefix in prefixes] for term in terms]
+        every = [stem for group in groups for stem in group]
+        if not every:
+            return [], False
+        placeholders = ",".join("?" * len(every))
         frequencies = {
             str(term): int(doc)
             for term, doc in self.connection.execute(
                 f"SELECT term, doc FROM {table}_vocab WHERE term IN ({placeholders})",  # noqa: S608 - table name is ours
-                stems,
+                every,
             )
         }
-        present = sorted(
-            (frequencies[stem], stem) for stem in stems if stem in frequencies
+        sized = sorted(
+            (sum(frequencies.get(stem, 0) for stem in group), index)
+            for index, group in enumerate(groups)
         )
+        present = [(size, index) for size, index in sized if size > 0][:MAX_TERMS]
+        if not present:
+            return [], False
+        if present[0][0] > MAX_POSTINGS:
+            return namespaced[present[0][1]], True
         kept: list[str] = []
         budget = MAX_POSTINGS
-        for frequency, stem in present[:MAX_TERMS]:
-            if kept and frequency > budget:
+        for size, index in present:
+            if size > budget:
                 break
-            kept.append(stem)
-            budget -= frequency
-        return kept
+            kept.extend(namespaced[index])
+            budget -= size
+        return kept, False
 
     def search_claims(
         self, agent_id: str, terms: Sequence[str], scopes: Sequence[Scope], limit: int
-    ) -> list[LexicalHit]:
-        stems = self.prune("claim_fts", terms)
-        if not stems:
-            return []
-        scope_clause = " OR ".join(
-            f"scope : {quote_term(scope_token(s.kind.value, s.key))}" for s in scopes
-        )
-        expression = (
-            f"owner : {quote_term(owner_token(agent_id))} AND ({scope_clause})"
-            f" AND body : ({' OR '.join(map(quote_term, stems))})"
-        )
-        return self._run("claim_fts", expression, limit)
+    ) -> LexicalResult:
+        prefixes = [
+            namespace(agent_id, scope.kind.value, scope.key) for scope in scopes
+        ]
+        return self._search("claim_fts", prefixes, terms, limit)
 
     def search_events(
         self, agent_id: str, terms: Sequence[str], limit: int
-    ) -> list[LexicalHit]:
-        stems = self.prune("event_fts", terms)
-        if not stems:
-            return []
-        expression = (
-            f"owner : {quote_term(owner_token(agent_id))}"
-            f" AND body : ({' OR '.join(map(quote_term, stems))})"
-        )
-        return self._run("event_fts", expression, limit)
+    ) -> LexicalResult:
+        return self._search("event_fts", [namespace(agent_id)], terms, limit)
 
-    def _run(self, table: str, expression: str, limit: int) -> list[LexicalHit]:
+    def _search(
+        self, table: str, prefixes: Sequence[str], terms: Sequence[str], limit: int
+    ) -> LexicalResult:
+        kept, exhausted = self.prune(table, prefixes, terms)
+        if not kept:
+            return LexicalResult([])
+        expression = " OR ".join(map(quote_term, kept))
+        # Newest-first needs no bm25 over the whole doclist: the bounded fallback.
+        order = "rowid DESC" if exhausted else "rank"
         rows = self.connection.execute(
-            f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ?"  # noqa: S608 - table name is ours
-            " ORDER BY rank LIMIT ?",
+            f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ?"  # noqa: S608 - names are ours
+            f" ORDER BY {order} LIMIT ?",
             (expression, limit),
         )
-        return [LexicalHit(int(rowid), -float(rank)) for rowid, rank in rows]
+        hits = [LexicalHit(int(rowid), -float(rank)) for rowid, rank in rows]
+        return LexicalResult(hits, exhausted)

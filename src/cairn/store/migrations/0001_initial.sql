@@ -67,22 +67,20 @@ CREATE TABLE claim_sources (
 CREATE INDEX claim_sources_event ON claim_sources (event_rowid);
 
 -- Lexical projections. Contentless (the text lives in claims/events); the indexed text is
--- the CJK-bigram normal form computed in cairn.store.fts. `owner` and `scope` hold opaque
--- tokens so owner and scope predicates run inside the FTS query, before LIMIT.
+-- the CJK-bigram normal form of cairn.store.fts with every token namespaced by agent (and,
+-- for claims, scope), so owner and scope predicates hold inside the FTS query, before LIMIT.
 CREATE VIRTUAL TABLE claim_fts USING fts5 (
-    owner, scope, body,
+    body,
     content = '', contentless_delete = 1,
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
-INSERT INTO claim_fts (claim_fts, rank) VALUES ('rank', 'bm25(0.0, 0.0, 1.0)');
 CREATE VIRTUAL TABLE claim_fts_vocab USING fts5vocab (claim_fts, 'row');
 
 CREATE VIRTUAL TABLE event_fts USING fts5 (
-    owner, body,
+    body,
     content = '', contentless_delete = 1,
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
-INSERT INTO event_fts (event_fts, rank) VALUES ('rank', 'bm25(0.0, 1.0)');
 CREATE VIRTUAL TABLE event_fts_vocab USING fts5vocab (event_fts, 'row');
 
 CREATE TRIGGER claims_fts_delete AFTER DELETE ON claims BEGIN

@@ -1,0 +1,154 @@
+"""The command line, run as a real subprocess: exact JSON contracts, exit codes, idempotent
+re-ingest, the demo, and clear errors for bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.subprocess
+
+TURNS = [
+    {
+        "id": "t1",
+        "session": "s1",
+        "role": "user",
+        "speaker": "Ana",
+        "text": "I love oolong tea.",
+        "at": "2026-01-05T09:00:00+00:00",
+    },
+    {"id": "t2", "session": "s1", "role": "assistant", "text": "Noted, oolong it is."},
+    {
+        "id": "t3",
+        "session": "s2",
+        "role": "user",
+        "speaker": "Ana",
+        "text": "我下周三要去东京开会。",
+        "at": "2026-01-06T09:00:00+08:00",
+    },
+]
+
+
+def cairn(
+    *args: str, data: Path, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "CAIRN_DATA": str(data)}
+    result = subprocess.run(
+        [sys.executable, "-m", "cairn", *args],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=300,
+        check=False,
+    )
+    if check:
+        assert result.returncode == 0, result.stderr
+    return result
+
+
+@pytest.fixture
+def turns_file(tmp_path: Path) -> Path:
+    path = tmp_path / "turns.jsonl"
+    lines = [json.dumps(t, ensure_ascii=False) for t in TURNS]
+    lines.append("{not json")
+    lines.append(
+        json.dumps({"id": "t9", "session": "s1", "role": "system", "text": "x"})
+    )
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_ingest_recall_status_round_trip(tmp_path: Path, turns_file: Path) -> None:
+    data = tmp_path / "data"
+    first = cairn(
+        "ingest", "--agent", "a", str(turns_file), "--json", data=data, check=False
+    )
+    assert first.returncode == 3, first.stderr
+    summary = json.loads(first.stdout)
+    assert summary["ingested"] == 3
+    assert summary["duplicate"] == 0
+    assert [r["line"] for r in summary["rejected"]] == [4, 5]
+
+    again = json.loads(
+        cairn(
+            "ingest", "--agent", "a", str(turns_file), "--json", data=data, check=False
+        ).stdout
+    )
+    assert again["ingested"] == 0
+    assert again["duplicate"] == 3
+
+    recall = json.loads(
+        cairn(
+            "recall", "--agent", "a", "--json", "--k", "5", "oolong tea", data=data
+        ).stdout
+    )
+    assert recall["status"] == "ok"
+    assert set(recall) >= {
+        "status",
+        "request_id",
+        "items",
+        "memory_block",
+        "directive_block",
+        "manifest",
+    }
+    assert recall["items"]
+    for item in recall["items"]:
+        assert set(item) == {"id", "kind", "text", "score", "source_refs"}
+    assert recall["items"][0]["source_refs"][0] == "t1"
+    assert "<context-data" in recall["memory_block"]
+
+    chinese = json.loads(
+        cairn("recall", "--agent", "a", "--json", "东京", data=data).stdout
+    )
+    assert any("t3" in item["source_refs"] for item in chinese["items"])
+
+    other = json.loads(
+        cairn("recall", "--agent", "b", "--json", "oolong tea", data=data).stdout
+    )
+    assert other["items"] == []
+
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text(
+        json.dumps({"id": "q1", "query": "tea"})
+        + "\n"
+        + json.dumps({"id": "q2", "query": "东京 会议"})
+        + "\n",
+        encoding="utf-8",
+    )
+    lines = cairn(
+        "recall", "--agent", "a", "--json", "--queries", str(queries), data=data
+    ).stdout.splitlines()
+    assert [json.loads(line)["id"] for line in lines] == ["q1", "q2"]
+
+    status = json.loads(cairn("status", "--json", data=data).stdout)
+    assert status["agents"]["a"]["events"] == 3
+    assert status["agents"]["a"]["events_pending_extraction"] == 0
+
+
+def test_bad_input_is_a_clear_error(tmp_path: Path) -> None:
+    result = cairn(
+        "ingest",
+        "--agent",
+        "a",
+        str(tmp_path / "missing.jsonl"),
+        data=tmp_path / "d",
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "no such file" in result.stderr
+    assert "Traceback" not in result.stderr
+    result = cairn("recall", "--agent", "../x", "tea", data=tmp_path / "d", check=False)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+
+
+def test_demo_runs_offline() -> None:
+    result = cairn("demo", data=Path("/nonexistent-unused"))
+    assert "Q: What drink does Mei like?" in result.stdout
+    assert "oolong" in result.stdout
+    assert "乌龙茶" in result.stdout
