@@ -76,8 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         matched, rest = group.split(CairnError)
         if matched is None or rest is not None:
             raise
-        for error in matched.exceptions:
-            print(f"cairn: {error}", file=sys.stderr)
+        for leaf in matched.exceptions:
+            print(f"cairn: {leaf}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

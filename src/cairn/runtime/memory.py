@@ -283,7 +283,7 @@ async def open_memory(
             try:
                 yield memory
                 await memory.aclose()
-            except BaseException as error:
+            except BaseException as error:  # noqa: BLE001 - re-raised below, unwrapped
                 # The caller's own error leaves unwrapped: the nursery is an internal
                 # detail, so `except InvalidInputError` works around `async with`.
                 body_error = error

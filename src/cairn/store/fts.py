@@ -23,10 +23,10 @@ import unicodedata
 __all__ = [
     "STOPWORDS",
     "index_text",
-    "owner_token",
+    "namespace",
     "query_terms",
     "quote_term",
-    "scope_token",
+    "tokens",
 ]
 
 # Han, Hiragana, Katakana, Hangul syllables and compatibility ideographs.
