@@ -183,6 +183,19 @@ class Memory:
     async def fetch_recall(self, agent_id: str, request_id: str) -> Recall:
         return await (await self._supervisor(agent_id)).fetch_recall(request_id)
 
+    # -- forgetting ----------------------------------------------------------------------
+    async def clear(self, agent_id: str) -> dict[str, Any]:
+        """Clear the agent's memories (claims) durably; evidence and directives remain.
+
+        Resumes after a crash from the stored phase. Returns what was and was not removed.
+        """
+        deleted = await (await self._supervisor(agent_id)).clear()
+        return {
+            "claims_deleted": deleted,
+            "removed": ["claims", "claim vectors", "lineage", "dirty work"],
+            "kept": ["evidence", "directives", "tombstones"],
+        }
+
     # -- directives --------------------------------------------------------------------
     async def add_directive(
         self, agent_id: str, text: str, *, kind: str = "instruction"

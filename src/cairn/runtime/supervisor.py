@@ -20,6 +20,7 @@ from cairn.domain.ids import AgentId
 from cairn.errors import DrainTimeoutError, RuntimeClosedError, UnknownRequestError
 from cairn.providers.embedding import EmbeddingProvider
 from cairn.retrieval.types import Recall, RecallStatus
+from cairn.runtime.actors.clear_jobs import ClearJobActor
 from cairn.runtime.actors.embedding import EmbeddingActor, VectorSlot
 from cairn.runtime.actors.ingestion import IngestionActor
 from cairn.runtime.actors.maintenance import AuditBuffer, MaintenanceActor
@@ -37,6 +38,7 @@ from cairn.runtime.recall import RecallPlan, compute_recall
 from cairn.runtime.threads import Limiters
 from cairn.serde.recall import recall_from_bytes, recall_to_bytes
 from cairn.store.agents import ensure_agent
+from cairn.store.clear_jobs import start_clear
 from cairn.store.evidence import IntakeOutcome, IntakeResult
 from cairn.store.requests import load_recall_result
 
@@ -74,6 +76,8 @@ class AgentSupervisor:
     ingestion: IngestionActor
     embedding: EmbeddingActor
     writer: WriteCoordinator
+    clearing: ClearJobActor
+    clear_wake_send: trio.MemorySendChannel[None]
     accepting: bool = True
     _late: dict[str, Reply[Recall]] = attrs.field(factory=dict)
 
@@ -170,6 +174,24 @@ class AgentSupervisor:
             raise UnknownRequestError(f"recall {request_id} failed")
         return recall_from_bytes(payload)
 
+    # -- forgetting ----------------------------------------------------------------------
+    async def clear(self) -> int:
+        """Clear every claim of the agent through a durable job; returns how many.
+
+        Evidence and directives are kept. The job row and the epoch advance commit together,
+        so in-flight extraction and embedding of the old epoch can no longer commit.
+        """
+        agent_id, clock = self.agent_id, self.clock
+        job, epoch = await self.database.write(
+            lambda connection: start_clear(connection, agent_id, clock.now())
+        )
+        self.fence.advance(epoch, f"clear job {job.job_id}")
+        before = self.clearing.claims_deleted
+        with contextlib.suppress(trio.WouldBlock):
+            self.clear_wake_send.send_nowait(None)
+        await self.clearing.wait_finished()
+        return self.clearing.claims_deleted - before
+
     # -- lifecycle ---------------------------------------------------------------------
     async def stop(self) -> None:
         """Stop accepting, drain within the timeout, then cancel the actors."""
@@ -202,6 +224,7 @@ class AgentSupervisor:
             "vectors_live": 0 if index is None else len(index),
             "maintenance_passes": self.maintenance.passes,
             "pending_late_recalls": len(self._late),
+            "clear_jobs_completed": self.clearing.completed,
         }
 
 
@@ -256,6 +279,10 @@ async def open_agent_supervisor(
         config.extraction_batch,
         config.timezone,
     )
+    clear_wake_send, clear_wake_receive = trio.open_memory_channel[None](1)
+    clearing = ClearJobActor(
+        agent_id, database, limiters, clock, slot, clear_wake_receive
+    )
     maintenance = MaintenanceActor(
         agent_id,
         database,
@@ -272,6 +299,7 @@ async def open_agent_supervisor(
         await nursery.start(embedding.run)
         await nursery.start(ingestion.run)
         await nursery.start(maintenance.run)
+        await nursery.start(clearing.run)
         supervisor = AgentSupervisor(
             agent_id,
             database,
@@ -291,5 +319,7 @@ async def open_agent_supervisor(
             ingestion,
             embedding,
             writer,
+            clearing,
+            clear_wake_send,
         )
         yield supervisor

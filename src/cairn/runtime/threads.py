@@ -31,7 +31,9 @@ class Limiters:
     store_read: trio.CapacityLimiter = attrs.field(
         factory=lambda: trio.CapacityLimiter(2)
     )
-    index: trio.CapacityLimiter = attrs.field(factory=lambda: trio.CapacityLimiter(2))
+    # Vector projections allow one writer at a time (cairn.vectors); searches run in the
+    # reader threads, so this limiter serialises writers only.
+    index: trio.CapacityLimiter = attrs.field(factory=lambda: trio.CapacityLimiter(1))
     cpu: trio.CapacityLimiter = attrs.field(factory=lambda: trio.CapacityLimiter(1))
 
 

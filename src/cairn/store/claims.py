@@ -241,7 +241,10 @@ _LOAD_CLAIMS = (
     # letting the planner scan the agent's index.
     " FROM json_each(?) AS wanted CROSS JOIN claims c ON c.rowid = wanted.value"
     " WHERE c.agent_id = ?"
-    " AND c.lifecycle IN (SELECT value FROM json_each(?)) AND "
+    " AND c.lifecycle IN (SELECT value FROM json_each(?))"
+    # A pending clear hides every claim it covers, on every read path, until it is done.
+    " AND NOT EXISTS (SELECT 1 FROM clear_jobs j WHERE j.agent_id = c.agent_id"
+    "  AND j.phase <> 'done' AND c.rowid <= j.rowid_cutoff) AND "
 )
 
 

@@ -1,0 +1,108 @@
+"""Clear jobs: resumes a pending job at start, runs new ones, one bounded batch at a time.
+
+Phases (cairn.store.clear_jobs): claims in transactions of at most 256 rows, yielding
+between batches; then lineage and dirty work; then the vector projection; the job row goes
+last. A crash anywhere resumes from the stored phase (tests/runtime/test_clear.py).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import attrs
+import numpy as np
+import trio
+
+from cairn.clock import DomainClock
+from cairn.domain.ids import AgentId
+from cairn.retrieval.candidates import EVENT_KEY_BASE
+from cairn.runtime.actors.embedding import VectorSlot
+from cairn.runtime.database import Database
+from cairn.runtime.threads import Limiters, run_in_thread
+from cairn.store.clear_jobs import (
+    ClearJob,
+    clear_claims_batch,
+    clear_lineage,
+    finish_clear,
+    pending_clear,
+)
+
+__all__ = ["ClearJobActor"]
+
+logger = logging.getLogger(__name__)
+
+
+@attrs.define(eq=False)
+class ClearJobActor:
+    agent_id: AgentId
+    database: Database
+    limiters: Limiters
+    clock: DomainClock
+    slot: VectorSlot
+    wake_receive: trio.MemoryReceiveChannel[None]
+    completed: int = 0
+    claims_deleted: int = 0
+    _finished: trio.Event = attrs.field(factory=trio.Event)
+
+    async def run(
+        self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        async with self.wake_receive:
+            task_status.started()
+            await self._run_pending()
+            async for _ in self.wake_receive:
+                await self._run_pending()
+
+    async def wait_finished(self) -> None:
+        """Return once no clear job of this agent is pending."""
+        agent_id = self.agent_id
+        while True:
+            # Captured before the check, so a job finishing in between still wakes us.
+            finished = self._finished
+            if not await self.database.read(
+                lambda reader: pending_clear(reader.connection, agent_id) is not None
+            ):
+                return
+            await finished.wait()
+
+    async def _run_pending(self) -> None:
+        agent_id, clock = self.agent_id, self.clock
+        while True:
+            job = await self.database.read(
+                lambda reader: pending_clear(reader.connection, agent_id)
+            )
+            if job is None:
+                finished, self._finished = self._finished, trio.Event()
+                finished.set()
+                return
+            await self._run_phase(job, clock)
+
+    async def _run_phase(self, job: ClearJob, clock: DomainClock) -> None:
+        if job.phase == "claims":
+            deleted = await self.database.write(
+                lambda connection: clear_claims_batch(connection, job, clock.now())
+            )
+            self.claims_deleted += len(deleted)
+            # Yield between batches: other agents' work and this agent's recalls go on.
+            await trio.lowlevel.checkpoint()
+        elif job.phase == "lineage":
+            await self.database.write(lambda connection: clear_lineage(connection, job))
+        else:
+            await self._clear_vectors(job)
+            await self.database.write(lambda connection: finish_clear(connection, job))
+            self.completed += 1
+            logger.info("clear job %d of agent %s finished", job.job_id, job.agent_id)
+
+    async def _clear_vectors(self, job: ClearJob) -> None:
+        await self.slot.ready.wait()
+        index = self.slot.index
+        if index is None:
+            return
+
+        def remove() -> None:
+            keys = index.keys()
+            cleared = keys[(keys < EVENT_KEY_BASE) & (keys <= job.rowid_cutoff)]
+            index.remove(np.asarray(cleared, dtype=np.int64))
+
+        await run_in_thread(remove, limiter=self.limiters.index)
+        self.slot.dirty = True

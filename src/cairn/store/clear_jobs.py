@@ -1,0 +1,142 @@
+"""Durable clear jobs: every claim of an agent tombstoned and deleted, crash-safely.
+
+A job row (agent, rowid cutoff, time, counts, phase; never plaintext) is written together
+with the epoch advance that fences the agent's in-flight work; from then on the SQLite
+triggers refuse claim writes for the agent and `load_claims` hides every claim at or below
+the cutoff, so nothing cleared is recalled while the job runs. Phases run in bounded
+transactions and resume from the stored phase after a crash.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING
+
+import attrs
+
+if TYPE_CHECKING:
+    import apsw
+
+    from cairn.domain.ids import AgentId
+
+__all__ = [
+    "CLEAR_BATCH",
+    "ClearJob",
+    "clear_claims_batch",
+    "clear_lineage",
+    "finish_clear",
+    "pending_clear",
+    "start_clear",
+]
+
+# At most this many claims per transaction, so other agents' writes interleave.
+CLEAR_BATCH = 256
+
+
+@attrs.frozen
+class ClearJob:
+    job_id: int
+    agent_id: str
+    rowid_cutoff: int
+    phase: str
+    deleted_claims: int
+
+
+def pending_clear(connection: apsw.Connection, agent_id: AgentId) -> ClearJob | None:
+    row = connection.execute(
+        "SELECT job_id, agent_id, rowid_cutoff, phase, deleted_claims FROM clear_jobs"
+        " WHERE agent_id = ? AND phase <> 'done' ORDER BY job_id LIMIT 1",
+        (agent_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    return ClearJob(int(row[0]), str(row[1]), int(row[2]), str(row[3]), int(row[4]))
+
+
+def start_clear(
+    connection: apsw.Connection, agent_id: AgentId, now: dt.datetime
+) -> tuple[ClearJob, int]:
+    """Persist a job (or return the pending one) and advance the agent's epoch.
+
+    Returns the job and the new epoch. Runs in one transaction with the epoch advance, so
+    the fence and the job appear together.
+    """
+    existing = pending_clear(connection, agent_id)
+    if existing is None:
+        row = connection.execute(
+            "SELECT coalesce(max(rowid), 0) FROM claims WHERE agent_id = ?", (agent_id,)
+        ).fetchone()
+        cutoff = int(row[0]) if row is not None else 0
+        connection.execute(
+            "INSERT INTO clear_jobs (agent_id, rowid_cutoff, created_at, phase)"
+            " VALUES (?, ?, ?, 'claims')",
+            (agent_id, cutoff, now.astimezone(dt.UTC).isoformat()),
+        )
+        existing = pending_clear(connection, agent_id)
+        assert existing is not None  # noqa: S101 - inserted just above
+    connection.execute(
+        "UPDATE agents SET config_epoch = config_epoch + 1 WHERE agent_id = ?",
+        (agent_id,),
+    )
+    epoch = connection.execute(
+        "SELECT config_epoch FROM agents WHERE agent_id = ?", (agent_id,)
+    ).fetchone()
+    return existing, 0 if epoch is None else int(epoch[0])
+
+
+def clear_claims_batch(
+    connection: apsw.Connection, job: ClearJob, now: dt.datetime
+) -> list[int]:
+    """Tombstone and delete up to CLEAR_BATCH claims; advance the phase when none are left.
+
+    Returns the deleted rowids (their vectors are removed in the vector phase). FTS rows
+    and embeddings go with each claim through the delete triggers.
+    """
+    rows = connection.execute(
+        "SELECT rowid, provenance_key, content_hash FROM claims"
+        " WHERE agent_id = ? AND rowid <= ? LIMIT ?",
+        (job.agent_id, job.rowid_cutoff, CLEAR_BATCH),
+    ).fetchall()
+    stamp = now.astimezone(dt.UTC).isoformat()
+    for _rowid, provenance, content in rows:
+        connection.execute(
+            "INSERT OR IGNORE INTO tombstones (agent_id, provenance_hash, content_hash,"
+            " created_at) VALUES (?, ?, ?, ?)",
+            (job.agent_id, provenance, content, stamp),
+        )
+    rowids = [int(row[0]) for row in rows]  # type: ignore[arg-type]
+    connection.executemany("DELETE FROM claims WHERE rowid = ?", [(r,) for r in rowids])
+    if rowids:
+        connection.execute(
+            "UPDATE clear_jobs SET deleted_claims = deleted_claims + ? WHERE job_id = ?",
+            (len(rowids), job.job_id),
+        )
+    else:
+        connection.execute(
+            "UPDATE clear_jobs SET phase = 'lineage' WHERE job_id = ?", (job.job_id,)
+        )
+    return rowids
+
+
+def clear_lineage(connection: apsw.Connection, job: ClearJob) -> None:
+    """Drop derivations and dirty work of the cleared claims, then enter the vector phase."""
+    connection.execute(
+        "DELETE FROM derivations WHERE agent_id = ? AND child_rowid <= ?",
+        (job.agent_id, job.rowid_cutoff),
+    )
+    connection.execute(
+        "DELETE FROM dirty_work WHERE agent_id = ? AND claim_rowid <= ?",
+        (job.agent_id, job.rowid_cutoff),
+    )
+    connection.execute(
+        "UPDATE clear_jobs SET phase = 'vectors' WHERE job_id = ?", (job.job_id,)
+    )
+
+
+def finish_clear(connection: apsw.Connection, job: ClearJob) -> int:
+    """The job row goes last; returns how many claims the job deleted."""
+    row = connection.execute(
+        "SELECT deleted_claims FROM clear_jobs WHERE job_id = ?", (job.job_id,)
+    ).fetchone()
+    connection.execute("DELETE FROM clear_jobs WHERE job_id = ?", (job.job_id,))
+    return 0 if row is None else int(row[0])

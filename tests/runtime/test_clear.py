@@ -1,0 +1,121 @@
+"""Clear jobs: durable, fenced, resumable. Cleared claims never come back (not on recall
+while the job runs, not through a raw SQL write, not by re-extraction of the same
+evidence), and directives and evidence are kept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import apsw
+import pytest
+from tests.conftest import TEST_CONFIG
+from tests.helpers import turn
+
+from cairn import open_memory
+from cairn.domain.ids import AgentId
+from cairn.store.clear_jobs import start_clear
+from cairn.store.connection import open_connection
+from cairn.testing import FixedDomainClock, HashingEmbedder
+
+TURNS = [
+    turn("e1", "I love hiking with my dog Rex."),
+    turn("e2", "My favourite food is ramen."),
+    turn("e3", "I live in Lisbon."),
+]
+
+
+def _count(path: Path, sql: str) -> int:
+    connection = open_connection(path)
+    try:
+        return int(connection.execute(sql).fetchone()[0])
+    finally:
+        connection.close()
+
+
+async def test_clear_removes_claims_and_keeps_the_rest(
+    data_dir: Path, clock: FixedDomainClock
+) -> None:
+    async with open_memory(
+        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
+    ) as memory:
+        await memory.ingest("a", TURNS)
+        await memory.ingest("b", [turn("x1", "I love hiking too.")])
+        await memory.add_directive("a", "Answer briefly.")
+        await memory.wait_idle("a")
+        await memory.wait_idle("b")
+        before = await memory.recall("a", "hiking ramen Lisbon", k=20)
+        claims_before = [item for item in before.items if item.kind != "evidence"]
+        assert claims_before
+        report = await memory.clear("a")
+        assert report["claims_deleted"] == len(claims_before)
+        assert "directives" in report["kept"]
+        after = await memory.recall("a", "hiking ramen Lisbon", k=20)
+        assert all(item.kind == "evidence" for item in after.items)
+        assert "Answer briefly." in after.directive_block
+        supervisor = await memory._supervisor("a")
+        assert supervisor.slot.index is not None
+        keys = supervisor.slot.index.keys().tolist()
+        assert all(key >= 1 << 40 for key in keys)
+        # Re-ingesting the same evidence is a no-op; nothing is re-extracted.
+        report_again = await memory.ingest("a", TURNS)
+        assert report_again.duplicates == len(TURNS)
+        other = await memory.recall("b", "hiking", k=5)
+        assert any(item.kind != "evidence" for item in other.items)
+    db = data_dir / "cairn.db"
+    assert _count(db, "SELECT count(*) FROM claims WHERE agent_id = 'a'") == 0
+    assert _count(db, "SELECT count(*) FROM tombstones WHERE agent_id = 'a'") == len(
+        claims_before
+    )
+    assert _count(db, "SELECT count(*) FROM claim_fts") == _count(
+        db, "SELECT count(*) FROM claims"
+    )
+    assert (
+        _count(
+            db,
+            "SELECT count(*) FROM embeddings WHERE target = 'claim' AND agent_id = 'a'",
+        )
+        == 0
+    )
+    assert _count(db, "SELECT count(*) FROM clear_jobs") == 0
+    assert _count(db, "SELECT count(*) FROM events WHERE agent_id = 'a'") == len(TURNS)
+
+
+async def test_pending_clear_fences_raw_writes_and_resumes_after_a_crash(
+    data_dir: Path, clock: FixedDomainClock
+) -> None:
+    async with open_memory(
+        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
+    ) as memory:
+        await memory.ingest("a", TURNS)
+        await memory.wait_idle("a")
+    db = data_dir / "cairn.db"
+    claims = _count(db, "SELECT count(*) FROM claims WHERE agent_id = 'a'")
+    assert claims >= 2
+    # The process "crashed" right after persisting the job: only the job row exists.
+    connection = open_connection(db)
+    try:
+        with connection:
+            start_clear(connection, AgentId("a"), clock.now())
+        with pytest.raises(apsw.ConstraintError, match="clear job pending"):
+            connection.execute(
+                "UPDATE claims SET text = 'resurrected' WHERE agent_id = 'a'"
+            )
+        with pytest.raises(apsw.ConstraintError, match="clear job pending"):
+            connection.execute(
+                "INSERT INTO claims (claim_id, agent_id, kind, lifecycle, origin, text,"
+                " confidence, scope, provenance_key, content_hash, created_at, updated_at)"
+                " VALUES ('x', 'a', 'fact', 'active', 'user', 't', 1, 'agent', 'p', 'c', 'n', 'n')"
+            )
+    finally:
+        connection.close()
+    async with open_memory(
+        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
+    ) as memory:
+        # Whether or not the resumed job has finished yet, no cleared claim is recalled.
+        recall = await memory.recall("a", "hiking ramen Lisbon", k=20)
+        assert all(item.kind == "evidence" for item in recall.items)
+        supervisor = await memory._supervisor("a")
+        await supervisor.clearing.wait_finished()
+    assert _count(db, "SELECT count(*) FROM claims WHERE agent_id = 'a'") == 0
+    assert _count(db, "SELECT count(*) FROM clear_jobs") == 0
+    assert _count(db, "SELECT count(*) FROM tombstones WHERE agent_id = 'a'") == claims
