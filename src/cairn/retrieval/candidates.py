@@ -1,6 +1,7 @@
 """Candidate collection: lexical and vector lists, then authoritative re-validation.
 
-Runs synchronously in one reader thread over one read snapshot. Vector hits are never
+Synchronous; the runtime runs the lexical and vector searches in parallel threads and
+the validation in a reader thread. Vector hits are never
 trusted: every claim or event a list proposes is re-loaded through owner- and scope-checked
 SQL, and anything that does not come back is discarded before ranking
 (tests/retrieval/test_isolation.py).
@@ -24,6 +25,8 @@ from cairn.store.claims import load_claims
 from cairn.store.evidence import load_events
 
 if TYPE_CHECKING:
+    import apsw
+
     from cairn.store.search import LexicalSearcher
     from cairn.vectors.index import ExactVectorIndex
 
@@ -31,9 +34,12 @@ __all__ = [
     "EVENT_KEY_BASE",
     "CandidateRequest",
     "Candidates",
+    "ProposedLists",
     "claim_key",
-    "collect_candidates",
     "event_key",
+    "lexical_candidates",
+    "validate_candidates",
+    "vector_candidates",
 ]
 
 # Claims and events share one vector projection per agent; event keys live above this base.
@@ -70,44 +76,69 @@ class Candidates:
     lexical_exhausted: bool = False
 
 
-def collect_candidates(
-    lexical: LexicalSearcher,
-    index: ExactVectorIndex | None,
-    request: CandidateRequest,
-) -> Candidates:
-    connection = lexical.connection
-    lists: dict[str, list[str]] = {}
-    claim_rowids: set[int] = set()
-    event_rowids: set[int] = set()
+@attrs.frozen
+class ProposedLists:
+    """Ranked keys per source before validation."""
 
+    lists: dict[str, list[str]]
+    lexical_exhausted: bool = False
+
+
+def lexical_candidates(
+    lexical: LexicalSearcher, request: CandidateRequest
+) -> ProposedLists:
+    """Claim and event FTS lists (owner and scope inside the index)."""
     claim_result = lexical.search_claims(
         request.agent_id, request.terms, request.scopes, request.lexical_limit
     )
-    claim_hits = claim_result.hits
-    lists["claim_fts"] = [f"c:{hit.rowid}" for hit in claim_hits]
-    claim_rowids.update(hit.rowid for hit in claim_hits)
     event_result = lexical.search_events(
         request.agent_id, request.terms, request.lexical_limit
     )
-    event_hits = event_result.hits
-    lists["event_fts"] = [f"e:{hit.rowid}" for hit in event_hits]
-    event_rowids.update(hit.rowid for hit in event_hits)
+    return ProposedLists(
+        {
+            "claim_fts": [f"c:{hit.rowid}" for hit in claim_result.hits],
+            "event_fts": [f"e:{hit.rowid}" for hit in event_result.hits],
+        },
+        claim_result.exhausted or event_result.exhausted,
+    )
 
-    if index is not None and request.query_vector is not None and len(index):
-        claim_vector: list[str] = []
-        event_vector: list[str] = []
-        for key, _similarity in index.search(
-            request.query_vector, request.vector_limit * 2
-        ):
-            if key >= EVENT_KEY_BASE:
-                event_vector.append(f"e:{key - EVENT_KEY_BASE}")
-                event_rowids.add(key - EVENT_KEY_BASE)
-            else:
-                claim_vector.append(f"c:{key}")
-                claim_rowids.add(key)
-        lists["claim_vector"] = claim_vector[: request.vector_limit]
-        lists["event_vector"] = event_vector[: request.vector_limit]
 
+def vector_candidates(
+    index: ExactVectorIndex, request: CandidateRequest
+) -> ProposedLists:
+    """Claim and event lists from one exact search of the agent's projection."""
+    if request.query_vector is None or not len(index):
+        return ProposedLists({})
+    claim_vector: list[str] = []
+    event_vector: list[str] = []
+    for key, _similarity in index.search(
+        request.query_vector, request.vector_limit * 2
+    ):
+        if key >= EVENT_KEY_BASE:
+            event_vector.append(f"e:{key - EVENT_KEY_BASE}")
+        else:
+            claim_vector.append(f"c:{key}")
+    return ProposedLists(
+        {
+            "claim_vector": claim_vector[: request.vector_limit],
+            "event_vector": event_vector[: request.vector_limit],
+        }
+    )
+
+
+def validate_candidates(
+    connection: apsw.Connection, request: CandidateRequest, *proposed: ProposedLists
+) -> Candidates:
+    """Reload every proposed row through owner/scope/lifecycle-checked SQL; drop the rest."""
+    lists: dict[str, list[str]] = {}
+    for part in proposed:
+        lists.update(part.lists)
+    claim_rowids = {
+        int(key[2:]) for keys in lists.values() for key in keys if key[0] == "c"
+    }
+    event_rowids = {
+        int(key[2:]) for keys in lists.values() for key in keys if key[0] == "e"
+    }
     claims = load_claims(connection, request.agent_id, claim_rowids, request.scopes)
     events = load_events(connection, request.agent_id, event_rowids)
     valid = {f"c:{rowid}" for rowid in claims} | {f"e:{rowid}" for rowid in events}
@@ -118,5 +149,5 @@ def collect_candidates(
         events,
         lists,
         len(claim_rowids) + len(event_rowids),
-        lexical_exhausted=claim_result.exhausted or event_result.exhausted,
+        lexical_exhausted=any(part.lexical_exhausted for part in proposed),
     )

@@ -12,10 +12,18 @@ import trio
 
 from cairn.domain.scope import RecallContext
 from cairn.retrieval.budget import allocate
-from cairn.retrieval.candidates import CandidateRequest, Candidates, collect_candidates
+from cairn.retrieval.candidates import (
+    CandidateRequest,
+    Candidates,
+    ProposedLists,
+    lexical_candidates,
+    validate_candidates,
+    vector_candidates,
+)
 from cairn.retrieval.rank import rank_candidates
 from cairn.retrieval.render import render_directives, render_memory
 from cairn.retrieval.types import Degradation, Manifest, Recall, RecallStatus
+from cairn.runtime.threads import run_in_thread
 from cairn.store.directives import active_directives
 from cairn.store.fts import query_terms
 
@@ -27,6 +35,7 @@ if TYPE_CHECKING:
     from cairn.runtime.actors.embedding import VectorSlot
     from cairn.runtime.actors.maintenance import AuditBuffer
     from cairn.runtime.database import Database, Reader
+    from cairn.vectors.index import ExactVectorIndex
 
 __all__ = ["RecallPlan", "compute_recall"]
 
@@ -53,6 +62,7 @@ async def compute_recall(
     config: MemoryConfig,
     clock: DomainClock,
     audit: AuditBuffer,
+    vector_limiter: trio.CapacityLimiter,
 ) -> Recall:
     now = clock.now()
     degradations: list[Degradation] = []
@@ -75,11 +85,34 @@ async def compute_recall(
         now=now,
     )
 
-    def read(reader: Reader) -> tuple[Candidates, list[tuple[str, str, str]]]:
-        candidates = collect_candidates(reader.lexical, index, request)
+    # Lexical search (a reader thread) and the exact vector scan (a CPU-bound numpy call
+    # in its own thread) run side by side; then one snapshot validates every candidate.
+    proposed: list[ProposedLists] = []
+
+    async def lexical() -> None:
+        proposed.append(
+            await database.read(
+                lambda reader: lexical_candidates(reader.lexical, request)
+            )
+        )
+
+    async def vector(vector_index: ExactVectorIndex) -> None:
+        proposed.append(
+            await run_in_thread(
+                lambda: vector_candidates(vector_index, request), limiter=vector_limiter
+            )
+        )
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(lexical)
+        if index is not None and query_vector is not None:
+            nursery.start_soon(vector, index)
+
+    def validate(reader: Reader) -> tuple[Candidates, list[tuple[str, str, str]]]:
+        candidates = validate_candidates(reader.connection, request, *proposed)
         return candidates, active_directives(reader.connection, agent_id)
 
-    candidates, directives = await database.read(read)
+    candidates, directives = await database.read(validate)
     if candidates.lexical_exhausted:
         degradations.append(Degradation.CANDIDATE_BUDGET_EXHAUSTED)
     ranked = rank_candidates(candidates, now, config.fusion_weights(), config.rrf_k)[

@@ -140,6 +140,7 @@ class AgentSupervisor:
                 config=self.config,
                 clock=self.clock,
                 audit=self.audit,
+                vector_limiter=self.limiters.vector_search,
             )
         except Exception as error:  # noqa: BLE001 - handed to the waiting caller
             reply.fail(error)

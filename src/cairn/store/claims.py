@@ -95,9 +95,10 @@ def insert_claims(
         key = provenance_key(agent_id, draft)
         digest = content_hash(agent_id, draft.text)
         tombstoned = connection.execute(
-            "SELECT 1 FROM tombstones WHERE agent_id = ?"
-            " AND (provenance_hash = ? OR content_hash = ?) LIMIT 1",
-            (agent_id, key, digest),
+            "SELECT 1 FROM tombstones WHERE agent_id = ? AND provenance_hash = ?"
+            " UNION ALL SELECT 1 FROM tombstones WHERE agent_id = ? AND content_hash = ?"
+            " LIMIT 1",
+            (agent_id, key, agent_id, digest),
         ).fetchone()
         if tombstoned is not None:
             suppressed += 1

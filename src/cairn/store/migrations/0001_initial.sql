@@ -53,7 +53,6 @@ CREATE TABLE claims (
     CHECK ((scope = 'agent') = (scope_key IS NULL)),
     UNIQUE (agent_id, provenance_key)
 ) STRICT;
-CREATE INDEX claims_owner ON claims (agent_id, lifecycle, scope, scope_key);
 CREATE INDEX claims_subject ON claims (agent_id, subject, predicate) WHERE subject IS NOT NULL;
 CREATE INDEX claims_content ON claims (agent_id, content_hash);
 
@@ -141,6 +140,7 @@ CREATE TABLE tombstones (
     created_at      TEXT NOT NULL,
     PRIMARY KEY (agent_id, provenance_hash, content_hash)
 ) STRICT, WITHOUT ROWID;
+CREATE INDEX tombstones_content ON tombstones (agent_id, content_hash);
 
 CREATE TABLE dirty_work (
     agent_id      TEXT NOT NULL,
