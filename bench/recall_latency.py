@@ -173,9 +173,11 @@ async def measure(n: int, queries: int, seed: int) -> dict[str, Any]:
             result["end_to_end_ms"] = summary(end_to_end)
             result["loop_lag_during_recall_ms"] = summary(probe.samples_ms)
             nursery.cancel_scope.cancel()
-        # Persisted ingest through the public API, in batches of 500 turns. Embedding is
-        # excluded from this figure; the fast hashing embedder keeps the background work
-        # (extraction, embedding) short so the run also drains quickly at the end.
+    # Persisted ingest through the public API, in batches of 500 turns, into a fresh
+    # directory. Embedding is excluded from this figure; the fast hashing embedder keeps
+    # the background work (extraction, embedding) short so the run drains quickly.
+    with tempfile.TemporaryDirectory(prefix="cairn-ingest-") as directory:
+        clock = FixedDomainClock(dt.datetime(2026, 1, 2, tzinfo=dt.UTC))
         async with (
             open_memory(directory, config, clock=clock, embedder=HashingEmbedder()) as memory,
             trio.open_nursery() as nursery,
@@ -209,13 +211,9 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--seed", type=int, default=7)
     arguments = parser.parse_args()
-    runs = [
-        trio.run(measure, n, arguments.queries, arguments.seed)
-        for n in arguments.claims
-    ]
-    json.dump({"runs": runs}, sys.stdout, indent=2)
-    print()
-
+    for n in arguments.claims:
+        json.dump(trio.run(measure, n, arguments.queries, arguments.seed), sys.stdout)
+        print(flush=True)
 
 if __name__ == "__main__":
     main()

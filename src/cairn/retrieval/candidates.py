@@ -21,7 +21,7 @@ from cairn.domain.claim import Claim
 from cairn.domain.evidence import EvidenceEvent
 from cairn.domain.ids import AgentId
 from cairn.domain.scope import Scope
-from cairn.store.claims import load_claims
+from cairn.store.claims import claims_citing, load_claims
 from cairn.store.evidence import load_events
 
 if TYPE_CHECKING:
@@ -74,6 +74,8 @@ class Candidates:
     lists: dict[str, list[str]]
     proposed: int
     lexical_exhausted: bool = False
+    # Valid claims citing each candidate event: they join their evidence in the ranking.
+    claims_by_event: dict[int, list[int]] = attrs.field(factory=dict)
 
 
 @attrs.frozen
@@ -139,8 +141,10 @@ def validate_candidates(
     event_rowids = {
         int(key[2:]) for keys in lists.values() for key in keys if key[0] == "e"
     }
-    claims = load_claims(connection, request.agent_id, claim_rowids, request.scopes)
     events = load_events(connection, request.agent_id, event_rowids)
+    citing = claims_citing(connection, request.agent_id, events)
+    claim_rowids.update(rowid for rowids in citing.values() for rowid in rowids)
+    claims = load_claims(connection, request.agent_id, claim_rowids, request.scopes)
     valid = {f"c:{rowid}" for rowid in claims} | {f"e:{rowid}" for rowid in events}
     for name, keys in lists.items():
         lists[name] = [key for key in keys if key in valid]
@@ -150,4 +154,8 @@ def validate_candidates(
         lists,
         len(claim_rowids) + len(event_rowids),
         lexical_exhausted=any(part.lexical_exhausted for part in proposed),
+        claims_by_event={
+            event: [rowid for rowid in rowids if rowid in claims]
+            for event, rowids in citing.items()
+        },
     )

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     import datetime as dt
     from collections.abc import Mapping
 
+    from cairn.domain.claim import Claim
     from cairn.retrieval.candidates import Candidates
 
 __all__ = ["rank_candidates"]
@@ -37,6 +38,25 @@ class _Group:
     evidence: RecallItem | None = None
 
 
+def _claim_item(claim: Claim, score: float, now: dt.datetime) -> RecallItem | None:
+    rule = eligibility(claim, now)
+    if not rule.eligible:
+        return None
+    temporal = claim.temporal
+    at = None
+    if temporal is not None and temporal.valid_from is not None:
+        at = temporal.valid_from.isoformat()
+    return RecallItem(
+        id=claim.claim_id,
+        kind=claim.kind.value,
+        text=claim.text,
+        score=score * rule.weight,
+        source_refs=claim.source_event_ids,
+        at=at,
+        qualifier=rule.qualifier,
+    )
+
+
 def rank_candidates(
     candidates: Candidates,
     now: dt.datetime,
@@ -45,6 +65,8 @@ def rank_candidates(
 ) -> list[RecallItem]:
     scores = weighted_rrf(candidates.lists, weights, rrf_k)
     groups: dict[str, _Group] = {}
+    placed: set[int] = set()
+    event_groups: list[tuple[int, _Group]] = []
     for key, score in scores.items():
         if score <= 0:
             continue
@@ -63,28 +85,26 @@ def rank_candidates(
                 source_refs=(event.event_id,),
                 at=event.occurred_at.isoformat(),
             )
+            event_groups.append((rowid, group))
             continue
         claim = candidates.claims[rowid]
-        rule = eligibility(claim, now)
-        if not rule.eligible:
+        placed.add(rowid)
+        item = _claim_item(claim, score, now)
+        if item is None:
             continue
-        temporal = claim.temporal
-        at = None
-        if temporal is not None and temporal.valid_from is not None:
-            at = temporal.valid_from.isoformat()
-        item = RecallItem(
-            id=claim.claim_id,
-            kind=claim.kind.value,
-            text=claim.text,
-            score=score * rule.weight,
-            source_refs=claim.source_event_ids,
-            at=at,
-            qualifier=rule.qualifier,
-        )
         anchor = claim.source_event_ids[0] if claim.source_event_ids else claim.claim_id
         group = groups.setdefault(anchor, _Group())
         group.score += item.score
         group.claims.append(item)
+    # Claims ride with the evidence they cite: found through it, ranked with it.
+    for event_rowid, group in event_groups:
+        for claim_rowid in candidates.claims_by_event.get(event_rowid, ()):
+            if claim_rowid in placed:
+                continue
+            placed.add(claim_rowid)
+            item = _claim_item(candidates.claims[claim_rowid], 0.0, now)
+            if item is not None:
+                group.claims.append(item)
     ordered = sorted(groups.items(), key=lambda pair: (-pair[1].score, pair[0]))
     items: list[RecallItem] = []
     seen: set[str] = set()

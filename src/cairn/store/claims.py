@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CommittedClaims",
+    "claims_citing",
     "content_hash",
     "insert_claims",
     "load_claims",
@@ -301,3 +302,19 @@ def load_claims(
         )
         claims[claim.rowid] = claim
     return claims
+
+
+def claims_citing(
+    connection: apsw.Connection, agent_id: AgentId, event_rowids: Iterable[int]
+) -> dict[int, list[int]]:
+    """Claim rowids of the agent citing each of ``event_rowids`` (unvalidated: pass the
+    result through :func:`load_claims`)."""
+    cited: dict[int, list[int]] = {}
+    for event_rowid, claim_rowid in connection.execute(
+        "SELECT s.event_rowid, s.claim_rowid FROM json_each(?) AS wanted"
+        " CROSS JOIN claim_sources s ON s.event_rowid = wanted.value"
+        " JOIN claims c ON c.rowid = s.claim_rowid WHERE c.agent_id = ?",
+        (json.dumps(sorted(set(event_rowids))), agent_id),
+    ):
+        cited.setdefault(int(event_rowid), []).append(int(claim_rowid))
+    return cited

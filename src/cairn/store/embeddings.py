@@ -88,15 +88,19 @@ def missing_targets(
     identity: EmbeddingIdentity,
     limit: int,
 ) -> list[tuple[str, int, str | None]]:
-    """Active claims (with their text) and extracted events (text ``None``: the caller
-    builds it from the event) with no embedding of ``identity`` yet.
+    """Extracted events (text ``None``: the caller builds it from the event) and active
+    claims without evidence (with their text) that have no embedding of ``identity`` yet.
 
     Found at warm-up, so work lost in a crash between commit and embedding is redone.
     """
     key = identity.key()
     rows = connection.execute(
+        # Claims are found through the vector of the evidence they cite (design/vectors.md);
+        # only a claim without evidence of its own needs a vector.
         "SELECT 'claim', c.rowid, c.text FROM claims c WHERE c.agent_id = ?"
-        " AND c.lifecycle = 'active' AND NOT EXISTS (SELECT 1 FROM embeddings m"
+        " AND c.lifecycle = 'active'"
+        " AND NOT EXISTS (SELECT 1 FROM claim_sources s WHERE s.claim_rowid = c.rowid)"
+        " AND NOT EXISTS (SELECT 1 FROM embeddings m"
         "  WHERE m.identity_key = ? AND m.target = 'claim' AND m.target_rowid = c.rowid)"
         " UNION ALL"
         " SELECT 'event', e.rowid, NULL FROM events e"

@@ -116,12 +116,10 @@ class IngestionActor:
                 self.work.done(len(events))
             self.batches += 1
             self.claims += len(committed.inserted)
+            # Claims cite these events and are found through the events' vectors.
             jobs = [
                 EmbedJob("event", event.rowid, event.embedding_text())
                 for event in events
-            ]
-            jobs += [
-                EmbedJob("claim", rowid, text) for rowid, text in committed.inserted
             ]
             self.work.add(len(jobs))
             for job in jobs:
