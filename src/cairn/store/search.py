@@ -10,6 +10,7 @@ ranking the whole doclist, and the result says the candidate budget was exhauste
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 import apsw
@@ -28,6 +29,10 @@ __all__ = ["LexicalHit", "LexicalResult", "LexicalSearcher"]
 # Terms kept after pruning, and the most postings (documents) they may touch together.
 MAX_TERMS = 12
 MAX_POSTINGS = 3_000
+# fts5vocab counts documents by walking a term's doclist, which costs as much as searching
+# it; pruning only needs an estimate, so counts are cached per connection for a while.
+FREQUENCY_TTL_S = 30.0
+FREQUENCY_CACHE_SIZE = 50_000
 
 
 @attrs.frozen
@@ -48,6 +53,34 @@ class LexicalSearcher:
 
     connection: apsw.Connection
     _tables: dict[str, apsw.fts5.Table] = attrs.field(factory=dict, init=False)
+    _frequencies: dict[tuple[str, str], tuple[float, int]] = attrs.field(
+        factory=dict, init=False
+    )
+
+    def _document_frequencies(self, table: str, stems: Sequence[str]) -> dict[str, int]:
+        now = time.monotonic()
+        known: dict[str, int] = {}
+        missing: list[str] = []
+        for stem in stems:
+            cached = self._frequencies.get((table, stem))
+            if cached is not None and now - cached[0] < FREQUENCY_TTL_S:
+                known[stem] = cached[1]
+            else:
+                missing.append(stem)
+        if missing:
+            if len(self._frequencies) > FREQUENCY_CACHE_SIZE:
+                self._frequencies.clear()
+            found = dict.fromkeys(missing, 0)
+            placeholders = ",".join("?" * len(missing))
+            for term, doc in self.connection.execute(
+                f"SELECT term, doc FROM {table}_vocab WHERE term IN ({placeholders})",  # noqa: S608 - table name is ours
+                missing,
+            ):
+                found[str(term)] = int(doc)
+            for stem, frequency in found.items():
+                self._frequencies[table, stem] = (now, frequency)
+            known.update(found)
+        return known
 
     def _table(self, name: str) -> apsw.fts5.Table:
         table = self._tables.get(name)
@@ -80,14 +113,7 @@ class LexicalSearcher:
         every = [stem for group in groups for stem in group]
         if not every:
             return [], False
-        placeholders = ",".join("?" * len(every))
-        frequencies = {
-            str(term): int(doc)
-            for term, doc in self.connection.execute(
-                f"SELECT term, doc FROM {table}_vocab WHERE term IN ({placeholders})",  # noqa: S608 - table name is ours
-                every,
-            )
-        }
+        frequencies = self._document_frequencies(table, every)
         sized = sorted(
             (sum(frequencies.get(stem, 0) for stem in group), index)
             for index, group in enumerate(groups)

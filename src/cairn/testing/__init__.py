@@ -11,6 +11,7 @@ import attrs
 import numpy as np
 import trio
 
+from cairn.providers.embedding import ThreadRunner
 from cairn.vectors.identity import EmbeddingIdentity
 
 if TYPE_CHECKING:
@@ -47,6 +48,9 @@ class HashingEmbedder:
 
     dimension: int = 256
     calls: int = 0
+    # Optional thread runner (like the local embedder's): benchmarks use it so hashing
+    # does not run on the event loop; tests keep it inline and instant.
+    run_in_thread: ThreadRunner | None = None
 
     @property
     def identity(self) -> EmbeddingIdentity:
@@ -66,11 +70,19 @@ class HashingEmbedder:
         return vector / norm if norm else vector
 
     async def embed_documents(self, texts: Sequence[str]) -> Vectors:
-        await trio.lowlevel.checkpoint()
         self.calls += 1
         if not texts:
+            await trio.lowlevel.checkpoint()
             return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.stack([self._embed(text) for text in texts])
+        batch = list(texts)
+
+        def embed() -> Vectors:
+            return np.stack([self._embed(text) for text in batch])
+
+        if self.run_in_thread is not None:
+            return await self.run_in_thread(embed)
+        await trio.lowlevel.checkpoint()
+        return embed()
 
     async def embed_query(self, text: str) -> Vectors:
         await trio.lowlevel.checkpoint()
