@@ -202,10 +202,12 @@ async def _demo() -> None:
                 "梅喜欢喝什么？",
                 "东京的会议是什么时候？",
             ):
-                recall = await memory.recall("demo", question, k=3, wait_s=30.0)
+                recall = await memory.recall("demo", question, k=4, wait_s=30.0)
                 print(f"Q: {question}")
                 for item in recall.items:
-                    print(f"   [{item.kind}] {item.text}")
+                    labels = [item.kind, (item.at or "")[:10], item.qualifier or ""]
+                    label = ", ".join(part for part in labels if part)
+                    print(f"   [{label}] {item.text}")
                 print()
 
 

@@ -153,7 +153,7 @@ def insert_claims(
         prefix = namespace(agent_id, draft.scope.kind.value, scope_key)
         connection.execute(
             "INSERT INTO claim_fts (rowid, body) VALUES (?, ?)",
-            (rowid, index_text(draft.text, prefix)),
+            (rowid, index_text(_lexical_body(draft), prefix)),
         )
         superseded += _supersede_older(connection, agent_id, rowid, draft, stamp)
         connection.execute(
@@ -163,6 +163,16 @@ def insert_claims(
         )
         inserted.append((rowid, draft.text))
     return CommittedClaims(tuple(inserted), merged, superseded, suppressed)
+
+
+def _lexical_body(draft: ClaimDraft) -> str:
+    """A claim is found by what it says and by the attribute it settles: a state claim
+    with predicate ``lives_in`` answers "where does she live" even when it says "moved to".
+    """
+    if draft.predicate is None:
+        return draft.text
+    attribute = draft.predicate.replace("_", " ").replace(":", " ")
+    return f"{draft.text} {attribute}"
 
 
 def _add_sources(
