@@ -33,6 +33,7 @@ __all__ = [
     "key",
     "make_draft",
     "open_ended",
+    "split_clauses",
     "split_sentences",
 ]
 
@@ -211,6 +212,21 @@ def is_not_future(span: TemporalSpan, reference: dt.datetime) -> bool:
 def open_ended(span: TemporalSpan) -> TemporalSpan:
     """A state holds from when it began until superseded: ``[valid_from, None)``."""
     return attrs.evolve(span, valid_until=None)
+
+
+def split_clauses(
+    sentence: Sentence, clause_break: re.Pattern[str]
+) -> list[tuple[int, int]]:
+    """``(start, end)`` of the clauses of ``sentence`` between ``clause_break`` matches."""
+    bounds: list[tuple[int, int]] = []
+    start = sentence.start
+    for match in clause_break.finditer(sentence.text, sentence.start, sentence.end):
+        if match.start() > start:
+            bounds.append((start, match.start()))
+        start = match.end()
+    if sentence.end > start:
+        bounds.append((start, sentence.end))
+    return bounds
 
 
 def split_sentences(text: str) -> Iterator[tuple[int, int, str]]:

@@ -20,7 +20,12 @@ from __future__ import annotations
 import re
 
 from cairn.domain.claim import ClaimDraft, ClaimKind
-from cairn.ingestion.extract_common import CONFIDENCE_REMEMBER, Sentence, make_draft
+from cairn.ingestion.extract_common import (
+    CONFIDENCE_REMEMBER,
+    Sentence,
+    make_draft,
+    split_clauses,
+)
 from cairn.ingestion.extract_grammar_en import AP, Clause, Who, compile_en
 from cairn.ingestion.extract_lexicon_en import RELATIONS
 from cairn.ingestion.extract_rules_en import (
@@ -112,18 +117,6 @@ def _skip_discourse(sentence: Sentence, position: int, end: int) -> int:
     return match.end() if match else position
 
 
-def _clauses(sentence: Sentence) -> list[tuple[int, int]]:
-    bounds: list[tuple[int, int]] = []
-    start = sentence.start
-    for match in _CLAUSE_BREAK.finditer(sentence.text, sentence.start, sentence.end):
-        if match.start() > start:
-            bounds.append((start, match.start()))
-        start = match.end()
-    if sentence.end > start:
-        bounds.append((start, sentence.end))
-    return bounds
-
-
 def _speaker(sentence: Sentence) -> Who:
     return Who(sentence.display, f"{sentence.display}'s", plural=False)
 
@@ -211,7 +204,7 @@ def extract_sentence(sentence: Sentence) -> list[ClaimDraft]:
     ):
         return []
     drafts: list[ClaimDraft] = []
-    for clause_start, clause_end in _clauses(sentence):
+    for clause_start, clause_end in split_clauses(sentence, _CLAUSE_BREAK):
         draft = _clause_claim(sentence, clause_start, clause_end)
         if draft is not None:
             drafts.append(draft)

@@ -36,6 +36,7 @@ from cairn.ingestion.extract_common import (
     key,
     make_draft,
     open_ended,
+    split_clauses,
 )
 from cairn.ingestion.temporal import TemporalMatch
 
@@ -451,18 +452,6 @@ def _build(rule: _Rule, match: re.Match[str], clause: _Clause) -> ClaimDraft | N
     )
 
 
-def _clauses(sentence: Sentence) -> list[tuple[int, int]]:
-    bounds: list[tuple[int, int]] = []
-    start = sentence.start
-    for match in _CLAUSE_BREAK.finditer(sentence.text, sentence.start, sentence.end):
-        if match.start() > start:
-            bounds.append((start, match.start()))
-        start = match.end()
-    if sentence.end > start:
-        bounds.append((start, sentence.end))
-    return bounds
-
-
 def _skip_discourse(sentence: Sentence, position: int, end: int) -> int:
     match = _DISCOURSE.match(sentence.text, position, end)
     return match.end() if match else position
@@ -538,7 +527,7 @@ def extract_sentence(sentence: Sentence) -> list[ClaimDraft]:
         return []
     drafts: list[ClaimDraft] = []
     carried: bool | None = None
-    for clause_start, clause_end in _clauses(sentence):
+    for clause_start, clause_end in split_clauses(sentence, _CLAUSE_BREAK):
         draft, carried = _clause_claim(sentence, clause_start, clause_end, carried)
         if draft is not None:
             drafts.append(draft)
