@@ -48,11 +48,6 @@ class MemoryConfig:
     synchronous_full: bool = False
     reader_connections: int = attrs.field(default=2, validator=_positive)
     timezone: str = "UTC"
-    # CPython hands the GIL between threads every `sys.getswitchinterval()` (5 ms by
-    # default), so a worker thread running Python (extraction) can stall the trio loop that
-    # long. While the runtime is open the interval is lowered to this (and restored on
-    # close); None leaves the host's setting alone. See design/architecture.md.
-    gil_switch_interval_s: float | None = 0.001
 
     def fusion_weights(self) -> dict[str, float]:
         return {

@@ -7,7 +7,6 @@ supervisor per agent lazily, inside its own root nursery.
 from __future__ import annotations
 
 import contextlib
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -282,9 +281,6 @@ async def open_memory(
             lambda function: run_in_thread(function, limiter=limiters.cpu)
         )
     body_error: BaseException | None = None
-    previous_interval = sys.getswitchinterval()
-    if config.gil_switch_interval_s is not None:
-        sys.setswitchinterval(min(previous_interval, config.gil_switch_interval_s))
     try:
         async with trio.open_nursery() as nursery:
             memory = Memory(
@@ -310,6 +306,5 @@ async def open_memory(
         with trio.CancelScope(shield=True):
             await run_in_thread(vectors.close, limiter=limiters.index)
             await database.aclose()
-        sys.setswitchinterval(previous_interval)
     if body_error is not None:
         raise body_error
