@@ -169,7 +169,9 @@ async def measure(n: int, queries: int, seed: int) -> dict[str, Any]:
             result["end_to_end_ms"] = summary(end_to_end)
             result["loop_lag_during_recall_ms"] = summary(probe.samples_ms)
             nursery.cancel_scope.cancel()
-    cpu = trio.CapacityLimiter(1)
+    # Hashing runs in a worker thread under the runtime's own limiters, as the embedded
+    # embedder's document batches do.
+    limiters: list[Any] = []
     # Persisted ingest through the public API, in batches of 500 turns, into a fresh
     # directory. Embedding is excluded from this figure; the fast hashing embedder keeps
     # the background work (extraction, embedding) short so the run drains quickly.
@@ -181,11 +183,16 @@ async def measure(n: int, queries: int, seed: int) -> dict[str, Any]:
                 config,
                 clock=clock,
                 embedder=HashingEmbedder(
-                    run_in_thread=lambda function: run_in_thread(function, limiter=cpu)
+                    run_in_thread=lambda function: run_in_thread(
+                        function,
+                        limiter=limiters[0].cpu,
+                        background=limiters[0].background,
+                    )
                 ),
             ) as memory,
             trio.open_nursery() as nursery,
         ):
+            limiters.append(memory.limiters)
             probe = LagProbe()
             nursery.start_soon(probe.run)
             now = dt.datetime(2026, 1, 2, tzinfo=dt.UTC)

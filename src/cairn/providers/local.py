@@ -29,6 +29,9 @@ _MAX_CHARS = 2000
 @attrs.define(eq=False)
 class LocalE5Embedder:
     run_in_thread: ThreadRunner
+    # Query embeddings are on the recall path: the runtime gives them a runner that does not
+    # queue behind background work. Defaults to ``run_in_thread``.
+    run_query_in_thread: ThreadRunner | None = None
     _model: Any = attrs.field(default=None, init=False)
 
     @property
@@ -63,4 +66,4 @@ class LocalE5Embedder:
         def embed() -> Vectors:
             return np.asarray(self._loaded().query(query), dtype=np.float32).reshape(-1)
 
-        return await self.run_in_thread(embed)
+        return await (self.run_query_in_thread or self.run_in_thread)(embed)

@@ -69,7 +69,11 @@ class Database:
                 result = function(self.writer)
             return result
 
-        return await run_in_thread(transaction, limiter=self.limiters.store_write)
+        return await run_in_thread(
+            transaction,
+            limiter=self.limiters.store_write,
+            background=self.limiters.background,
+        )
 
     async def read(self, function: Callable[[Reader], T]) -> T:
         """Run ``function`` on a pooled reader inside one read transaction (a snapshot)."""

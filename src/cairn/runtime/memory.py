@@ -278,7 +278,12 @@ async def open_memory(
     vectors = VectorStoreManager(data_dir / "vectors", storage="f32")
     if embedder is None:
         embedder = LocalE5Embedder(
-            lambda function: run_in_thread(function, limiter=limiters.cpu)
+            lambda function: run_in_thread(
+                function, limiter=limiters.cpu, background=limiters.background
+            ),
+            run_query_in_thread=lambda function: run_in_thread(
+                function, limiter=limiters.cpu
+            ),
         )
     body_error: BaseException | None = None
     try:

@@ -93,7 +93,9 @@ class IngestionActor:
         with self.fence.pass_scope(identity):
             try:
                 drafts = await run_in_thread(
-                    lambda: self._extract(events), limiter=self.limiters.cpu
+                    lambda: self._extract(events),
+                    limiter=self.limiters.cpu,
+                    background=self.limiters.background,
                 )
             except Exception:
                 # The evidence itself is stored and recallable; only its claims are lost,
