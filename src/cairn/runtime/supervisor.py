@@ -52,8 +52,7 @@ if TYPE_CHECKING:
 __all__ = ["AgentSupervisor", "open_agent_supervisor"]
 
 
-def _count_pending(agent_id: AgentId) -> str:
-    return "SELECT count(*) FROM events WHERE agent_id = ? AND extracted = 0"
+_COUNT_PENDING = "SELECT count(*) FROM events WHERE agent_id = ? AND extracted = 0"
 
 
 @attrs.define(eq=False)
@@ -102,9 +101,7 @@ class AgentSupervisor:
             await self.work.wait_zero()
             pending = await self.database.read(
                 lambda reader: int(
-                    reader.connection.execute(
-                        _count_pending(agent_id), (agent_id,)
-                    ).fetchone()[0]  # type: ignore[index]
+                    reader.connection.execute(_COUNT_PENDING, (agent_id,)).fetchone()[0]  # type: ignore[index]
                 )
             )
             if not pending and not self.work.outstanding:
@@ -226,6 +223,7 @@ class AgentSupervisor:
             "maintenance_passes": self.maintenance.passes,
             "pending_late_recalls": len(self._late),
             "clear_jobs_completed": self.clearing.completed,
+            "audit_rows_dropped": self.audit.dropped,
         }
 
 

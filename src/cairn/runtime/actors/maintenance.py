@@ -7,6 +7,7 @@ supersede-by-contradiction and reflection passes plug in here.
 
 from __future__ import annotations
 
+import collections
 import datetime as dt
 from typing import TYPE_CHECKING
 
@@ -34,13 +35,21 @@ SETTLE_BATCH = 256
 class AuditBuffer:
     """Audit rows from the recall hot path, written in batches instead of one per recall."""
 
-    rows: list[tuple[AgentId, dt.datetime, str, str]] = attrs.field(factory=list)
+    # Bounded: if maintenance falls behind, the oldest rows are dropped and counted rather
+    # than letting the recall path grow memory without limit.
+    rows: collections.deque[tuple[AgentId, dt.datetime, str, str]] = attrs.field(
+        factory=lambda: collections.deque(maxlen=10_000)
+    )
+    dropped: int = 0
 
     def add(self, agent_id: AgentId, at: dt.datetime, action: str, detail: str) -> None:
+        if len(self.rows) == self.rows.maxlen:
+            self.dropped += 1
         self.rows.append((agent_id, at, action, detail))
 
     def take(self) -> list[tuple[AgentId, dt.datetime, str, str]]:
-        rows, self.rows = self.rows, []
+        rows = list(self.rows)
+        self.rows.clear()
         return rows
 
 
