@@ -74,17 +74,25 @@ class EmbeddingActor:
         async with self.jobs_receive, self.write_requests_send:
             task_status.started()
             await self._warm_up()
-            while True:
+            closed = False
+            while not closed:
                 try:
-                    first = await self.jobs_receive.receive()
+                    batch = [await self.jobs_receive.receive()]
                 except trio.EndOfChannel:
                     return
-                batch = [first]
                 with trio.move_on_after(self.linger_s):
-                    while len(batch) < self.batch_size:
-                        batch.append(await self.jobs_receive.receive())
+                    try:
+                        while len(batch) < self.batch_size:
+                            batch.append(await self.jobs_receive.receive())
+                    except trio.EndOfChannel:
+                        closed = True
                 try:
+                    stale_before = self.stale
                     await self._embed(batch)
+                    if self.stale != stale_before:
+                        # The batch's evidence is committed but its vectors were refused
+                        # (the epoch moved on): sweep for whatever has no vector now.
+                        await self._embed_missing()
                 finally:
                     self.work.done(len(batch))
 
@@ -112,6 +120,10 @@ class EmbeddingActor:
             )
         self.slot.index = index
         self.slot.ready.set()
+        await self._embed_missing()
+
+    async def _embed_missing(self) -> None:
+        """Embed, batch by batch, everything that has no vector of the current identity."""
         while True:
             missing = await self.database.read(
                 lambda reader: self._missing_jobs(reader.connection)
