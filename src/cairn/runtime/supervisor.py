@@ -39,7 +39,6 @@ from cairn.runtime.threads import Limiters
 from cairn.serde.recall import recall_from_bytes, recall_to_bytes
 from cairn.store.agents import ensure_agent
 from cairn.store.clear_jobs import start_clear
-from cairn.store.evidence import IntakeOutcome, IntakeResult
 from cairn.store.requests import load_recall_result
 
 if TYPE_CHECKING:
@@ -47,6 +46,7 @@ if TYPE_CHECKING:
 
     from cairn.domain.evidence import Turn
     from cairn.ingestion.extract import RuleExtractor
+    from cairn.store.evidence import IntakeResult
     from cairn.vectors.manager import VectorStoreManager
 
 __all__ = ["AgentSupervisor", "open_agent_supervisor"]
@@ -85,14 +85,15 @@ class AgentSupervisor:
         if not self.accepting:
             raise RuntimeClosedError(f"agent {self.agent_id!r} is not accepting work")
         request = IngestTurns(tuple(turns))
-        await self.write_requests_send.send(request)
-        results = await request.reply.wait()
-        ingested = sum(1 for r in results if r.outcome is IntakeOutcome.INGESTED)
-        if ingested:
-            self.work.add(ingested)
-            with contextlib.suppress(trio.WouldBlock):
-                self.wake_send.send_nowait(None)
-        return results
+        # Counted from the moment it is queued, so a drain waits for it even if this
+        # caller is cancelled; the writer settles it (and wakes ingestion) after commit.
+        self.work.add(1)
+        try:
+            await self.write_requests_send.send(request)
+        except BaseException:
+            self.work.done(1)  # a cancelled send queued nothing
+            raise
+        return await request.reply.wait()
 
     async def wait_idle(self) -> None:
         """Return once everything accepted so far is extracted and embedded."""
@@ -250,7 +251,9 @@ async def open_agent_supervisor(
     work = WorkCounter()
     slot = VectorSlot()
     audit = AuditBuffer()
-    writer = WriteCoordinator(agent_id, database, clock, write_receive)
+    writer = WriteCoordinator(
+        agent_id, database, clock, write_receive, work, wake_send.clone()
+    )
     embedding = EmbeddingActor(
         agent_id,
         database,

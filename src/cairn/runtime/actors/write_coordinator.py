@@ -7,8 +7,9 @@ never land, whatever cancellation did or did not reach (tests/runtime/test_fence
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import apsw
 import attrs
@@ -18,6 +19,7 @@ from cairn.clock import DomainClock
 from cairn.domain.ids import AgentId, EventId
 from cairn.errors import ClearPendingError, StoreError
 from cairn.runtime.database import Database
+from cairn.runtime.mailbox import WorkCounter
 from cairn.runtime.messages import (
     CommitExtraction,
     IngestTurns,
@@ -28,7 +30,12 @@ from cairn.runtime.messages import (
 from cairn.store.agents import check_identity
 from cairn.store.claims import CommittedClaims, insert_claims
 from cairn.store.embeddings import store_embeddings
-from cairn.store.evidence import insert_turns, mark_extracted
+from cairn.store.evidence import (
+    IntakeOutcome,
+    IntakeResult,
+    insert_turns,
+    mark_extracted,
+)
 from cairn.store.requests import save_recall_result
 
 if TYPE_CHECKING:
@@ -62,6 +69,8 @@ class WriteCoordinator:
     database: Database
     clock: DomainClock
     requests_receive: trio.MemoryReceiveChannel[WriteRequest]
+    work: WorkCounter
+    wake_send: trio.MemorySendChannel[None]
     committed: int = 0
     failed: int = 0
 
@@ -116,3 +125,16 @@ class WriteCoordinator:
         else:
             self.committed += 1
             reply.set(value)
+            if isinstance(request, IngestTurns):
+                self._settle_intake(cast("list[IntakeResult]", value))
+        finally:
+            if isinstance(request, IngestTurns):
+                self.work.done(1)
+
+    def _settle_intake(self, results: list[IntakeResult]) -> None:
+        """New evidence is owned work until extracted; wake the ingestion actor."""
+        ingested = sum(1 for r in results if r.outcome is IntakeOutcome.INGESTED)
+        if ingested:
+            self.work.add(ingested)
+            with contextlib.suppress(trio.WouldBlock):
+                self.wake_send.send_nowait(None)
