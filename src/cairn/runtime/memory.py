@@ -282,7 +282,7 @@ async def open_memory(
                 function, limiter=limiters.cpu, background=limiters.background
             ),
             run_query_in_thread=lambda function: run_in_thread(
-                function, limiter=limiters.cpu
+                function, limiter=limiters.query
             ),
         )
     body_error: BaseException | None = None

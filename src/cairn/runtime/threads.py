@@ -36,6 +36,8 @@ class Limiters:
     # reader threads, so this limiter serialises writers only.
     index: trio.CapacityLimiter = attrs.field(factory=lambda: trio.CapacityLimiter(1))
     cpu: trio.CapacityLimiter = attrs.field(factory=lambda: trio.CapacityLimiter(1))
+    # Query embeddings for recall: their own model instance, so their own limiter.
+    query: trio.CapacityLimiter = attrs.field(factory=lambda: trio.CapacityLimiter(1))
     # Exact vector scans for recall: read-only, so as many as cores are worth.
     vector_search: trio.CapacityLimiter = attrs.field(
         factory=lambda: trio.CapacityLimiter(2)

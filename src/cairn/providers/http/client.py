@@ -1,0 +1,258 @@
+"""One shared httpx client and the JSON POST every HTTP provider goes through.
+
+Why one helper: every provider call must fail the same way. Transport trouble, read timeouts,
+429 and 5xx are :class:`~cairn.errors.TransientProviderError` and are retried with exponential
+backoff (stamina, which sleeps with ``trio.sleep`` under trio); any other 4xx, malformed JSON or
+a body that does not match the expected msgspec type is
+:class:`~cairn.errors.ProviderContractError` and is never retried, because asking again gets the
+same answer.
+
+Cancellation is not an error: ``trio.Cancelled`` (a ``BaseException``) passes through the retry
+loop untouched, so our own deadline, a trio cancel scope around the call, ends the call at once
+with no further attempt (``test_hung_request_is_cancelled_without_retry``).
+
+Secrets: error messages and log lines name the endpoint by scheme, host, port and path only
+(no user info, no query string) and any credential sent in a header is masked out of quoted
+response bodies (``test_no_secret_in_errors_logs_or_reprs``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+import attrs
+import httpx
+import msgspec
+import stamina
+
+from cairn.errors import ProviderContractError, TransientProviderError
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Mapping
+
+__all__ = [
+    "DEFAULT_RETRY",
+    "ApiKey",
+    "RetryPolicy",
+    "create_http_client",
+    "open_http_client",
+    "post_json",
+    "safe_endpoint",
+]
+
+T = TypeVar("T")
+
+logger = logging.getLogger(__name__)
+
+_ENCODER: Final = msgspec.json.Encoder()
+# Header names whose values are credentials; their values are masked in any text we quote.
+_SECRET_HEADERS: Final = frozenset({"authorization", "api-key", "x-api-key"})
+_MASK: Final = "***"
+_BODY_SNIPPET_CHARS: Final = 200
+
+
+@attrs.frozen
+class RetryPolicy:
+    """How often and how patiently transient failures are retried.
+
+    ``attempts`` counts the first try. Waits grow exponentially from ``wait_initial_s`` up to
+    ``wait_max_s`` plus up to ``wait_jitter_s`` of random jitter. There is deliberately no
+    overall timeout here: the caller bounds the whole call with a trio cancel scope.
+    """
+
+    attempts: int = attrs.field(default=3, validator=attrs.validators.ge(1))
+    wait_initial_s: float = attrs.field(default=0.1, validator=attrs.validators.ge(0.0))
+    wait_max_s: float = attrs.field(default=2.0, validator=attrs.validators.ge(0.0))
+    wait_jitter_s: float = attrs.field(default=0.1, validator=attrs.validators.ge(0.0))
+
+
+DEFAULT_RETRY: Final = RetryPolicy()
+
+
+@attrs.frozen(repr=False)
+class ApiKey:
+    """Where a provider's API key comes from: the *name* of an environment variable.
+
+    The value is read at call time (so a rotated key is picked up) and is never stored on an
+    object, so no repr, status or IPC reply built from config can carry it.
+    """
+
+    env_var: str
+
+    def __repr__(self) -> str:
+        return f"ApiKey(env_var={self.env_var!r})"
+
+    def resolve(self, environ: Mapping[str, str] | None = None) -> str | None:
+        """The key's value, or None when the variable is unset or blank."""
+        value = (os.environ if environ is None else environ).get(self.env_var, "")
+        return value.strip() or None
+
+    def bearer_headers(
+        self, environ: Mapping[str, str] | None = None
+    ) -> dict[str, str]:
+        """``{"authorization": "Bearer <key>"}``, or ``{}`` when no key is set."""
+        value = self.resolve(environ)
+        return {} if value is None else {"authorization": f"Bearer {value}"}
+
+
+def create_http_client(
+    *,
+    connect_timeout_s: float = 5.0,
+    read_timeout_s: float = 30.0,
+    max_connections: int = 16,
+    trust_env: bool = True,
+) -> httpx.AsyncClient:
+    """The one ``httpx.AsyncClient`` all providers share (httpx's anyio backend runs on trio).
+
+    The caller owns it and must ``aclose()`` it; prefer :func:`open_http_client`. The httpx
+    read timeout catches a stalled server; the per-call deadline is the caller's cancel scope.
+    """
+    timeout = httpx.Timeout(
+        connect=connect_timeout_s, read=read_timeout_s, write=read_timeout_s, pool=None
+    )
+    limits = httpx.Limits(
+        max_connections=max_connections, max_keepalive_connections=max_connections
+    )
+    return httpx.AsyncClient(timeout=timeout, limits=limits, trust_env=trust_env)
+
+
+@asynccontextmanager
+async def open_http_client(
+    *,
+    connect_timeout_s: float = 5.0,
+    read_timeout_s: float = 30.0,
+    max_connections: int = 16,
+    trust_env: bool = True,
+) -> AsyncIterator[httpx.AsyncClient]:
+    """Create the shared client and close it on exit, even on cancellation."""
+    client = create_http_client(
+        connect_timeout_s=connect_timeout_s,
+        read_timeout_s=read_timeout_s,
+        max_connections=max_connections,
+        trust_env=trust_env,
+    )
+    async with client:
+        yield client
+
+
+def safe_endpoint(url: str | httpx.URL) -> str:
+    """``scheme://host:port/path`` of ``url``: no user info, no query (either may hold a key)."""
+    parsed = httpx.URL(url)
+    port = f":{parsed.port}" if parsed.port is not None else ""
+    return f"{parsed.scheme}://{parsed.host}{port}{parsed.path}"
+
+
+def _secrets_in(headers: Mapping[str, str]) -> list[str]:
+    secrets: list[str] = []
+    for name, value in headers.items():
+        if name.lower() in _SECRET_HEADERS and value:
+            secrets.append(value)
+            token = value.split()[-1] if value.split() else ""
+            if token and token != value:
+                secrets.append(token)
+    return secrets
+
+
+def _redact(text: str, secrets: list[str]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, _MASK)
+    return text
+
+
+def _snippet(response: httpx.Response, secrets: list[str]) -> str:
+    text = response.text[:_BODY_SNIPPET_CHARS]
+    return _redact(text, secrets)
+
+
+async def post_json(
+    client: httpx.AsyncClient,
+    url: str,
+    payload: Any,
+    *,
+    headers: Mapping[str, str],
+    decoder: msgspec.json.Decoder[T],
+    retry: RetryPolicy = DEFAULT_RETRY,
+) -> T:
+    """POST ``payload`` as JSON and decode the 2xx answer with ``decoder``.
+
+    Raises:
+        TransientProviderError: every attempt failed with a connect/read error, a timeout,
+            429 or 5xx.
+        ProviderContractError: another 4xx, malformed JSON or a schema mismatch (not retried).
+
+    Cancellation: a cancelled call raises ``trio.Cancelled`` immediately and is never retried;
+    a call cancelled mid-request has no effect on our side.
+    """
+    body = _ENCODER.encode(payload)
+    request_headers = {**headers, "content-type": "application/json"}
+    secrets = _secrets_in(headers)
+    endpoint = safe_endpoint(url)
+    result: T | None = None
+    async for attempt in stamina.retry_context(
+        on=TransientProviderError,
+        attempts=retry.attempts,
+        timeout=None,
+        wait_initial=retry.wait_initial_s,
+        wait_max=retry.wait_max_s,
+        wait_jitter=retry.wait_jitter_s,
+    ):
+        with attempt:
+            result = await _post_once(
+                client, url, body, request_headers, decoder, endpoint, secrets
+            )
+    if result is None:  # pragma: no cover - stamina either returns a result or raises
+        raise TransientProviderError(f"POST {endpoint}: no attempt was made")
+    return result
+
+
+async def _post_once(
+    client: httpx.AsyncClient,
+    url: str,
+    body: bytes,
+    headers: Mapping[str, str],
+    decoder: msgspec.json.Decoder[T],
+    endpoint: str,
+    secrets: list[str],
+) -> T:
+    """One attempt, with every failure mapped onto the provider error tree."""
+    try:
+        response = await client.post(url, content=body, headers=headers)
+    except httpx.TimeoutException as exc:
+        logger.warning("provider request to %s timed out", endpoint)
+        raise TransientProviderError(
+            f"POST {endpoint}: timed out ({type(exc).__name__})"
+        ) from exc
+    except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+        logger.warning(
+            "provider request to %s failed: %s", endpoint, type(exc).__name__
+        )
+        raise TransientProviderError(
+            f"POST {endpoint}: transport error ({type(exc).__name__})"
+        ) from exc
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
+        # Bad scheme, proxy refusal, local protocol misuse: configuration, not weather.
+        raise ProviderContractError(
+            f"POST {endpoint}: request could not be sent ({type(exc).__name__})"
+        ) from exc
+
+    status = response.status_code
+    if status == 429 or status >= 500:
+        logger.warning("provider %s answered HTTP %d", endpoint, status)
+        raise TransientProviderError(f"POST {endpoint}: HTTP {status}")
+    if not 200 <= status < 300:
+        raise ProviderContractError(
+            f"POST {endpoint}: HTTP {status}: {_snippet(response, secrets)}"
+        )
+    try:
+        return decoder.decode(response.content)
+    except msgspec.ValidationError as exc:
+        raise ProviderContractError(
+            f"POST {endpoint}: unexpected response shape: {_redact(str(exc), secrets)}"
+        ) from None
+    except msgspec.DecodeError:
+        raise ProviderContractError(
+            f"POST {endpoint}: malformed JSON: {_snippet(response, secrets)}"
+        ) from None

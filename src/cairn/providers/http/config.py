@@ -1,0 +1,59 @@
+"""Settings for one HTTP embedding endpoint.
+
+A frozen value type so it can be compared on a config switch (a changed identity is an epoch
+change). The API key is referenced by environment variable name only (:class:`ApiKey`), and
+the repr is hand-written so it stays safe even if a field is added carelessly later
+(``test_config_repr_hides_key``).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import attrs
+
+from cairn.providers.http.client import (
+    DEFAULT_RETRY,
+    ApiKey,
+    RetryPolicy,
+    safe_endpoint,
+)
+from cairn.vectors.identity import MAX_DIMENSION
+
+__all__ = ["MAX_QUERY_CODE_POINTS", "HttpEmbedderConfig"]
+
+# Architecture section 8 / issue 3: only the first 2000 code points of a query are sent.
+MAX_QUERY_CODE_POINTS: Final = 2000
+
+
+@attrs.frozen(repr=False)
+class HttpEmbedderConfig:
+    """Where and how to reach one embedding model over HTTP.
+
+    ``dimension`` is the vector size cairn expects (it is part of the embedding identity);
+    with ``request_dimensions`` the OpenAI-compatible provider also asks the server for that
+    size (Matryoshka models). ``max_batch_size`` is the provider's limit on inputs per request.
+    """
+
+    base_url: str
+    model: str
+    dimension: int = attrs.field(
+        validator=[attrs.validators.ge(1), attrs.validators.le(MAX_DIMENSION)]
+    )
+    api_key: ApiKey | None = None
+    request_dimensions: bool = False
+    max_batch_size: int = attrs.field(default=64, validator=attrs.validators.ge(1))
+    retry: RetryPolicy = DEFAULT_RETRY
+
+    def __repr__(self) -> str:
+        return (
+            f"HttpEmbedderConfig(base_url={safe_endpoint(self.base_url)!r}, "
+            f"model={self.model!r}, "
+            f"dimension={self.dimension}, api_key={self.api_key!r}, "
+            f"request_dimensions={self.request_dimensions}, "
+            f"max_batch_size={self.max_batch_size})"
+        )
+
+    def endpoint(self, path: str) -> str:
+        """``base_url`` joined with ``path`` without doubling or dropping a slash."""
+        return f"{self.base_url.rstrip('/')}/{path.lstrip('/')}"
