@@ -1,0 +1,193 @@
+"""A real HTTP/1.1 fake of OpenAI-compatible and Ollama embedding servers, on loopback.
+
+Trio-native (``trio.serve_tcp`` in the test's own run) so tests control it with trio events:
+a ``slow`` request blocks until the test sets ``release``; ``hang`` never answers. No thread,
+no real sleep. Each response closes its connection (``Connection: close``), which keeps the
+hand-written HTTP minimal and is legal HTTP/1.1.
+
+Vectors are deterministic per text (:func:`raw_vector`), deliberately not unit length so tests
+see the embedder normalise, and OpenAI-shaped answers list ``data`` in reverse order so tests
+see the embedder order rows by ``index``.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import zlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import Any, Literal
+
+import attrs
+import numpy as np
+import trio
+
+__all__ = [
+    "FakeProviderServer",
+    "Mode",
+    "RecordedRequest",
+    "open_fake_server",
+    "raw_vector",
+    "unused_port",
+]
+
+Mode = Literal[
+    "success",
+    "slow",
+    "hang",
+    "rate_limited_then_success",
+    "server_error",
+    "unauthorized",
+    "malformed_json",
+    "wrong_schema",
+    "wrong_dimension",
+]
+
+_REASONS = {
+    200: "OK",
+    401: "Unauthorized",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+}
+
+
+def raw_vector(text: str, dimension: int) -> list[float]:
+    """A deterministic, non-normalised vector for ``text``."""
+    rng = np.random.default_rng(zlib.crc32(text.encode("utf-8")))
+    return [float(value) * 3.0 for value in rng.standard_normal(dimension)]
+
+
+def unused_port() -> int:
+    """A loopback port nothing listens on (bound then released), for connection-refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+@attrs.frozen
+class RecordedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+@attrs.define(eq=False)
+class FakeProviderServer:
+    """Serves ``/v1/embeddings`` and ``/api/embed``; behaviour set by ``mode``."""
+
+    dimension: int = 8
+    mode: Mode = "success"
+    # For rate_limited_then_success: how many 429s before answering.
+    rate_limited_count: int = 1
+    secret_in_error_body: str | None = None
+    port: int = 0
+    requests: list[RecordedRequest] = attrs.Factory(list)
+    release: trio.Event = attrs.Factory(trio.Event)
+    request_arrived: trio.Event = attrs.Factory(trio.Event)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def handle(self, stream: trio.SocketStream) -> None:
+        async with stream:
+            request = await _read_request(stream)
+            if request is None:
+                return
+            self.requests.append(request)
+            self.request_arrived.set()
+            status, body = await self._respond(request)
+            head = (
+                f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}\r\n"
+                "Content-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n"
+                "Connection: close\r\n\r\n"
+            ).encode("ascii")
+            try:
+                await stream.send_all(head + body)
+            except trio.BrokenResourceError:
+                return  # the client went away (cancelled); nothing to do
+
+    async def _respond(self, request: RecordedRequest) -> tuple[int, bytes]:
+        mode = self.mode
+        if mode == "hang":
+            await trio.sleep_forever()
+        if mode == "slow":
+            await self.release.wait()
+        if (
+            mode == "rate_limited_then_success"
+            and len(self.requests) <= self.rate_limited_count
+        ):
+            return 429, b'{"error": "slow down"}'
+        if mode == "server_error":
+            return 500, b'{"error": "boom"}'
+        if mode == "unauthorized":
+            echoed = self.secret_in_error_body or ""
+            return 401, json.dumps(
+                {"error": f"Incorrect API key provided: {echoed}"}
+            ).encode()
+        if mode == "malformed_json":
+            return 200, b'{"data": [{"index": 0, "embedding": [0.1,'
+        if mode == "wrong_schema":
+            return 200, b'{"data": "nope", "embeddings": {"a": 1}}'
+        dimension = self.dimension - 1 if mode == "wrong_dimension" else self.dimension
+        texts = request.body["input"]
+        if isinstance(texts, str):
+            texts = [texts]
+        vectors = [raw_vector(text, dimension) for text in texts]
+        if request.path == "/api/embed":
+            return 200, json.dumps(
+                {"model": request.body["model"], "embeddings": vectors}
+            ).encode()
+        if request.path == "/v1/embeddings":
+            data = [
+                {"object": "embedding", "index": index, "embedding": vector}
+                for index, vector in enumerate(vectors)
+            ]
+            data.reverse()
+            payload = {"object": "list", "data": data, "model": request.body["model"]}
+            return 200, json.dumps(payload).encode()
+        return 404, b'{"error": "not found"}'
+
+
+async def _read_request(stream: trio.SocketStream) -> RecordedRequest | None:
+    buffer = b""
+    while b"\r\n\r\n" not in buffer:
+        chunk = await stream.receive_some(65536)
+        if not chunk:
+            return None
+        buffer += chunk
+    head, _, rest = buffer.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    method, path, _version = lines[0].split(" ", 2)
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    length = int(headers.get("content-length", "0"))
+    while len(rest) < length:
+        chunk = await stream.receive_some(65536)
+        if not chunk:
+            return None
+        rest += chunk
+    body = json.loads(rest[:length]) if length else None
+    return RecordedRequest(method=method, path=path, headers=headers, body=body)
+
+
+@asynccontextmanager
+async def open_fake_server(**fields: Any) -> AsyncIterator[FakeProviderServer]:
+    """Serve a :class:`FakeProviderServer` on 127.0.0.1 for the duration of the block."""
+    server = FakeProviderServer(**fields)
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(
+            partial(trio.serve_tcp, server.handle, 0, host="127.0.0.1")
+        )
+        server.port = listeners[0].socket.getsockname()[1]
+        try:
+            yield server
+        finally:
+            nursery.cancel_scope.cancel()
