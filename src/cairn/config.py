@@ -38,7 +38,13 @@ class MemoryConfig:
     extraction_batch: int = attrs.field(default=64, validator=_positive)
     embed_batch: int = attrs.field(default=32, validator=_positive)
     embed_linger_s: float = attrs.field(default=0.02, validator=_positive)
-    query_embedding_timeout_s: float = attrs.field(default=2.0, validator=_positive)
+    # Query embedding: an adaptive deadline (smoothed latency x headroom) clamped to
+    # [floor, ceiling], and a circuit breaker per (agent, provider, model).
+    query_deadline_floor_s: float = attrs.field(default=0.8, validator=_positive)
+    query_deadline_ceiling_s: float = attrs.field(default=2.0, validator=_positive)
+    breaker_failures: int = attrs.field(default=3, validator=_positive)
+    breaker_window_s: float = attrs.field(default=30.0, validator=_positive)
+    breaker_cooldown_s: float = attrs.field(default=30.0, validator=_positive)
     # Bounded channels between actors: a full channel is backpressure.
     channel_size: int = attrs.field(default=64, validator=_positive)
     # Maintenance cadence (trio clock) and the stop/drain bound.

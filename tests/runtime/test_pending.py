@@ -44,7 +44,9 @@ async def test_missed_wait_budget_returns_pending_then_late_result(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
     embedder = GatedEmbedder()
-    config = MemoryConfig(recall_wait_s=0.05, query_embedding_timeout_s=30.0)
+    config = MemoryConfig(
+        recall_wait_s=0.05, query_deadline_floor_s=30.0, query_deadline_ceiling_s=30.0
+    )
     async with open_memory(
         tmp_path, config, clock=FixedDomainClock(), embedder=embedder
     ) as memory:
@@ -70,7 +72,9 @@ async def test_embedding_deadline_degrades_to_lexical(
     embedder = (
         GatedEmbedder()
     )  # the gate never opens: the query embedding always times out
-    config = MemoryConfig(recall_wait_s=0.05, query_embedding_timeout_s=1.0)
+    config = MemoryConfig(
+        recall_wait_s=0.05, query_deadline_floor_s=1.0, query_deadline_ceiling_s=1.0
+    )
     async with open_memory(
         tmp_path, config, clock=FixedDomainClock(), embedder=embedder
     ) as memory:

@@ -22,6 +22,7 @@ from cairn.domain.scope import RecallContext
 from cairn.errors import ConflictingEventError, InvalidInputError, RuntimeClosedError
 from cairn.ingestion.extract import RuleExtractor
 from cairn.providers.embedding import EmbeddingProvider, Vectors
+from cairn.providers.gateway import QueryEmbeddingGateway
 from cairn.providers.local import LocalE5Embedder
 from cairn.runtime.database import Database
 from cairn.runtime.recall import RecallPlan
@@ -73,6 +74,7 @@ class Memory:
     database: Database
     limiters: Limiters
     embedder: EmbeddingProvider
+    gateway: QueryEmbeddingGateway
     vectors: VectorStoreManager
     nursery: trio.Nursery
     extractor: RuleExtractor = attrs.field(factory=RuleExtractor)
@@ -111,6 +113,7 @@ class Memory:
                 config=self.config,
                 clock=self.clock,
                 embedder=self.embedder,
+                gateway=self.gateway,
                 vectors=self.vectors,
                 extractor=self.extractor,
             ) as supervisor:
@@ -118,6 +121,7 @@ class Memory:
                 await trio.sleep_forever()
         finally:
             self._supervisors.pop(agent_id, None)
+            self.gateway.reset(agent_id)
 
     # -- ingestion ---------------------------------------------------------------------
     async def ingest(self, agent_id: str, turns: Sequence[Turn]) -> IngestReport:
@@ -281,8 +285,9 @@ async def open_memory(
             lambda function: run_in_thread(
                 function, limiter=limiters.cpu, background=limiters.background
             ),
+            # A query embedding is a pure computation: a deadline may abandon it.
             run_query_in_thread=lambda function: run_in_thread(
-                function, limiter=limiters.query
+                function, limiter=limiters.query, abandon_on_cancel=True
             ),
         )
     body_error: BaseException | None = None
@@ -295,6 +300,14 @@ async def open_memory(
                 database,
                 limiters,
                 embedder,
+                QueryEmbeddingGateway(
+                    embedder,
+                    deadline_floor_s=config.query_deadline_floor_s,
+                    deadline_ceiling_s=config.query_deadline_ceiling_s,
+                    failure_threshold=config.breaker_failures,
+                    window_s=config.breaker_window_s,
+                    cooldown_s=config.breaker_cooldown_s,
+                ),
                 vectors,
                 nursery,
             )

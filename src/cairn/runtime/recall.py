@@ -11,6 +11,7 @@ import numpy.typing as npt
 import trio
 
 from cairn.domain.scope import RecallContext
+from cairn.providers.gateway import QueryOutcome
 from cairn.retrieval.budget import allocate
 from cairn.retrieval.candidates import (
     CandidateRequest,
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from cairn.clock import DomainClock
     from cairn.config import MemoryConfig
     from cairn.domain.ids import AgentId
-    from cairn.providers.embedding import EmbeddingProvider
+    from cairn.providers.gateway import QueryEmbeddingGateway
     from cairn.runtime.actors.embedding import VectorSlot
     from cairn.runtime.actors.maintenance import AuditBuffer
     from cairn.runtime.database import Database, Reader
@@ -57,7 +58,7 @@ async def compute_recall(
     request_id: str,
     agent_id: AgentId,
     database: Database,
-    embedder: EmbeddingProvider,
+    gateway: QueryEmbeddingGateway,
     slot: VectorSlot,
     config: MemoryConfig,
     clock: DomainClock,
@@ -68,10 +69,10 @@ async def compute_recall(
     degradations: list[Degradation] = []
     query_vector = plan.query_vector
     if query_vector is None:
-        with trio.move_on_after(config.query_embedding_timeout_s) as embed_scope:
-            query_vector = await embedder.embed_query(plan.query[:2000])
-        if embed_scope.cancelled_caught:
-            degradations.append(Degradation.EMBEDDING_TIMEOUT)
+        embedded = await gateway.embed_query(agent_id, plan.query)
+        query_vector = embedded.vector
+        if embedded.outcome is not QueryOutcome.OK:
+            degradations.append(Degradation(embedded.outcome.value))
     index = slot.index
     if index is None:
         degradations.append(Degradation.VECTOR_UNAVAILABLE)

@@ -19,6 +19,7 @@ from cairn.config import MemoryConfig
 from cairn.domain.ids import AgentId
 from cairn.errors import DrainTimeoutError, RuntimeClosedError, UnknownRequestError
 from cairn.providers.embedding import EmbeddingProvider
+from cairn.providers.gateway import QueryEmbeddingGateway
 from cairn.retrieval.types import Recall, RecallStatus
 from cairn.runtime.actors.clear_jobs import ClearJobActor
 from cairn.runtime.actors.embedding import EmbeddingActor, VectorSlot
@@ -63,6 +64,7 @@ class AgentSupervisor:
     config: MemoryConfig
     clock: DomainClock
     embedder: EmbeddingProvider
+    gateway: QueryEmbeddingGateway
     fence: AgentFence
     nursery: trio.Nursery
     write_requests_send: trio.MemorySendChannel[WriteRequest]
@@ -133,7 +135,7 @@ class AgentSupervisor:
                 request_id=request_id,
                 agent_id=self.agent_id,
                 database=self.database,
-                embedder=self.embedder,
+                gateway=self.gateway,
                 slot=self.slot,
                 config=self.config,
                 clock=self.clock,
@@ -237,6 +239,7 @@ async def open_agent_supervisor(
     config: MemoryConfig,
     clock: DomainClock,
     embedder: EmbeddingProvider,
+    gateway: QueryEmbeddingGateway,
     vectors: VectorStoreManager,
     extractor: RuleExtractor,
 ) -> AsyncIterator[AgentSupervisor]:
@@ -309,6 +312,7 @@ async def open_agent_supervisor(
             config,
             clock,
             embedder,
+            gateway,
             fence,
             nursery,
             write_send,

@@ -56,13 +56,21 @@ async def run_in_thread(
     *,
     limiter: trio.CapacityLimiter,
     background: trio.CapacityLimiter | None = None,
+    abandon_on_cancel: bool = False,
 ) -> T:
-    """Run ``function`` in a worker thread under ``limiter``; never abandoned on cancel.
+    """Run ``function`` in a worker thread under ``limiter``.
 
-    Background work also holds a ``background`` token while it runs (taken first, always
-    in that order, so two limiters can never deadlock).
+    Not abandoned on cancel unless asked: only pure computations with no effect (a query
+    embedding) may be abandoned; the limiter token is still held until the thread ends, so
+    an abandoned computation never overlaps the next one under the same limiter. Background
+    work also holds a ``background`` token while it runs (taken first, always in that
+    order, so two limiters can never deadlock).
     """
     if background is None:
-        return await trio.to_thread.run_sync(function, limiter=limiter)
+        return await trio.to_thread.run_sync(
+            function, limiter=limiter, abandon_on_cancel=abandon_on_cancel
+        )
     async with background:
-        return await trio.to_thread.run_sync(function, limiter=limiter)
+        return await trio.to_thread.run_sync(
+            function, limiter=limiter, abandon_on_cancel=abandon_on_cancel
+        )
