@@ -152,3 +152,33 @@ def test_demo_runs_offline() -> None:
     assert "Q: What drink does Mei like?" in result.stdout
     assert "oolong" in result.stdout
     assert "乌龙茶" in result.stdout
+
+
+def test_providers_check(tmp_path: Path) -> None:
+    ok = json.loads(cairn("providers", "check", "--json", data=tmp_path / "a").stdout)
+    assert ok["status"] == "ok"
+    assert ok["identity"]["provider"] == "local"
+    assert ok["identity"]["dimension"] == 384
+
+    from tests.providers.fakes import unused_port
+
+    refused = tmp_path / "refused"
+    refused.mkdir()
+    (refused / "cairn.toml").write_text(
+        f'[embedding]\nprovider = "ollama"\nbase_url = "http://127.0.0.1:{unused_port()}"\n'
+        'model = "m"\ndimension = 8\n',
+        encoding="utf-8",
+    )
+    result = cairn("providers", "check", "--json", data=refused, check=False)
+    assert result.returncode == 1
+    assert json.loads(result.stdout)["status"] == "failed"
+
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "cairn.toml").write_text(
+        '[embedding]\nprovider = "magic"\n', encoding="utf-8"
+    )
+    result = cairn("providers", "check", data=broken, check=False)
+    assert result.returncode == 2
+    assert "unknown embedding provider" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -10,16 +10,23 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
+import trio
+
 from cairn.domain.evidence import Turn
-from cairn.errors import InvalidInputError
+from cairn.errors import InvalidInputError, ProviderContractError, ProviderError
+from cairn.providers.settings import load_embedding_settings
 from cairn.runtime.memory import Memory, open_memory
+from cairn.runtime.providers import open_embedder
+from cairn.runtime.threads import Limiters, run_in_thread
 from cairn.serde.recall import recall_to_dict
 from cairn.store.evidence import IntakeOutcome, IntakeResult
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Iterator
+    from collections.abc import Awaitable, Callable, Iterator
 
+    from cairn.providers.embedding import Vectors
     from cairn.retrieval.types import Recall
 
 __all__ = ["dispatch", "parse_turn"]
@@ -211,10 +218,48 @@ async def _demo() -> None:
                 print()
 
 
+async def _check_providers(data_dir: Path, as_json: bool) -> int:
+    """Try the configured embedder: identity, a warm-up and a warm query, a small batch."""
+    limiters = Limiters()
+    settings = await run_in_thread(
+        lambda: load_embedding_settings(data_dir), limiter=limiters.store_write
+    )
+    report: dict[str, Any] = {"source": settings.source, "provider": settings.provider}
+    try:
+        async with open_embedder(settings, limiters) as embedder:
+            identity = embedder.identity
+            report["identity"] = attrs.asdict(identity)
+            timings = {}
+            calls: list[tuple[str, Callable[[], Awaitable[Vectors]]]] = [
+                ("warm_up_ms", lambda: embedder.embed_query("cairn providers check")),
+                ("query_ms", lambda: embedder.embed_query("what does the user like?")),
+                ("batch_of_2_ms", lambda: embedder.embed_documents(["one", "two"])),
+            ]
+            for name, call in calls:
+                started = trio.current_time()
+                vectors = await call()
+                timings[name] = round((trio.current_time() - started) * 1000, 1)
+                if vectors.shape[-1] != identity.dimension:
+                    raise ProviderContractError(
+                        f"vectors have {vectors.shape[-1]} dimensions, not {identity.dimension}"
+                    )
+            report.update(timings, status="ok")
+    except ProviderError as error:
+        report.update(status="failed", error=str(error))
+    if as_json:
+        print(json.dumps(report, ensure_ascii=False))
+    else:
+        for key, value in report.items():
+            print(f"{key}: {value}")
+    return 0 if report["status"] == "ok" else 1
+
+
 async def dispatch(arguments: argparse.Namespace, data_dir: Path) -> int:
     if arguments.command == "demo":
         await _demo()
         return 0
+    if arguments.command == "providers":
+        return await _check_providers(data_dir, arguments.json)
     if arguments.command == "ingest" and not arguments.file.is_file():
         raise InvalidInputError(f"no such file: {arguments.file}")
     async with open_memory(data_dir) as memory:

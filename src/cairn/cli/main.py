@@ -1,7 +1,8 @@
 """The ``cairn`` command line.
 
-Exit codes: 0 success; 1 an unexpected failure; 2 bad usage or input (nothing stored);
-3 ingest finished but some lines were rejected (the rest is stored).
+Exit codes: 0 success; 1 an unexpected failure, or `providers check` found a provider
+failing; 2 bad usage, input or configuration (nothing stored); 3 ingest finished but some
+lines were rejected (the rest is stored).
 """
 
 from __future__ import annotations
@@ -61,6 +62,10 @@ def _parser() -> argparse.ArgumentParser:
     status.add_argument("--json", action="store_true")
 
     sub.add_parser("demo", help="ingest a shipped conversation and recall from it")
+
+    providers = sub.add_parser("providers", help="the configured model providers")
+    providers.add_argument("action", choices=["check"])
+    providers.add_argument("--json", action="store_true")
     return parser
 
 

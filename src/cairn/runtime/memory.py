@@ -23,8 +23,9 @@ from cairn.errors import ConflictingEventError, InvalidInputError, RuntimeClosed
 from cairn.ingestion.extract import RuleExtractor
 from cairn.providers.embedding import EmbeddingProvider, Vectors
 from cairn.providers.gateway import QueryEmbeddingGateway
-from cairn.providers.local import LocalE5Embedder
+from cairn.providers.settings import load_embedding_settings
 from cairn.runtime.database import Database
+from cairn.runtime.providers import open_embedder
 from cairn.runtime.recall import RecallPlan
 from cairn.runtime.supervisor import AgentSupervisor, open_agent_supervisor
 from cairn.runtime.threads import Limiters, run_in_thread
@@ -263,14 +264,38 @@ async def open_memory(
     clock: DomainClock | None = None,
     embedder: EmbeddingProvider | None = None,
 ) -> AsyncIterator[Memory]:
-    """Open (creating if needed) the memory in data directory ``path``."""
+    """Open (creating if needed) the memory in data directory ``path``.
+
+    Without an ``embedder``, the one configured in ``cairn.toml``/``CAIRN_EMBEDDING_*``
+    serves (cairn.providers.settings), by default the embedded local model.
+    """
     data_dir = Path(path)
     config = config or MemoryConfig()
     limiters = Limiters(store_read=trio.CapacityLimiter(config.reader_connections))
+    settings = await run_in_thread(
+        lambda: load_embedding_settings(data_dir), limiter=limiters.store_write
+    )
     await run_in_thread(
         lambda: data_dir.mkdir(parents=True, exist_ok=True),
         limiter=limiters.store_write,
     )
+    async with contextlib.AsyncExitStack() as stack:
+        if embedder is None:
+            embedder = await stack.enter_async_context(
+                open_embedder(settings, limiters)
+            )
+        async with _open_runtime(data_dir, config, clock, embedder, limiters) as memory:
+            yield memory
+
+
+@contextlib.asynccontextmanager
+async def _open_runtime(
+    data_dir: Path,
+    config: MemoryConfig,
+    clock: DomainClock | None,
+    embedder: EmbeddingProvider,
+    limiters: Limiters,
+) -> AsyncIterator[Memory]:
     database = await Database.open(
         data_dir / DATABASE_NAME,
         limiters,
@@ -280,16 +305,6 @@ async def open_memory(
     # f32 rows searched with BLAS: 2x faster than usearch's f16 kernel here, and it does not
     # thrash the GIL beside busy threads (design/vectors.md); blobs on disk stay f16.
     vectors = VectorStoreManager(data_dir / "vectors", storage="f32")
-    if embedder is None:
-        embedder = LocalE5Embedder(
-            lambda function: run_in_thread(
-                function, limiter=limiters.cpu, background=limiters.background
-            ),
-            # A query embedding is a pure computation: a deadline may abandon it.
-            run_query_in_thread=lambda function: run_in_thread(
-                function, limiter=limiters.query, abandon_on_cancel=True
-            ),
-        )
     body_error: BaseException | None = None
     try:
         async with trio.open_nursery() as nursery:
