@@ -32,7 +32,7 @@ ALLOWED = {
         "maintenance",
     },
     "testing": {"domain", "providers", "vectors"},
-    "cli": {"domain", "serde", "runtime", "retrieval", "store"},
+    "cli": {"domain", "serde", "runtime", "retrieval", "store", "providers"},
     "data": set(),
 }
 LEAVES = {"errors", "clock", "config"}
