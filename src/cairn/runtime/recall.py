@@ -76,6 +76,8 @@ async def compute_recall(
     index = slot.index
     if index is None:
         degradations.append(Degradation.VECTOR_UNAVAILABLE)
+    elif slot.reindexing:
+        degradations.append(Degradation.REINDEXING)
     request = CandidateRequest(
         agent_id=agent_id,
         terms=query_terms(plan.query),

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "count_embeddings",
+    "count_missing",
     "ensure_identity",
     "iter_embeddings",
     "missing_targets",
@@ -110,3 +111,16 @@ def missing_targets(
         (agent_id, key, agent_id, key, limit),
     )
     return [(str(t), int(r), None if x is None else str(x)) for t, r, x in rows]
+
+
+def count_missing(
+    connection: apsw.Connection, agent_id: AgentId, identity: EmbeddingIdentity
+) -> int:
+    """How many extracted events of the agent have no vector of ``identity``."""
+    row = connection.execute(
+        "SELECT count(*) FROM events e WHERE e.agent_id = ? AND e.extracted = 1"
+        " AND NOT EXISTS (SELECT 1 FROM embeddings m WHERE m.identity_key = ?"
+        "  AND m.target = 'event' AND m.target_rowid = e.rowid)",
+        (agent_id, identity.key()),
+    ).fetchone()
+    return 0 if row is None else int(row[0])

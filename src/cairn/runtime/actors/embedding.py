@@ -23,7 +23,12 @@ from cairn.runtime.fence import AgentFence
 from cairn.runtime.mailbox import WorkCounter
 from cairn.runtime.messages import EmbedJob, StoreEmbeddings, WriteRequest
 from cairn.runtime.threads import Limiters, run_in_thread
-from cairn.store.embeddings import count_embeddings, iter_embeddings, missing_targets
+from cairn.store.embeddings import (
+    count_embeddings,
+    count_missing,
+    iter_embeddings,
+    missing_targets,
+)
 from cairn.store.evidence import load_events
 from cairn.vectors.codec import encode_vector
 from cairn.vectors.index import ExactVectorIndex
@@ -43,6 +48,10 @@ class VectorSlot:
 
     index: ExactVectorIndex | None = None
     dirty: bool = False
+    # True while a backlog of evidence is being (re-)embedded for the current identity,
+    # e.g. after the embedding model changed: recall says `reindexing` meanwhile.
+    reindexing: bool = False
+    caught_up: trio.Event = attrs.field(factory=trio.Event)
     ready: trio.Event = attrs.field(factory=trio.Event)
 
 
@@ -119,8 +128,16 @@ class EmbeddingActor:
                 limiter=self.limiters.index,
             )
         self.slot.index = index
+        backlog = await self.database.read(
+            lambda reader: count_missing(reader.connection, agent_id, identity)
+        )
+        self.slot.reindexing = backlog > 0
         self.slot.ready.set()
-        await self._embed_missing()
+        try:
+            await self._embed_missing()
+        finally:
+            self.slot.reindexing = False
+        self.slot.caught_up.set()
 
     async def _embed_missing(self) -> None:
         """Embed, batch by batch, everything that has no vector of the current identity."""

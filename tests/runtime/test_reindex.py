@@ -1,0 +1,65 @@
+"""Embedding identity: a new model never serves or mixes with the old one's vectors; the
+projection of the new identity is rebuilt in the background while recall says
+`reindexing` and carries on lexically."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import trio
+from tests.conftest import TEST_CONFIG
+from tests.helpers import turn
+
+from cairn import Degradation, open_memory
+from cairn.providers.embedding import Vectors
+from cairn.testing import FixedDomainClock, HashingEmbedder
+
+TURNS = [
+    turn("e1", "I adopted a grey cat called Miso."),
+    turn("e2", "My sister lives in Lisbon."),
+    turn("e3", "I play the cello on Sundays."),
+]
+
+
+class GatedDocuments(HashingEmbedder):
+    """Another model (other dimension) whose document batches wait for the test."""
+
+    def __init__(self) -> None:
+        super().__init__(dimension=128)
+        self.gate = trio.Event()
+
+    async def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        await self.gate.wait()
+        return await super().embed_documents(texts)
+
+
+async def test_model_switch_reindexes_without_mixing(data_dir: Path) -> None:
+    clock = FixedDomainClock()
+    async with open_memory(
+        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
+    ) as memory:
+        await memory.ingest("a", TURNS)
+        await memory.wait_idle("a")
+    new_model = GatedDocuments()
+    async with open_memory(
+        data_dir, TEST_CONFIG, clock=clock, embedder=new_model
+    ) as memory:
+        during = await memory.recall("a", "cat Miso")
+        assert during.manifest is not None
+        assert Degradation.REINDEXING in during.manifest.degradations
+        assert any("Miso" in item.text for item in during.items)  # lexical still serves
+        supervisor = await memory._supervisor("a")
+        assert supervisor.slot.index is not None
+        assert len(supervisor.slot.index) == 0  # the old model's vectors are not served
+        new_model.gate.set()
+        with trio.fail_after(30):
+            await supervisor.slot.caught_up.wait()
+        after = await memory.recall("a", "cat Miso")
+        assert after.manifest is not None
+        assert after.manifest.degradations == ()
+        assert len(supervisor.slot.index) == len(TURNS)
+        assert supervisor.slot.index.dimension == 128
+        status = await memory.status()
+    # Both identities' blobs are kept (switching back needs no re-embedding).
+    assert status["agents"]["a"]["embeddings"] == 2 * len(TURNS)
