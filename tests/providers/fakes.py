@@ -43,7 +43,15 @@ Mode = Literal[
     "malformed_json",
     "wrong_schema",
     "wrong_dimension",
+    # Chat routes only (see FakeProviderServer._chat):
+    "server_error_then_success",
+    "chat_refusal",
+    "chat_truncated",
+    "chat_not_json",
+    "chat_empty",
 ]
+
+_CHAT_PATHS = frozenset({"/v1/chat/completions", "/api/chat"})
 
 _REASONS = {
     200: "OK",
@@ -77,13 +85,20 @@ class RecordedRequest:
 
 @attrs.define(eq=False)
 class FakeProviderServer:
-    """Serves ``/v1/embeddings`` and ``/api/embed``; behaviour set by ``mode``."""
+    """Serves ``/v1/embeddings`` and ``/api/embed``; behaviour set by ``mode``.
+
+    Also serves the chat routes ``/v1/chat/completions`` and ``/api/chat``: the model's
+    answer is ``chat_content`` verbatim (the test sets the JSON document it wants back).
+    """
 
     dimension: int = 8
     mode: Mode = "success"
     # For rate_limited_then_success: how many 429s before answering.
     rate_limited_count: int = 1
     secret_in_error_body: str | None = None
+    # Chat routes: the answer text, and for server_error_then_success how many 500s first.
+    chat_content: str = "{}"
+    server_error_count: int = 1
     port: int = 0
     requests: list[RecordedRequest] = attrs.Factory(list)
     release: trio.Event = attrs.Factory(trio.Event)
@@ -123,6 +138,11 @@ class FakeProviderServer:
             and len(self.requests) <= self.rate_limited_count
         ):
             return 429, b'{"error": "slow down"}'
+        if (
+            mode == "server_error_then_success"
+            and len(self.requests) <= self.server_error_count
+        ):
+            return 500, b'{"error": "boom"}'
         if mode == "server_error":
             return 500, b'{"error": "boom"}'
         if mode == "unauthorized":
@@ -134,6 +154,8 @@ class FakeProviderServer:
             return 200, b'{"data": [{"index": 0, "embedding": [0.1,'
         if mode == "wrong_schema":
             return 200, b'{"data": "nope", "embeddings": {"a": 1}}'
+        if request.path in _CHAT_PATHS:
+            return 200, self._chat(request)
         dimension = self.dimension - 1 if mode == "wrong_dimension" else self.dimension
         texts = request.body["input"]
         if isinstance(texts, str):
@@ -152,6 +174,49 @@ class FakeProviderServer:
             payload = {"object": "list", "data": data, "model": request.body["model"]}
             return 200, json.dumps(payload).encode()
         return 404, b'{"error": "not found"}'
+
+    def _chat(self, request: RecordedRequest) -> bytes:
+        """A 200 chat answer shaped for the route, altered by the chat_* modes."""
+        content: str | None = self.chat_content
+        refusal: str | None = None
+        finish = "stop"
+        if self.mode == "chat_refusal":
+            content, refusal = None, "I can't help with that."
+        elif self.mode == "chat_truncated":
+            content, finish = self.chat_content[: len(self.chat_content) // 2], "length"
+        elif self.mode == "chat_not_json":
+            content = "Sure! Here is the JSON you asked for: {"
+        elif self.mode == "chat_empty":
+            content = ""
+        model = request.body["model"]
+        if request.path == "/api/chat":
+            return json.dumps(
+                {
+                    "model": model,
+                    "created_at": "2024-01-01T00:00:00Z",
+                    "message": {"role": "assistant", "content": content or ""},
+                    "done": True,
+                    "done_reason": finish,
+                }
+            ).encode()
+        return json.dumps(
+            {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion",
+                "model": model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {
+                            "role": "assistant",
+                            "content": content,
+                            "refusal": refusal,
+                        },
+                        "finish_reason": finish,
+                    }
+                ],
+            }
+        ).encode()
 
 
 async def _read_request(stream: trio.SocketStream) -> RecordedRequest | None:
