@@ -64,6 +64,9 @@ async def test_missed_wait_budget_returns_pending_then_late_result(
         assert any("Miso" in item.text for item in late.items)
         assert late.manifest is not None
         assert Degradation.EMBEDDING_TIMEOUT not in late.manifest.degradations
+        # A late result belongs to its agent: another agent cannot fetch it.
+        with pytest.raises(UnknownRequestError):
+            await memory.fetch_recall("b", first.request_id)
 
 
 async def test_embedding_deadline_degrades_to_lexical(
