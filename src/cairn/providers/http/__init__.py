@@ -31,6 +31,13 @@ from cairn.providers.http.ollama import OllamaEmbedder as OllamaEmbedder
 from cairn.providers.http.openai_compat import (
     OpenAICompatibleEmbedder as OpenAICompatibleEmbedder,
 )
+from cairn.providers.http.text import HttpTextConfig as HttpTextConfig
+from cairn.providers.http.text import TextIdentity as TextIdentity
+from cairn.providers.http.text import TextProvider as TextProvider
+from cairn.providers.http.text_ollama import OllamaTextProvider as OllamaTextProvider
+from cairn.providers.http.text_openai import (
+    OpenAICompatibleTextProvider as OpenAICompatibleTextProvider,
+)
 
 __all__ = [
     "AbandonReason",
@@ -40,9 +47,14 @@ __all__ = [
     "CircuitBreaker",
     "FailureKind",
     "HttpEmbedderConfig",
+    "HttpTextConfig",
     "OllamaEmbedder",
+    "OllamaTextProvider",
     "OpenAICompatibleEmbedder",
+    "OpenAICompatibleTextProvider",
     "RetryPolicy",
+    "TextIdentity",
+    "TextProvider",
     "create_http_client",
     "open_http_client",
     "post_json",
