@@ -14,6 +14,7 @@ from cairn.testing import FixedDomainClock, HashingEmbedder
 
 settings.register_profile("ci", max_examples=60, deadline=None)
 settings.register_profile("fast", max_examples=15, deadline=None)
+settings.register_profile("thorough", max_examples=2000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # Recall waits are deadlines, not sleeps: generous ones keep thread-backed tests on the
