@@ -219,7 +219,9 @@ async def test_slow_response_past_deadline_is_cut_off(
             with trio.move_on_after(0.2) as deadline_scope:
                 await _embedder(kind, client, server.base_url).embed_query("q")
             assert deadline_scope.cancelled_caught
-            assert len(server.requests) == 1
+            # Never retried after our own deadline. (On a loaded machine the request may not
+            # even have arrived within 0.2 s, so this is at most one, not exactly one.)
+            assert len(server.requests) <= 1
 
 
 @pytest.mark.parametrize("kind", KINDS)
