@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
 import trio
 import trio.testing
 from tests.helpers import turn
@@ -93,18 +94,25 @@ async def test_transport_failures_count_and_cancellation_does_not(
     assert gateway.breaker("a").state is BreakerState.CLOSED
 
 
+@pytest.fixture
+def thread_safe_clock() -> trio.testing.MockClock:
+    """Autojump only after 50 ms of real idleness, so threads (SQLite) finish before the
+    clock jumps to a deadline the test does not mean to hit (STYLE.md section 5)."""
+    return trio.testing.MockClock(autojump_threshold=0.05)
+
+
 async def _settled_recall(memory, agent: str, query: str):
     # Under the autojump clock a recall waiting on a worker thread misses any wait budget;
     # fetch the late result (virtual time only).
     recall = await memory.recall(agent, query)
     while recall.status is RecallStatus.PENDING:
-        await trio.sleep(0.01)
+        await trio.sleep(0.5)
         recall = await memory.fetch_recall(agent, recall.request_id)
     return recall
 
 
 async def test_recall_reports_breaker_open_and_keeps_lexical_results(
-    tmp_path: Path, autojump_clock: trio.testing.MockClock
+    tmp_path: Path, thread_safe_clock: trio.testing.MockClock
 ) -> None:
     embedder = FlakyEmbedder()
     # Autojump moves virtual time while threads work: widen the window and the cooldown

@@ -105,4 +105,3 @@ class ClearJobActor:
             index.remove(np.asarray(cleared, dtype=np.int64))
 
         await run_in_thread(remove, limiter=self.limiters.index)
-        self.slot.dirty = True

@@ -47,7 +47,6 @@ class VectorSlot:
     """The agent's live vector projection, or ``None`` while unavailable."""
 
     index: ExactVectorIndex | None = None
-    dirty: bool = False
     # True while a backlog of evidence is being (re-)embedded for the current identity,
     # e.g. after the embedding model changed: recall says `reindexing` meanwhile.
     reindexing: bool = False
@@ -202,7 +201,6 @@ class EmbeddingActor:
                 await run_in_thread(
                     lambda: index.upsert(keys, vectors), limiter=self.limiters.index
                 )
-                self.slot.dirty = True
             self.embedded += len(batch)
             completed = True
         return completed

@@ -86,8 +86,9 @@ class MaintenanceActor:
     async def run_pass(self) -> None:
         """One bounded pass; also called once more by the supervisor when it stops."""
         agent_id = self.agent_id
-        if self.slot.dirty:
-            self.slot.dirty = False
+        # The manager knows whether the index changed since its last save (a version
+        # compare); asking costs nothing, the file is written only then.
+        if self.vectors.is_dirty(agent_id, self.identity):
             await run_in_thread(
                 lambda: self.vectors.publish(agent_id, self.identity),
                 limiter=self.limiters.index,
