@@ -18,12 +18,10 @@ import trio
 from cairn.errors import ProviderError
 from cairn.providers.embedding import EmbeddingProvider, Vectors
 from cairn.providers.http.breaker import AbandonReason, CircuitBreaker, FailureKind
+from cairn.providers.http.config import MAX_QUERY_CODE_POINTS
 from cairn.providers.http.deadline import AdaptiveDeadline
 
 __all__ = ["QueryEmbedding", "QueryEmbeddingGateway", "QueryOutcome"]
-
-# Only this much of a query is sent to any embedder.
-MAX_QUERY_CODE_POINTS = 2000
 
 
 class QueryOutcome(enum.StrEnum):

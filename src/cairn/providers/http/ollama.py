@@ -9,15 +9,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
-import httpx
 import msgspec
-import numpy as np
-import trio
 
 from cairn.providers.http.client import post_json, safe_endpoint
-from cairn.providers.http.config import MAX_QUERY_CODE_POINTS, HttpEmbedderConfig
-from cairn.providers.http.shaping import batches, to_unit_rows
-from cairn.vectors.identity import EmbeddingIdentity
+from cairn.providers.http.embedder_base import HttpEmbedder
+from cairn.providers.http.shaping import to_unit_rows
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -37,38 +33,13 @@ _DECODER: Final = msgspec.json.Decoder(_EmbedResponse)
 
 
 @attrs.define(eq=False)
-class OllamaEmbedder:
+class OllamaEmbedder(HttpEmbedder):
     """An :class:`~cairn.providers.embedding.EmbeddingProvider` over Ollama ``/api/embed``.
 
-    Same batching, cancellation and error contract as
-    :class:`~cairn.providers.http.openai_compat.OpenAICompatibleEmbedder`.
+    Same batching, cancellation and error contract as every :class:`HttpEmbedder`.
     """
 
-    client: httpx.AsyncClient
-    config: HttpEmbedderConfig
-
-    @property
-    def identity(self) -> EmbeddingIdentity:
-        return EmbeddingIdentity(
-            provider=OLLAMA_PROVIDER,
-            model=self.config.model,
-            dimension=self.config.dimension,
-        )
-
-    async def embed_documents(self, texts: Sequence[str]) -> Vectors:
-        if not texts:
-            await trio.lowlevel.checkpoint()
-            return np.zeros((0, self.config.dimension), dtype=np.float32)
-        parts = [
-            await self._embed_batch(batch)
-            for batch in batches(texts, self.config.max_batch_size)
-        ]
-        return np.concatenate(parts, axis=0)
-
-    async def embed_query(self, text: str) -> Vectors:
-        vectors = await self._embed_batch([text[:MAX_QUERY_CODE_POINTS]])
-        row: Vectors = vectors[0]
-        return row
+    provider = OLLAMA_PROVIDER
 
     async def _embed_batch(self, texts: Sequence[str]) -> Vectors:
         url = self.config.endpoint("/api/embed")

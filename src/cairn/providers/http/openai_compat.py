@@ -10,16 +10,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
-import httpx
 import msgspec
-import numpy as np
-import trio
 
 from cairn.errors import ProviderContractError
 from cairn.providers.http.client import post_json, safe_endpoint
-from cairn.providers.http.config import MAX_QUERY_CODE_POINTS, HttpEmbedderConfig
-from cairn.providers.http.shaping import batches, to_unit_rows
-from cairn.vectors.identity import EmbeddingIdentity
+from cairn.providers.http.embedder_base import HttpEmbedder
+from cairn.providers.http.shaping import to_unit_rows
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -44,39 +40,11 @@ _DECODER: Final = msgspec.json.Decoder(_EmbeddingsResponse)
 
 
 @attrs.define(eq=False)
-class OpenAICompatibleEmbedder:
-    """An :class:`~cairn.providers.embedding.EmbeddingProvider` over ``/v1/embeddings``.
+class OpenAICompatibleEmbedder(HttpEmbedder):
+    """An :class:`~cairn.providers.embedding.EmbeddingProvider` over ``/v1/embeddings``
+    (batching and cancellation contract in :class:`HttpEmbedder`)."""
 
-    Documents are sent in batches of at most ``config.max_batch_size``, one request at a time
-    (concurrency is the gateway's job). Both methods are checkpoints; a cancelled call raises
-    ``trio.Cancelled`` and is not retried.
-    """
-
-    client: httpx.AsyncClient
-    config: HttpEmbedderConfig
-
-    @property
-    def identity(self) -> EmbeddingIdentity:
-        return EmbeddingIdentity(
-            provider=OPENAI_COMPAT_PROVIDER,
-            model=self.config.model,
-            dimension=self.config.dimension,
-        )
-
-    async def embed_documents(self, texts: Sequence[str]) -> Vectors:
-        if not texts:
-            await trio.lowlevel.checkpoint()
-            return np.zeros((0, self.config.dimension), dtype=np.float32)
-        parts = [
-            await self._embed_batch(batch)
-            for batch in batches(texts, self.config.max_batch_size)
-        ]
-        return np.concatenate(parts, axis=0)
-
-    async def embed_query(self, text: str) -> Vectors:
-        vectors = await self._embed_batch([text[:MAX_QUERY_CODE_POINTS]])
-        row: Vectors = vectors[0]
-        return row
+    provider = OPENAI_COMPAT_PROVIDER
 
     async def _embed_batch(self, texts: Sequence[str]) -> Vectors:
         url = self.config.endpoint("/v1/embeddings")
