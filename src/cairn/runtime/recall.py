@@ -23,7 +23,13 @@ from cairn.retrieval.candidates import (
 )
 from cairn.retrieval.rank import rank_candidates
 from cairn.retrieval.render import render_directives, render_memory
-from cairn.retrieval.types import Degradation, Manifest, Recall, RecallStatus
+from cairn.retrieval.types import (
+    Degradation,
+    Manifest,
+    Recall,
+    RecallItem,
+    RecallStatus,
+)
 from cairn.runtime.threads import run_in_thread
 from cairn.store.directives import active_directives
 from cairn.store.fts import query_terms
@@ -111,16 +117,22 @@ async def compute_recall(
         if index is not None and query_vector is not None:
             nursery.start_soon(vector, index)
 
-    def validate(reader: Reader) -> tuple[Candidates, list[tuple[str, str, str]]]:
+    def validate_and_rank(
+        reader: Reader,
+    ) -> tuple[Candidates, list[RecallItem], list[tuple[str, str, str]]]:
+        # Ranking is pure Python work of a few milliseconds: it runs here, in the reader
+        # thread, rather than on the trio loop.
         candidates = validate_candidates(reader.connection, request, *proposed)
-        return candidates, active_directives(reader.connection, agent_id)
+        ranked = rank_candidates(candidates, now, config.fusion_weights(), config.rrf_k)
+        return (
+            candidates,
+            ranked[: plan.k],
+            active_directives(reader.connection, agent_id),
+        )
 
-    candidates, directives = await database.read(validate)
+    candidates, ranked, directives = await database.read(validate_and_rank)
     if candidates.lexical_exhausted:
         degradations.append(Degradation.CANDIDATE_BUDGET_EXHAUSTED)
-    ranked = rank_candidates(candidates, now, config.fusion_weights(), config.rrf_k)[
-        : plan.k
-    ]
     directive_lines = [(directive_id, text) for directive_id, _kind, text in directives]
     directive_demand = render_directives(directive_lines, plan.budget_bytes).text
     allocation = allocate(
