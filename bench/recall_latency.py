@@ -34,7 +34,8 @@ from cairn.domain.ids import AgentId, EventId
 from cairn.runtime.threads import run_in_thread
 from cairn.store.claims import insert_claims
 from cairn.store.embeddings import store_embeddings
-from cairn.store.evidence import insert_turns
+from cairn.ingestion.intake import prepare_turns
+from cairn.store.evidence import insert_events
 from cairn.testing import FixedDomainClock, HashingEmbedder
 from cairn.vectors.codec import encode_vector
 
@@ -102,7 +103,7 @@ def bulk_load(
         def load(
             connection: Any, turns: list[Turn] = turns, vectors: Any = vectors
         ) -> None:
-            results = insert_turns(connection, AGENT, turns, now)
+            results = insert_events(connection, AGENT, prepare_turns(turns, 2400), now)
             rowids = {r.event_id: r.rowid for r in results}
             drafts = [
                 ClaimDraft(

@@ -13,6 +13,8 @@ catch it, from the closest builtin as well::
     │   ├── SchemaVersionError                file written by a newer cairn
     │   └── ClearPendingError                 writes refused while a clear job runs
     ├── StaleResultError                      execution identity no longer current (fence)
+    │   └── StaleLeaseError                   a batch lease was taken over or settled
+    ├── ProposalRejectedError                 an extraction proposal failed validation
     ├── ProviderError
     │   ├── TransientProviderError            worth retrying
     │   └── ProviderContractError             the provider answered something unusable
@@ -33,10 +35,12 @@ __all__ = [
     "InvalidInputError",
     "InvalidScopeError",
     "InvalidTemporalError",
+    "ProposalRejectedError",
     "ProviderContractError",
     "ProviderError",
     "RuntimeClosedError",
     "SchemaVersionError",
+    "StaleLeaseError",
     "StaleResultError",
     "StoreError",
     "TransientProviderError",
@@ -93,6 +97,20 @@ class ClearPendingError(StoreError):
 
 class StaleResultError(CairnError):
     """A result's execution identity is no longer current; it was not committed."""
+
+
+class StaleLeaseError(StaleResultError):
+    """A batch commit or failure came with a lease token that is no longer the batch's.
+
+    The lease expired and another worker took the batch, or the batch was settled under
+    another token; the late worker's result is dropped.
+    """
+
+
+class ProposalRejectedError(CairnError):
+    """An extraction proposal broke a batch-level rule (an event neither cited nor
+    discarded, a source outside the batch, an unsupported preference or span); the batch
+    consumes nothing and is retried with backoff."""
 
 
 class ProviderError(CairnError):

@@ -11,9 +11,11 @@ from cairn import Memory
 from cairn.domain.claim import ClaimDraft, ClaimKind, SourceSpan
 from cairn.domain.ids import AgentId, EventId
 from cairn.errors import StaleResultError
+from cairn.ingestion.validate import ValidatedBatch
 from cairn.runtime.fence import AgentFence
-from cairn.runtime.messages import CommitExtraction
+from cairn.runtime.messages import CommitBatch
 from cairn.store.agents import advance_epoch
+from cairn.store.batches import Lease
 from cairn.store.evidence import load_events
 
 
@@ -62,7 +64,9 @@ async def test_stale_identity_is_refused_at_commit(memory: Memory) -> None:
     draft = ClaimDraft(
         ClaimKind.FACT, "Ana owns a red sailboat", (SourceSpan(EventId("e1"), 0, 6),)
     )
-    request = CommitExtraction(stale_identity, tuple(batch), (draft,))
+    # The identity is checked first, inside the transaction: the lease is never reached.
+    lease = Lease(999, "token", 0.0, 1, "flush", tuple(batch))
+    request = CommitBatch(stale_identity, lease, ValidatedBatch((draft,), (), (), 0))
     await supervisor.write_requests_send.send(request)
     with pytest.raises(StaleResultError):
         await request.reply.wait()

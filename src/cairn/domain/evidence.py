@@ -9,7 +9,16 @@ import attrs
 
 from cairn.domain.ids import EventId, SessionId
 
-__all__ = ["EvidenceEvent", "Role", "Turn"]
+__all__ = [
+    "URGENT_KINDS",
+    "EventKind",
+    "EvidenceEvent",
+    "PreparedEvent",
+    "Role",
+    "SessionInfo",
+    "SessionKind",
+    "Turn",
+]
 
 
 class Role(enum.StrEnum):
@@ -17,6 +26,36 @@ class Role(enum.StrEnum):
     ASSISTANT = "assistant"
     TOOL = "tool"
     EVENT = "event"
+
+
+class EventKind(enum.StrEnum):
+    """What a turn or runtime event is.
+
+    ``message`` is a user or assistant turn; ``tool_result`` a tool result summary; the
+    ``task_*`` and ``needs_input`` kinds are runtime events of the agent's tasks;
+    ``message_deleted`` withdraws the message named by ``replaces``.
+    """
+
+    MESSAGE = "message"
+    TOOL_RESULT = "tool_result"
+    TASK_STARTED = "task_started"
+    TASK_FINISHED = "task_finished"
+    TASK_FAILED = "task_failed"
+    TASK_BLOCKED = "task_blocked"
+    NEEDS_INPUT = "needs_input"
+    MESSAGE_DELETED = "message_deleted"
+
+
+# Terminal, failed, blocked and needs-input events start an extraction batch at once
+# instead of waiting for the batch to fill (design/architecture.md, ingestion).
+URGENT_KINDS = frozenset(
+    {
+        EventKind.TASK_FINISHED,
+        EventKind.TASK_FAILED,
+        EventKind.TASK_BLOCKED,
+        EventKind.NEEDS_INPUT,
+    }
+)
 
 
 def _aware(
@@ -32,6 +71,10 @@ class Turn:
 
     ``event_id`` is the caller's ID: ingesting the same ID with the same content again is a
     no-op, with different content a :class:`~cairn.errors.ConflictingEventError`.
+
+    ``replaces`` names an earlier message of the same session that this one edits or
+    retries (or, with ``kind="message_deleted"``, deletes): extraction of the session is
+    rewound from that message.
     """
 
     event_id: EventId
@@ -40,12 +83,72 @@ class Turn:
     text: str
     at: dt.datetime | None = attrs.field(default=None, validator=_aware)
     speaker: str | None = None
+    kind: EventKind = attrs.field(default=EventKind.MESSAGE, converter=EventKind)
+    replaces: EventId | None = None
 
     def __attrs_post_init__(self) -> None:
-        for name in ("event_id", "session_id", "text"):
+        required: tuple[str, ...] = ("event_id", "session_id")
+        if self.kind is not EventKind.MESSAGE_DELETED:
+            required += ("text",)
+        elif not self.replaces:
+            raise ValueError(
+                "a message_deleted event must name the message it replaces"
+            )
+        for name in required:
             value = getattr(self, name)
             if not isinstance(value, str) or not value.strip():
                 raise ValueError(f"{name} must be a non-blank string")
+        if not isinstance(self.text, str):
+            raise TypeError("text must be a string")
+        if self.replaces is not None and self.replaces == self.event_id:
+            raise ValueError("an event cannot replace itself")
+
+
+class SessionKind(enum.StrEnum):
+    """``subagent`` sessions are recalled into but never extracted: their "user" is the
+    parent agent, not a person."""
+
+    MAIN = "main"
+    SUBAGENT = "subagent"
+
+
+@attrs.frozen
+class SessionInfo:
+    """How a host declares a session before (or while) ingesting into it.
+
+    ``forked_from`` is ``(parent_session_id, event_id)``: the fork shares the parent's
+    messages up to and including that event, so the same messages replayed into the fork
+    are kept as evidence but not extracted a second time.
+    """
+
+    session_id: SessionId
+    kind: SessionKind = attrs.field(default=SessionKind.MAIN, converter=SessionKind)
+    forked_from: tuple[SessionId, EventId] | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if not self.session_id.strip():
+            raise ValueError("session_id must be a non-blank string")
+
+
+@attrs.frozen
+class PreparedEvent:
+    """A turn after redaction and cutting, ready for the evidence table.
+
+    ``segments`` concatenate to ``text`` exactly, so a span of a segment is a verbatim span
+    of the redacted message; ``redactions`` names the kinds of secrets replaced by markers.
+    The raw text is not kept here: nothing after intake ever sees it.
+    """
+
+    event_id: EventId
+    session_id: SessionId
+    role: Role
+    kind: EventKind
+    text: str
+    segments: tuple[str, ...]
+    at: dt.datetime | None
+    speaker: str | None
+    replaces: EventId | None
+    redactions: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -60,6 +163,8 @@ class EvidenceEvent:
     occurred_at: dt.datetime
     speaker: str | None
     context: str | None = None
+    kind: EventKind = EventKind.MESSAGE
+    repeat_count: int = 1
 
     def embedding_text(self) -> str:
         """What the embedder sees: the turn as said, after the turn it answers."""

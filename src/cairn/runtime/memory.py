@@ -17,12 +17,14 @@ import trio
 
 from cairn.clock import DomainClock, SystemDomainClock
 from cairn.config import MemoryConfig
-from cairn.domain.ids import AgentId, validate_agent_id
+from cairn.domain.evidence import SessionInfo, SessionKind
+from cairn.domain.ids import AgentId, EventId, SessionId, validate_agent_id
 from cairn.domain.scope import RecallContext
 from cairn.errors import ConflictingEventError, InvalidInputError, RuntimeClosedError
 from cairn.ingestion.extract import RuleExtractor
 from cairn.providers.embedding import EmbeddingProvider, Vectors
 from cairn.providers.gateway import QueryEmbeddingGateway
+from cairn.providers.http.text import TextProvider
 from cairn.providers.settings import load_embedding_settings
 from cairn.runtime.database import Database
 from cairn.runtime.providers import open_embedder
@@ -30,6 +32,7 @@ from cairn.runtime.recall import RecallPlan
 from cairn.runtime.supervisor import AgentSupervisor, open_agent_supervisor
 from cairn.runtime.threads import Limiters, run_in_thread
 from cairn.store.agents import list_agents
+from cairn.store.batches import batch_statistics, count_pending
 from cairn.store.directives import create_directive
 from cairn.store.evidence import IntakeOutcome, IntakeResult
 from cairn.vectors.manager import VectorStoreManager
@@ -79,6 +82,7 @@ class Memory:
     vectors: VectorStoreManager
     nursery: trio.Nursery
     extractor: RuleExtractor = attrs.field(factory=RuleExtractor)
+    text_provider: TextProvider | None = None
     closed: bool = False
     _supervisors: dict[AgentId, AgentSupervisor] = attrs.field(factory=dict)
     _starting: dict[AgentId, trio.Event] = attrs.field(factory=dict)
@@ -117,6 +121,7 @@ class Memory:
                 gateway=self.gateway,
                 vectors=self.vectors,
                 extractor=self.extractor,
+                text_provider=self.text_provider,
             ) as supervisor:
                 task_status.started(supervisor)
                 await trio.sleep_forever()
@@ -139,6 +144,50 @@ class Memory:
         if result.outcome is IntakeOutcome.REJECTED:
             raise ConflictingEventError(turn.event_id)
         return result
+
+    async def ingest_event(self, agent_id: str, event: Turn) -> IntakeResult:
+        """Ingest one turn or runtime event (``Turn.kind``): a message, a tool result
+        summary, a task started/finished/failed/blocked or needs-input event, or an edit
+        or deletion of an earlier message (``Turn.replaces``). Secrets are redacted before
+        anything is stored; a reused ID with other content raises ConflictingEventError,
+        an edit of an unknown message InvalidInputError."""
+        (result,) = (await self.ingest(agent_id, [event])).results
+        if result.outcome is IntakeOutcome.REJECTED:
+            if (
+                event.replaces is not None
+                and result.reason
+                and "replaced" in result.reason
+            ):
+                raise InvalidInputError(result.reason)
+            raise ConflictingEventError(event.event_id)
+        return result
+
+    async def declare_session(
+        self,
+        agent_id: str,
+        session_id: str,
+        *,
+        subagent: bool = False,
+        forked_from: tuple[str, str] | None = None,
+    ) -> None:
+        """Say how a session is extracted: a ``subagent`` session is recalled into but never
+        extracted; a session ``forked_from=(parent_session_id, event_id)`` does not
+        re-extract the parent's messages it replays."""
+        try:
+            info = SessionInfo(
+                SessionId(session_id),
+                SessionKind.SUBAGENT if subagent else SessionKind.MAIN,
+                None
+                if forked_from is None
+                else (SessionId(forked_from[0]), EventId(forked_from[1])),
+            )
+        except ValueError as error:
+            raise InvalidInputError(str(error)) from None
+        await (await self._supervisor(agent_id)).declare_session(info)
+
+    async def replay_dead_letters(self, agent_id: str) -> int:
+        """Give the agent's dead extraction batches fresh attempts; returns how many."""
+        return await (await self._supervisor(agent_id)).replay_dead_letters()
 
     async def wait_idle(self, agent_id: str | None = None) -> None:
         """Wait until accepted turns are extracted and embedded (one agent, or all)."""
@@ -230,11 +279,11 @@ class Memory:
                         (agent,),
                     ).fetchone()
                     counts[table] = int(row[0])
-                pending = connection.execute(
-                    "SELECT count(*) FROM events WHERE agent_id = ? AND extracted = 0",
-                    (agent,),
-                ).fetchone()
-                counts["events_pending_extraction"] = int(pending[0])
+                counts["events_pending_extraction"] = count_pending(connection, agent)
+                batches = batch_statistics(connection, agent)
+                counts["extraction_batches_open"] = batches.open_batches
+                counts["extraction_dead_letters"] = batches.dead_batches
+                counts["events_in_dead_letters"] = batches.dead_events
                 agents[agent] = counts
             return agents
 
@@ -263,6 +312,7 @@ async def open_memory(
     *,
     clock: DomainClock | None = None,
     embedder: EmbeddingProvider | None = None,
+    text_provider: TextProvider | None = None,
 ) -> AsyncIterator[Memory]:
     """Open (creating if needed) the memory in data directory ``path``.
 
@@ -285,6 +335,8 @@ async def open_memory(
                 open_embedder(settings, limiters)
             )
         async with _open_runtime(data_dir, config, clock, embedder, limiters) as memory:
+            # Extraction through a text model; without one the rule extractor serves.
+            memory.text_provider = text_provider
             yield memory
 
 

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import attrs
 
-from cairn.domain.claim import ClaimDraft
-from cairn.domain.evidence import EvidenceEvent, Turn
+from cairn.domain.evidence import SessionInfo, Turn
 from cairn.domain.identity import ExecutionIdentity
+from cairn.ingestion.validate import ValidatedBatch
 from cairn.runtime.mailbox import Reply
-from cairn.store.claims import CommittedClaims
+from cairn.store.batches import BatchReceipt, Lease
 from cairn.store.evidence import IntakeResult
 from cairn.vectors.identity import EmbeddingIdentity
 
 __all__ = [
-    "CommitExtraction",
+    "CommitBatch",
+    "DeclareSession",
     "EmbedJob",
     "IngestTurns",
     "StoreEmbeddings",
@@ -29,13 +30,21 @@ class IngestTurns:
 
 
 @attrs.frozen
-class CommitExtraction:
-    """Claims from one extraction batch plus the batch's events marked extracted, atomically."""
+class DeclareSession:
+    info: SessionInfo
+    reply: Reply[None] = attrs.field(factory=Reply, eq=False)
+
+
+@attrs.frozen
+class CommitBatch:
+    """One leased batch, validated: claims, lineage, dirty work, FTS, directive drafts,
+    the receipt and the session cursors in one transaction, under the lease's token and
+    the execution identity."""
 
     identity: ExecutionIdentity
-    events: tuple[EvidenceEvent, ...]
-    drafts: tuple[ClaimDraft, ...]
-    reply: Reply[CommittedClaims] = attrs.field(factory=Reply, eq=False)
+    lease: Lease
+    batch: ValidatedBatch
+    reply: Reply[BatchReceipt] = attrs.field(factory=Reply, eq=False)
 
 
 @attrs.frozen
@@ -54,7 +63,9 @@ class StoreRecallResult:
     reply: Reply[None] = attrs.field(factory=Reply, eq=False)
 
 
-WriteRequest = IngestTurns | CommitExtraction | StoreEmbeddings | StoreRecallResult
+WriteRequest = (
+    IngestTurns | DeclareSession | CommitBatch | StoreEmbeddings | StoreRecallResult
+)
 
 
 @attrs.frozen

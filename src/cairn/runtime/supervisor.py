@@ -30,6 +30,7 @@ from cairn.runtime.database import Database
 from cairn.runtime.fence import AgentFence
 from cairn.runtime.mailbox import Reply, WorkCounter
 from cairn.runtime.messages import (
+    DeclareSession,
     EmbedJob,
     IngestTurns,
     StoreRecallResult,
@@ -39,21 +40,20 @@ from cairn.runtime.recall import RecallPlan, compute_recall
 from cairn.runtime.threads import Limiters
 from cairn.serde.recall import recall_from_bytes, recall_to_bytes
 from cairn.store.agents import ensure_agent
+from cairn.store.batches import count_pending, replay_dead
 from cairn.store.clear_jobs import start_clear
 from cairn.store.requests import load_recall_result
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Sequence
 
-    from cairn.domain.evidence import Turn
+    from cairn.domain.evidence import SessionInfo, Turn
     from cairn.ingestion.extract import RuleExtractor
+    from cairn.providers.http.text import TextProvider
     from cairn.store.evidence import IntakeResult
     from cairn.vectors.manager import VectorStoreManager
 
 __all__ = ["AgentSupervisor", "open_agent_supervisor"]
-
-
-_COUNT_PENDING = "SELECT count(*) FROM events WHERE agent_id = ? AND extracted = 0"
 
 
 @attrs.define(eq=False)
@@ -97,15 +97,35 @@ class AgentSupervisor:
             raise
         return await request.reply.wait()
 
+    async def declare_session(self, info: SessionInfo) -> None:
+        if not self.accepting:
+            raise RuntimeClosedError(f"agent {self.agent_id!r} is not accepting work")
+        request = DeclareSession(info)
+        await self.write_requests_send.send(request)
+        await request.reply.wait()
+
+    async def replay_dead_letters(self) -> int:
+        """Re-open the agent's dead extraction batches; returns how many."""
+        agent_id = self.agent_id
+        replayed = await self.database.write(lambda c: replay_dead(c, agent_id))
+        with contextlib.suppress(trio.WouldBlock):
+            self.wake_send.send_nowait(None)
+        return replayed
+
     async def wait_idle(self) -> None:
-        """Return once everything accepted so far is extracted and embedded."""
+        """Return once everything accepted so far is extracted and embedded (dead
+        letters excepted: they wait for a replay)."""
+        with self.ingestion.flushing():
+            with contextlib.suppress(trio.WouldBlock):
+                self.wake_send.send_nowait(None)
+            await self._wait_settled()
+
+    async def _wait_settled(self) -> None:
         agent_id = self.agent_id
         while True:
             await self.work.wait_zero()
             pending = await self.database.read(
-                lambda reader: int(
-                    reader.connection.execute(_COUNT_PENDING, (agent_id,)).fetchone()[0]  # type: ignore[index]
-                )
+                lambda reader: count_pending(reader.connection, agent_id)
             )
             if not pending and not self.work.outstanding:
                 return
@@ -217,6 +237,8 @@ class AgentSupervisor:
             "extraction_batches": self.ingestion.batches,
             "claims_extracted": self.ingestion.claims,
             "extraction_failures": self.ingestion.failures,
+            "extraction_dead_letters": self.ingestion.dead,
+            "extraction_rejected_candidates": self.ingestion.rejected_candidates,
             "vectors_embedded": self.embedding.embedded,
             "embedding_failures": self.embedding.failed,
             "stale_results_dropped": self.ingestion.stale + self.embedding.stale,
@@ -242,6 +264,7 @@ async def open_agent_supervisor(
     gateway: QueryEmbeddingGateway,
     vectors: VectorStoreManager,
     extractor: RuleExtractor,
+    text_provider: TextProvider | None = None,
 ) -> AsyncIterator[AgentSupervisor]:
     epoch = await database.write(
         lambda connection: ensure_agent(connection, agent_id, clock.now())
@@ -255,7 +278,13 @@ async def open_agent_supervisor(
     slot = VectorSlot()
     audit = AuditBuffer()
     writer = WriteCoordinator(
-        agent_id, database, clock, write_receive, work, wake_send.clone()
+        agent_id,
+        database,
+        clock,
+        write_receive,
+        work,
+        wake_send.clone(),
+        event_max_bytes=config.event_max_bytes,
     )
     embedding = EmbeddingActor(
         agent_id,
@@ -283,6 +312,9 @@ async def open_agent_supervisor(
         work,
         config.extraction_batch,
         config.timezone,
+        config=config,
+        clock=clock,
+        text_provider=text_provider,
     )
     clear_wake_send, clear_wake_receive = trio.open_memory_channel[None](1)
     clearing = ClearJobActor(

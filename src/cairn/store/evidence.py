@@ -1,4 +1,14 @@
-"""Evidence rows: idempotent intake of turns and events, verbatim text."""
+"""Evidence rows: idempotent intake of turns and events, verbatim (redacted) text.
+
+Intake decides, per prepared event and inside the writer's transaction: duplicate (same ID,
+same content), rejected (same ID, other content; or an edit of a message that is not
+there), merged (a runtime event repeating the previous one of its session unchanged: the
+earlier row counts it and keeps its ID as an alias) or ingested. An ingested event is one
+row per segment; its extraction state says whether the ingestion pipeline will read it:
+
+    0 pending · 1 extracted (committed by a batch) · 2 skipped (subagent session, a
+    fork's replayed prefix, a deletion marker) · 3 withdrawn (edited, retried or deleted)
+"""
 
 from __future__ import annotations
 
@@ -10,8 +20,16 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from cairn.domain.evidence import EvidenceEvent, Role, Turn
+from cairn.domain.evidence import (
+    EventKind,
+    EvidenceEvent,
+    PreparedEvent,
+    Role,
+    SessionInfo,
+    SessionKind,
+)
 from cairn.domain.ids import AgentId, EventId, SessionId
+from cairn.errors import InvalidInputError
 from cairn.store.fts import index_text, namespace
 
 if TYPE_CHECKING:
@@ -20,19 +38,33 @@ if TYPE_CHECKING:
     import apsw
 
 __all__ = [
+    "EVENT_COLUMNS",
+    "EVENT_FROM",
+    "EXTRACTED",
+    "PENDING",
+    "SKIPPED",
+    "WITHDRAWN",
     "IntakeOutcome",
     "IntakeResult",
     "content_hash",
-    "insert_turns",
+    "declare_session",
+    "event_from_row",
+    "insert_events",
     "load_events",
     "mark_extracted",
     "pending_events",
 ]
 
+PENDING, EXTRACTED, SKIPPED, WITHDRAWN = 0, 1, 2, 3
+
+# A later segment of a long message is its own row, named after the message.
+SEGMENT_SEPARATOR = "#seg"
+
 
 class IntakeOutcome(enum.StrEnum):
     INGESTED = "ingested"
     DUPLICATE = "duplicate"
+    MERGED = "merged"
     REJECTED = "rejected"
 
 
@@ -42,17 +74,23 @@ class IntakeResult:
     outcome: IntakeOutcome
     reason: str | None = None
     rowid: int | None = None
+    segments: int = 1
+    redactions: int = 0
+    # Rows this call queued for extraction (0 for a skipped or merged event).
+    queued: int = 0
 
 
-def content_hash(turn: Turn) -> str:
-    """Identity of a turn's content; ``at`` counts only when the caller gave it."""
+def content_hash(event: PreparedEvent) -> str:
+    """Identity of an event's (redacted) content; ``at`` counts only when the caller gave it."""
     canonical = json.dumps(
         [
-            turn.session_id,
-            turn.role.value,
-            turn.text,
-            turn.speaker,
-            None if turn.at is None else turn.at.astimezone(dt.UTC).isoformat(),
+            event.session_id,
+            event.role.value,
+            event.text,
+            event.speaker,
+            None if event.at is None else event.at.astimezone(dt.UTC).isoformat(),
+            event.kind.value,
+            event.replaces,
         ],
         ensure_ascii=False,
         separators=(",", ":"),
@@ -60,90 +98,351 @@ def content_hash(turn: Turn) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def insert_turns(
+def declare_session(
+    connection: apsw.Connection, agent_id: AgentId, info: SessionInfo
+) -> None:
+    """Record how a session is extracted: main or subagent, and where a fork starts.
+
+    Raises :class:`InvalidInputError` when the fork point is not a stored event of the
+    parent session.
+    """
+    fork_rowid: int | None = None
+    parent: str | None = None
+    if info.forked_from is not None:
+        parent, event_id = info.forked_from
+        row = connection.execute(
+            "SELECT rowid FROM events WHERE agent_id = ? AND session_id = ?"
+            " AND event_id = ?",
+            (agent_id, parent, event_id),
+        ).fetchone()
+        if row is None:
+            raise InvalidInputError(
+                f"fork point {event_id!r} is not an event of session {parent!r}"
+            )
+        fork_rowid = int(row[0])
+    connection.execute(
+        "INSERT INTO sessions (agent_id, session_id, kind, parent_session_id, fork_rowid)"
+        " VALUES (?, ?, ?, ?, ?) ON CONFLICT (agent_id, session_id) DO UPDATE SET"
+        " kind = excluded.kind, parent_session_id = excluded.parent_session_id,"
+        " fork_rowid = excluded.fork_rowid",
+        (agent_id, info.session_id, info.kind.value, parent, fork_rowid),
+    )
+
+
+def _stored_hash(
+    connection: apsw.Connection, agent_id: AgentId, event_id: str
+) -> str | None:
+    row = connection.execute(
+        "SELECT content_hash FROM events WHERE agent_id = ? AND event_id = ?"
+        " UNION ALL SELECT content_hash FROM event_aliases"
+        " WHERE agent_id = ? AND event_id = ? LIMIT 1",
+        (agent_id, event_id, agent_id, event_id),
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def _session(
+    connection: apsw.Connection, agent_id: AgentId, session_id: SessionId
+) -> tuple[SessionKind, str | None, int | None]:
+    row = connection.execute(
+        "SELECT kind, parent_session_id, fork_rowid FROM sessions"
+        " WHERE agent_id = ? AND session_id = ?",
+        (agent_id, session_id),
+    ).fetchone()
+    if row is None:
+        connection.execute(
+            "INSERT INTO sessions (agent_id, session_id, kind) VALUES (?, ?, 'main')",
+            (agent_id, session_id),
+        )
+        return SessionKind.MAIN, None, None
+    return (
+        SessionKind(str(row[0])),
+        None if row[1] is None else str(row[1]),
+        None if row[2] is None else int(row[2]),
+    )
+
+
+def _is_fork_replay(
     connection: apsw.Connection,
     agent_id: AgentId,
-    turns: Sequence[Turn],
+    event: PreparedEvent,
+    parent: str,
+    fork_rowid: int,
+) -> bool:
+    """Whether ``event`` repeats the parent's message at the same position of the prefix."""
+    (position,) = connection.execute(
+        "SELECT count(*) FROM events WHERE agent_id = ? AND session_id = ?"
+        " AND segment_of IS NULL",
+        (agent_id, event.session_id),
+    ).fetchone()  # type: ignore[misc]
+    row = connection.execute(
+        "SELECT role, text FROM events WHERE agent_id = ? AND session_id = ?"
+        " AND segment_of IS NULL AND rowid <= ? ORDER BY rowid LIMIT 1 OFFSET ?",
+        (agent_id, parent, fork_rowid, position),
+    ).fetchone()
+    return row is not None and (str(row[0]), str(row[1])) == (
+        event.role.value,
+        event.text,
+    )
+
+
+def _merge_repeat(
+    connection: apsw.Connection,
+    agent_id: AgentId,
+    event: PreparedEvent,
+    digest: str,
+) -> int | None:
+    """A runtime event repeating the session's previous one unchanged is counted there."""
+    if event.kind is EventKind.MESSAGE or event.replaces is not None:
+        return None
+    previous = connection.execute(
+        "SELECT rowid, role, kind, text, speaker FROM events WHERE agent_id = ?"
+        " AND session_id = ? AND segment_of IS NULL ORDER BY rowid DESC LIMIT 1",
+        (agent_id, event.session_id),
+    ).fetchone()
+    if previous is None or (
+        str(previous[1]),
+        str(previous[2]),
+        str(previous[3]),
+        previous[4],
+    ) != (event.role.value, event.kind.value, event.text, event.speaker):
+        return None
+    rowid = int(previous[0])
+    connection.execute(
+        "UPDATE events SET repeat_count = repeat_count + 1 WHERE rowid = ?", (rowid,)
+    )
+    connection.execute(
+        "INSERT INTO event_aliases (agent_id, event_id, event_rowid, content_hash)"
+        " VALUES (?, ?, ?, ?)",
+        (agent_id, event.event_id, rowid, digest),
+    )
+    return rowid
+
+
+def _rewind(
+    connection: apsw.Connection, agent_id: AgentId, event: PreparedEvent
+) -> int | None:
+    """Withdraw the replaced message and re-open extraction of its session from there.
+
+    Claims citing only re-opened events are deleted (they are re-derived from what the
+    session now says); claims with other sources lose just these sources. Returns the
+    replaced row, or ``None`` when it is not a message of this session.
+    """
+    row = connection.execute(
+        "SELECT rowid FROM events WHERE agent_id = ? AND session_id = ? AND event_id = ?"
+        " AND segment_of IS NULL",
+        (agent_id, event.session_id, event.replaces),
+    ).fetchone()
+    if row is None:
+        return None
+    first = int(row[0])
+    connection.execute(
+        "UPDATE events SET extracted = ?, batch_id = NULL"
+        " WHERE agent_id = ? AND (rowid = ? OR segment_of = ?)",
+        (WITHDRAWN, agent_id, first, first),
+    )
+    reopened = [
+        int(r[0])
+        for r in connection.execute(
+            "SELECT rowid FROM events WHERE agent_id = ? AND session_id = ? AND rowid >= ?"
+            " AND extracted IN (?, ?)",
+            (agent_id, event.session_id, first, PENDING, EXTRACTED),
+        )
+    ]
+    touched = json.dumps([*reopened, first])
+    connection.execute(
+        "UPDATE events SET extracted = ?, batch_id = NULL"
+        " WHERE rowid IN (SELECT value FROM json_each(?))",
+        (PENDING, json.dumps(reopened)),
+    )
+    citing = [
+        int(r[0])
+        for r in connection.execute(
+            "SELECT DISTINCT claim_rowid FROM claim_sources"
+            " WHERE event_rowid IN (SELECT value FROM json_each(?))",
+            (touched,),
+        )
+    ]
+    connection.execute(
+        "DELETE FROM claim_sources WHERE event_rowid IN (SELECT value FROM json_each(?))",
+        (touched,),
+    )
+    connection.execute(
+        "DELETE FROM claims WHERE agent_id = ? AND rowid IN (SELECT value FROM json_each(?))"
+        " AND NOT EXISTS (SELECT 1 FROM claim_sources s WHERE s.claim_rowid = claims.rowid)",
+        (agent_id, json.dumps(citing)),
+    )
+    connection.execute(
+        "UPDATE sessions SET cursor_rowid = min(cursor_rowid, ?)"
+        " WHERE agent_id = ? AND session_id = ?",
+        (first - 1, agent_id, event.session_id),
+    )
+    return first
+
+
+def _insert_row(
+    connection: apsw.Connection,
+    agent_id: AgentId,
+    event: PreparedEvent,
+    event_id: str,
+    text: str,
+    digest: str,
+    occurred_at: dt.datetime,
+    received: str,
+    state: int,
+    segment_of: int | None,
+    segment_index: int,
+) -> int:
+    prefix = namespace(agent_id)
+    previous = connection.execute(
+        "SELECT rowid, text FROM events WHERE agent_id = ? AND session_id = ?"
+        " ORDER BY rowid DESC LIMIT 1",
+        (agent_id, event.session_id),
+    ).fetchone()
+    connection.execute(
+        "INSERT INTO events (agent_id, event_id, session_id, role, kind, speaker, text,"
+        " content_hash, occurred_at, received_at, context_rowid, extracted, segment_of,"
+        " segment_index, redactions)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            agent_id,
+            event_id,
+            event.session_id,
+            event.role.value,
+            event.kind.value,
+            event.speaker,
+            text,
+            digest,
+            occurred_at.isoformat(),
+            received,
+            None if previous is None else previous[0],
+            state,
+            segment_of,
+            segment_index,
+            len(event.redactions),
+        ),
+    )
+    rowid = connection.last_insert_rowid()
+    # Indexed with the turn: the speaker's name ("what does Ana like?"), the date in
+    # words ("when did…"), and the turn it replies to, whose words a question about
+    # the reply often uses (design/recall.md measures each).
+    context = "" if previous is None else str(previous[1])
+    body = index_text(
+        f"{event.speaker or ''} {text} {occurred_at:%d %B %Y} {context}", prefix
+    )
+    connection.execute(
+        "INSERT INTO event_fts (rowid, body) VALUES (?, ?)", (rowid, body)
+    )
+    return rowid
+
+
+def insert_events(
+    connection: apsw.Connection,
+    agent_id: AgentId,
+    events: Sequence[PreparedEvent],
     received_at: dt.datetime,
 ) -> list[IntakeResult]:
-    """Insert new turns with their FTS rows; the caller owns the transaction.
+    """Insert prepared (already redacted) events; the caller owns the transaction.
 
     A stored ID with the same content hash is a duplicate; with another hash it is rejected
     and the stored row is left as it was.
     """
-    prefix = namespace(agent_id)
     results: list[IntakeResult] = []
-    seen: dict[str, str] = {}
     received = received_at.astimezone(dt.UTC).isoformat()
-    for turn in turns:
-        digest = content_hash(turn)
-        earlier = seen.get(turn.event_id)
-        if earlier is None:
-            row = connection.execute(
-                "SELECT content_hash FROM events WHERE agent_id = ? AND event_id = ?",
-                (agent_id, turn.event_id),
-            ).fetchone()
-            earlier = None if row is None else str(row[0])
+    for event in events:
+        digest = content_hash(event)
+        earlier = _stored_hash(connection, agent_id, event.event_id)
         if earlier is not None:
             if earlier == digest:
-                results.append(IntakeResult(turn.event_id, IntakeOutcome.DUPLICATE))
+                results.append(IntakeResult(event.event_id, IntakeOutcome.DUPLICATE))
             else:
                 results.append(
                     IntakeResult(
-                        turn.event_id,
+                        event.event_id,
                         IntakeOutcome.REJECTED,
                         "event id already stored with different content",
                     )
                 )
             continue
-        occurred_at = (turn.at or received_at).astimezone(dt.UTC)
-        previous = connection.execute(
-            "SELECT rowid, text FROM events WHERE agent_id = ? AND session_id = ?"
-            " ORDER BY rowid DESC LIMIT 1",
-            (agent_id, turn.session_id),
-        ).fetchone()
-        connection.execute(
-            "INSERT INTO events (agent_id, event_id, session_id, role, speaker, text,"
-            " content_hash, occurred_at, received_at, context_rowid)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
+        kind, parent, fork_rowid = _session(connection, agent_id, event.session_id)
+        if event.replaces is not None and _rewind(connection, agent_id, event) is None:
+            results.append(
+                IntakeResult(
+                    event.event_id,
+                    IntakeOutcome.REJECTED,
+                    f"replaced message {event.replaces!r} is not in session"
+                    f" {event.session_id!r}",
+                )
+            )
+            continue
+        merged = _merge_repeat(connection, agent_id, event, digest)
+        if merged is not None:
+            results.append(
+                IntakeResult(event.event_id, IntakeOutcome.MERGED, rowid=merged)
+            )
+            continue
+        state = PENDING
+        if (
+            kind is SessionKind.SUBAGENT
+            or event.kind is EventKind.MESSAGE_DELETED
+            or (
+                parent is not None
+                and fork_rowid is not None
+                and _is_fork_replay(connection, agent_id, event, parent, fork_rowid)
+            )
+        ):
+            state = SKIPPED
+        occurred_at = (event.at or received_at).astimezone(dt.UTC)
+        first = _insert_row(
+            connection,
+            agent_id,
+            event,
+            event.event_id,
+            event.segments[0],
+            digest,
+            occurred_at,
+            received,
+            state,
+            None,
+            0,
+        )
+        for index, segment in enumerate(event.segments[1:], start=1):
+            _insert_row(
+                connection,
                 agent_id,
-                turn.event_id,
-                turn.session_id,
-                turn.role.value,
-                turn.speaker,
-                turn.text,
-                digest,
-                occurred_at.isoformat(),
+                event,
+                f"{event.event_id}{SEGMENT_SEPARATOR}{index}",
+                segment,
+                hashlib.sha256(segment.encode()).hexdigest(),
+                occurred_at,
                 received,
-                None if previous is None else previous[0],
-            ),
+                state,
+                first,
+                index,
+            )
+        results.append(
+            IntakeResult(
+                event.event_id,
+                IntakeOutcome.INGESTED,
+                rowid=first,
+                segments=len(event.segments),
+                redactions=len(event.redactions),
+                queued=len(event.segments) if state == PENDING else 0,
+            )
         )
-        rowid = connection.last_insert_rowid()
-        # Indexed with the turn: the speaker's name ("what does Ana like?"), the date in
-        # words ("when did…"), and the turn it replies to, whose words a question about
-        # the reply often uses (design/recall.md measures each).
-        context = "" if previous is None else str(previous[1])
-        body = index_text(
-            f"{turn.speaker or ''} {turn.text} {occurred_at:%d %B %Y} {context}", prefix
-        )
-        connection.execute(
-            "INSERT INTO event_fts (rowid, body) VALUES (?, ?)", (rowid, body)
-        )
-        seen[turn.event_id] = digest
-        results.append(IntakeResult(turn.event_id, IntakeOutcome.INGESTED, rowid=rowid))
     return results
 
 
-_EVENT_COLUMNS = (
+EVENT_COLUMNS = (
     "e.rowid, e.event_id, e.session_id, e.role, e.text, e.occurred_at, e.speaker,"
     " CASE WHEN p.rowid IS NULL THEN NULL"
-    " WHEN p.speaker IS NULL THEN p.text ELSE p.speaker || ': ' || p.text END"
+    " WHEN p.speaker IS NULL THEN p.text ELSE p.speaker || ': ' || p.text END,"
+    " e.kind, e.repeat_count"
 )
-_EVENT_FROM = " FROM events e LEFT JOIN events p ON p.rowid = e.context_rowid"
+EVENT_FROM = " FROM events e LEFT JOIN events p ON p.rowid = e.context_rowid"
 
 
-def _event(row: apsw.SQLiteValues) -> EvidenceEvent:
+def event_from_row(row: apsw.SQLiteValues) -> EvidenceEvent:
     return EvidenceEvent(
         rowid=int(row[0]),  # type: ignore[arg-type]
         event_id=EventId(str(row[1])),
@@ -153,6 +452,8 @@ def _event(row: apsw.SQLiteValues) -> EvidenceEvent:
         occurred_at=dt.datetime.fromisoformat(str(row[5])),
         speaker=None if row[6] is None else str(row[6]),
         context=None if row[7] is None else str(row[7]),
+        kind=EventKind(str(row[8])),
+        repeat_count=int(row[9]),  # type: ignore[arg-type]
     )
 
 
@@ -161,11 +462,11 @@ def pending_events(
 ) -> list[EvidenceEvent]:
     """Oldest events of the agent not yet extracted."""
     rows = connection.execute(
-        f"SELECT {_EVENT_COLUMNS}{_EVENT_FROM}"
+        f"SELECT {EVENT_COLUMNS}{EVENT_FROM}"
         " WHERE e.agent_id = ? AND e.extracted = 0 ORDER BY e.rowid LIMIT ?",
         (agent_id, limit),
     )
-    return [_event(row) for row in rows]
+    return [event_from_row(row) for row in rows]
 
 
 def load_events(
@@ -175,20 +476,21 @@ def load_events(
     wanted = json.dumps(sorted(set(rowids)))
     # Driven from the candidate list: one rowid probe each, never an index scan.
     rows = connection.execute(
-        f"SELECT {_EVENT_COLUMNS} FROM json_each(?) AS wanted"  # noqa: S608 - fixed column list
+        f"SELECT {EVENT_COLUMNS} FROM json_each(?) AS wanted"  # noqa: S608 - fixed column list
         " CROSS JOIN events e ON e.rowid = wanted.value"
         " LEFT JOIN events p ON p.rowid = e.context_rowid"
         " WHERE e.agent_id = ?",
         (wanted, agent_id),
     )
-    return {event.rowid: event for event in map(_event, rows)}
+    return {event.rowid: event for event in map(event_from_row, rows)}
 
 
 def mark_extracted(
     connection: apsw.Connection, agent_id: AgentId, rowids: Iterable[int]
 ) -> None:
+    """Settle events as extracted (withdrawn or skipped ones keep their state)."""
     connection.execute(
-        "UPDATE events SET extracted = 1 WHERE agent_id = ?"
+        "UPDATE events SET extracted = ? WHERE agent_id = ? AND extracted = ?"
         " AND rowid IN (SELECT value FROM json_each(?))",
-        (agent_id, json.dumps(sorted(set(rowids)))),
+        (EXTRACTED, agent_id, PENDING, json.dumps(sorted(set(rowids)))),
     )

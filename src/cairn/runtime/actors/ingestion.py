@@ -1,39 +1,69 @@
-"""Ingestion: pending evidence → extraction → one commit per batch → embedding jobs.
+"""Ingestion: pending evidence → leased batch → extraction → validation → one commit.
 
-The database is the queue: whatever is not marked extracted is pending, so work accepted
-before a crash is picked up again at the next start. Claims of a batch and the batch's
-"extracted" marks commit in one transaction; a cancelled or stale pass commits nothing
-(tests/runtime/test_cancellation.py).
+The database is the queue: pending events form batches of up to ``extraction_batch``
+events once the batch is full, an urgent event (task finished/failed/blocked, needs
+input) arrives, the oldest has waited ``extraction_linger_s`` on the trio clock, or a
+drain asks for a flush. Each batch is worked under a lease with a token
+(cairn.store.batches); its claims, lineage, dirty work, FTS rows, receipt and session
+cursors commit in one transaction under both the lease and the execution identity, so a
+cancelled, fenced or taken-over pass commits nothing (tests/runtime/test_batches.py,
+tests/runtime/test_cancellation.py). A failing batch keeps its events and backs off;
+after ``extraction_max_attempts`` it is a dead letter, counted in status, until replayed.
+
+Extraction is the text provider when one is configured (one call per batch, a JSON
+schema, a token cap and a timeout; one batch at a time per agent), else the rule
+extractor.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import math
 from typing import TYPE_CHECKING
 
 import attrs
 import trio
 
+from cairn.clock import DomainClock, SystemDomainClock
+from cairn.config import MemoryConfig
+from cairn.domain.evidence import URGENT_KINDS
 from cairn.domain.ids import AgentId
-from cairn.errors import StaleResultError
+from cairn.errors import StaleLeaseError, StaleResultError
 from cairn.ingestion.extract import ExtractionInput, RuleExtractor
-from cairn.ingestion.validate import validate_drafts
-from cairn.runtime.database import Database
+from cairn.ingestion.extraction_schema import (
+    ExtractionAnswer,
+    build_prompt,
+    proposal_from_answer,
+)
+from cairn.ingestion.proposal import Proposal, proposal_from_drafts
+from cairn.ingestion.validate import ValidatedBatch, validate_proposal
+from cairn.providers.http.text import TextProvider
+from cairn.runtime.database import Database, Reader
 from cairn.runtime.fence import AgentFence
 from cairn.runtime.mailbox import WorkCounter
-from cairn.runtime.messages import CommitExtraction, EmbedJob, WriteRequest
+from cairn.runtime.messages import CommitBatch, EmbedJob, WriteRequest
 from cairn.runtime.threads import Limiters, run_in_thread
-from cairn.store.evidence import pending_events
+from cairn.store.batches import (
+    Lease,
+    PendingWork,
+    fail_batch,
+    pending_work,
+    release_lease,
+    release_leases,
+    take_lease,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
 
-    from cairn.domain.claim import ClaimDraft
     from cairn.domain.evidence import EvidenceEvent
 
 __all__ = ["IngestionActor"]
 
 logger = logging.getLogger(__name__)
+
+_URGENT = tuple(sorted(kind.value for kind in URGENT_KINDS))
 
 
 @attrs.define(eq=False)
@@ -49,31 +79,103 @@ class IngestionActor:
     work: WorkCounter
     batch_size: int
     timezone: str
+    config: MemoryConfig = attrs.field(factory=MemoryConfig)
+    clock: DomainClock = attrs.field(factory=SystemDomainClock)
+    text_provider: TextProvider | None = None
     batches: int = 0
     claims: int = 0
     stale: int = 0
     failures: int = 0
+    dead: int = 0
+    rejected_candidates: int = 0
+    _flushing: int = 0
+    _first_seen: float | None = None
+
+    @contextlib.contextmanager
+    def flushing(self) -> Iterator[None]:
+        """While inside, batch whatever is pending at once instead of lingering (a caller
+        waiting for idle, or a drain)."""
+        self._flushing += 1
+        try:
+            yield
+        finally:
+            self._flushing -= 1
 
     async def run(
         self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
         async with self.wake_receive, self.write_requests_send, self.embed_jobs_send:
+            agent_id = self.agent_id
+            # Leases and retry times of an earlier runtime are on its trio clock.
+            await self.database.write(lambda c: release_leases(c, agent_id))
             task_status.started()
-            await self._drain_pending()
-            async for _ in self.wake_receive:
-                await self._drain_pending()
+            while (lease := await self._next_lease()) is not None:
+                await self._process(lease)
 
-    async def _drain_pending(self) -> None:
-        agent_id, limit = self.agent_id, self.batch_size
+    # -- batch selection -----------------------------------------------------------------
+    def _trigger(self, work: PendingWork, now: float) -> str | None:
+        if work.reclaimable:
+            return "retry"
+        if work.unbatched == 0:
+            self._first_seen = None
+            return None
+        if self._first_seen is None:
+            self._first_seen = now
+        if work.unbatched >= self.batch_size:
+            return "full"
+        if work.urgent:
+            return "urgent"
+        if self._flushing:
+            return "flush"
+        if now - self._first_seen >= self.config.extraction_linger_s:
+            return "linger"
+        return None
+
+    def _wake_at(self, work: PendingWork) -> float:
+        wake = math.inf if work.next_wake_s is None else work.next_wake_s
+        if work.unbatched and self._first_seen is not None:
+            wake = min(wake, self._first_seen + self.config.extraction_linger_s)
+        return wake
+
+    async def _next_lease(self) -> Lease | None:
+        """The next batch to work on; ``None`` once the wake channel is closed."""
+        agent_id, config, clock = self.agent_id, self.config, self.clock
         while True:
-            events = await self.database.read(
-                lambda reader: pending_events(reader.connection, agent_id, limit)
-            )
-            if not events:
-                return
-            await self._process(events)
+            now = trio.current_time()
 
-    def _extract(self, events: Sequence[EvidenceEvent]) -> list[ClaimDraft]:
+            def overview(reader: Reader, now: float = now) -> PendingWork:
+                return pending_work(reader.connection, agent_id, now, _URGENT)
+
+            work = await self.database.read(overview)
+            trigger = self._trigger(work, now)
+            if trigger is not None:
+
+                def lease_one(
+                    connection: object, trigger: str = trigger, now: float = now
+                ) -> Lease | None:
+                    return take_lease(
+                        connection,  # type: ignore[arg-type]
+                        agent_id,
+                        now_s=now,
+                        lease_s=config.extraction_lease_s,
+                        max_events=self.batch_size,
+                        form_new=trigger != "retry",
+                        trigger=trigger,
+                        created_at=clock.now(),
+                    )
+
+                lease = await self.database.write(lease_one)
+                if lease is not None:
+                    return lease
+                continue
+            with trio.move_on_at(self._wake_at(work)):
+                try:
+                    await self.wake_receive.receive()
+                except trio.EndOfChannel:
+                    return None
+
+    # -- one batch -------------------------------------------------------------------------
+    def _rule_proposal(self, events: Sequence[EvidenceEvent]) -> Proposal:
         inputs = [
             ExtractionInput(
                 event_id=event.event_id,
@@ -86,43 +188,104 @@ class IngestionActor:
             for event in events
         ]
         drafts = self.extractor.extract(inputs, timezone=self.timezone)
-        return validate_drafts(drafts, events)
+        return proposal_from_drafts(drafts, events)
 
-    async def _process(self, events: list[EvidenceEvent]) -> None:
+    async def _extract(self, lease: Lease) -> ValidatedBatch:
+        events, timezone = lease.events, self.timezone
+        if self.text_provider is None:
+            proposal = await run_in_thread(
+                lambda: self._rule_proposal(events),
+                limiter=self.limiters.cpu,
+                background=self.limiters.background,
+            )
+        else:
+            system, user = build_prompt(events)
+            # One call per batch, and this actor works one batch at a time: concurrency
+            # 1 per agent by construction.
+            with trio.fail_after(self.config.extraction_timeout_s):
+                answer = await self.text_provider.complete_json(
+                    system,
+                    user,
+                    ExtractionAnswer,
+                    max_tokens=self.config.extraction_max_tokens,
+                )
+            proposal = proposal_from_answer(answer)
+        return await run_in_thread(
+            lambda: validate_proposal(proposal, events, timezone),
+            limiter=self.limiters.cpu,
+            background=self.limiters.background,
+        )
+
+    async def _process(self, lease: Lease) -> None:
         identity = self.fence.current()
-        with self.fence.pass_scope(identity):
+        with self.fence.pass_scope(identity) as pass_scope:
             try:
-                drafts = await run_in_thread(
-                    lambda: self._extract(events),
-                    limiter=self.limiters.cpu,
-                    background=self.limiters.background,
-                )
-            except Exception:
-                # The evidence itself is stored and recallable; only its claims are lost,
-                # and the failure is counted in status rather than retried forever.
-                self.failures += 1
-                logger.exception(
-                    "extraction failed for a batch of %d events", len(events)
-                )
-                drafts = []
-            request = CommitExtraction(identity, tuple(events), tuple(drafts))
+                batch = await self._extract(lease)
+            except Exception as error:  # noqa: BLE001 - any failure backs the batch off
+                await self._fail(lease, error)
+                return
+            request = CommitBatch(identity, lease, batch)
             await self.write_requests_send.send(request)
             try:
-                committed = await request.reply.wait()
+                receipt = await request.reply.wait()
             except StaleResultError:
                 self.stale += 1
                 return
-            finally:
-                # Settled either way: committed, or still pending in the database, where
-                # wait_idle's own check finds it (cairn.runtime.supervisor).
-                self.work.done(len(events))
-            self.batches += 1
-            self.claims += len(committed.inserted)
-            # Claims cite these events and are found through the events' vectors.
-            jobs = [
-                EmbedJob("event", event.rowid, event.embedding_text())
-                for event in events
-            ]
-            self.work.add(len(jobs))
-            for job in jobs:
-                await self.embed_jobs_send.send(job)
+            except Exception as error:  # noqa: BLE001 - e.g. a pending clear refuses claims
+                await self._fail(lease, error)
+                return
+        if pass_scope.cancelled_caught:
+            # Fenced off before the commit: give the lease back so the next epoch's pass
+            # need not wait for it to expire.
+            self.stale += 1
+            agent_id = self.agent_id
+            await self.database.write(lambda c: release_lease(c, agent_id, lease))
+            return
+        self.batches += 1
+        self.claims += len(receipt.claim_rowids)
+        self.rejected_candidates += receipt.rejected_candidates
+        self.work.done(len(lease.events))
+        # Claims cite these events and are found through the events' vectors.
+        jobs = [
+            EmbedJob("event", event.rowid, event.embedding_text())
+            for event in lease.events
+        ]
+        self.work.add(len(jobs))
+        for job in jobs:
+            await self.embed_jobs_send.send(job)
+
+    async def _fail(self, lease: Lease, error: Exception) -> None:
+        """Back the batch off (its events kept); the error's class only, never its text,
+        reaches the log and the database: messages can quote model or user text."""
+        self.failures += 1
+        kind = type(error).__name__
+        agent_id, config, clock = self.agent_id, self.config, self.clock
+        now = trio.current_time()
+        try:
+            dead = await self.database.write(
+                lambda c: fail_batch(
+                    c,
+                    agent_id,
+                    lease,
+                    now_s=now,
+                    error=kind,
+                    max_attempts=config.extraction_max_attempts,
+                    backoff_s=config.extraction_backoff_s,
+                    backoff_cap_s=config.extraction_backoff_cap_s,
+                    now=clock.now(),
+                )
+            )
+        except StaleLeaseError:
+            self.stale += 1
+            return
+        logger.warning(
+            "extraction batch %d of agent %s failed (%s), attempt %d%s",
+            lease.batch_id,
+            agent_id,
+            kind,
+            lease.attempt,
+            ": dead letter" if dead else "",
+        )
+        if dead:
+            self.dead += 1
+            self.work.done(len(lease.events))

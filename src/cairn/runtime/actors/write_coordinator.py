@@ -18,23 +18,27 @@ import trio
 from cairn.clock import DomainClock
 from cairn.domain.ids import AgentId, EventId
 from cairn.errors import ClearPendingError, StoreError
+from cairn.ingestion.intake import prepare_turns
 from cairn.runtime.database import Database
 from cairn.runtime.mailbox import WorkCounter
 from cairn.runtime.messages import (
-    CommitExtraction,
+    CommitBatch,
+    DeclareSession,
     IngestTurns,
     StoreEmbeddings,
     StoreRecallResult,
     WriteRequest,
 )
 from cairn.store.agents import check_identity
-from cairn.store.claims import CommittedClaims, insert_claims
+from cairn.store.batches import BatchReceipt, begin_commit, finish_commit
+from cairn.store.claims import insert_claims
+from cairn.store.directives import create_directive
 from cairn.store.embeddings import store_embeddings
 from cairn.store.evidence import (
     IntakeOutcome,
     IntakeResult,
-    insert_turns,
-    mark_extracted,
+    declare_session,
+    insert_events,
 )
 from cairn.store.requests import save_recall_result
 
@@ -48,19 +52,38 @@ __all__ = ["WriteCoordinator"]
 logger = logging.getLogger(__name__)
 
 
-def _commit_extraction(
+def _commit_batch(
     connection: apsw.Connection,
     agent_id: AgentId,
-    request: CommitExtraction,
+    request: CommitBatch,
     clock: DomainClock,
-) -> CommittedClaims:
+) -> BatchReceipt:
+    """Identity fence, lease check (a retried commit gets its receipt back), then the
+    batch's claims with their tombstone and conflict checks, lineage, dirty work and FTS,
+    the directive drafts, the receipt and the session cursors: all or nothing."""
     check_identity(connection, request.identity)
-    rowids: dict[EventId, int] = {
-        event.event_id: event.rowid for event in request.events
-    }
-    committed = insert_claims(connection, agent_id, request.drafts, rowids, clock.now())
-    mark_extracted(connection, agent_id, rowids.values())
-    return committed
+    lease, batch = request.lease, request.batch
+    earlier = begin_commit(connection, agent_id, lease.batch_id, lease.token)
+    if earlier is not None:
+        return earlier
+    now = clock.now()
+    rowids: dict[EventId, int] = {event.event_id: event.rowid for event in lease.events}
+    committed = insert_claims(connection, agent_id, batch.drafts, rowids, now)
+    for text in batch.directive_drafts:
+        create_directive(connection, agent_id, "instruction", text, "draft", now)
+    receipt = BatchReceipt(
+        batch_id=lease.batch_id,
+        event_ids=tuple(event.event_id for event in lease.events),
+        claim_rowids=tuple(rowid for rowid, _ in committed.inserted),
+        discarded=tuple(batch.discarded),
+        rejected_candidates=batch.rejected_candidates,
+        merged=committed.merged,
+        superseded=committed.superseded,
+        suppressed=committed.suppressed,
+        directive_drafts=len(batch.directive_drafts),
+    )
+    finish_commit(connection, agent_id, lease, receipt, now)
+    return receipt
 
 
 @attrs.define(eq=False)
@@ -71,6 +94,7 @@ class WriteCoordinator:
     requests_receive: trio.MemoryReceiveChannel[WriteRequest]
     work: WorkCounter
     wake_send: trio.MemorySendChannel[None]
+    event_max_bytes: int = 2400
     committed: int = 0
     failed: int = 0
 
@@ -84,12 +108,17 @@ class WriteCoordinator:
 
     async def _handle(self, request: WriteRequest) -> None:
         operation: Callable[[apsw.Connection], Any]
-        agent_id, clock = self.agent_id, self.clock
+        agent_id, clock, max_bytes = self.agent_id, self.clock, self.event_max_bytes
         match request:
             case IngestTurns(turns=turns):
-                operation = lambda c: insert_turns(c, agent_id, turns, clock.now())  # noqa: E731
-            case CommitExtraction():
-                operation = lambda c: _commit_extraction(c, agent_id, request, clock)  # noqa: E731
+                # Redaction runs here, in the writer thread, before anything is stored.
+                operation = lambda c: insert_events(  # noqa: E731
+                    c, agent_id, prepare_turns(turns, max_bytes), clock.now()
+                )
+            case DeclareSession(info=info):
+                operation = lambda c: declare_session(c, agent_id, info)  # noqa: E731
+            case CommitBatch():
+                operation = lambda c: _commit_batch(c, agent_id, request, clock)  # noqa: E731
             case StoreEmbeddings(
                 identity=identity, embedding_identity=embedding, rows=rows
             ):
@@ -133,8 +162,9 @@ class WriteCoordinator:
 
     def _settle_intake(self, results: list[IntakeResult]) -> None:
         """New evidence is owned work until extracted; wake the ingestion actor."""
-        ingested = sum(1 for r in results if r.outcome is IntakeOutcome.INGESTED)
-        if ingested:
-            self.work.add(ingested)
+        queued = sum(result.queued for result in results)
+        self.work.add(queued)
+        # An edit or deletion queues nothing new itself but may re-open its session.
+        if any(result.outcome is IntakeOutcome.INGESTED for result in results):
             with contextlib.suppress(trio.WouldBlock):
                 self.wake_send.send_nowait(None)

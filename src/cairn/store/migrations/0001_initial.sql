@@ -13,12 +13,23 @@ CREATE TABLE events (
     event_id      TEXT NOT NULL,
     session_id    TEXT NOT NULL,
     role          TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool', 'event')),
+    kind          TEXT NOT NULL DEFAULT 'message',
     speaker       TEXT,
     text          TEXT NOT NULL,
     content_hash  TEXT NOT NULL,
     occurred_at   TEXT NOT NULL,
     received_at   TEXT NOT NULL,
-    extracted     INTEGER NOT NULL DEFAULT 0,
+    -- 0 pending, 1 extracted, 2 skipped (never extracted), 3 withdrawn (edited/deleted).
+    extracted     INTEGER NOT NULL DEFAULT 0 CHECK (extracted IN (0, 1, 2, 3)),
+    -- Unchanged repeats of a runtime event are counted here (their IDs in event_aliases).
+    repeat_count  INTEGER NOT NULL DEFAULT 1,
+    -- A long message is one row per segment: later ones point at the first.
+    segment_of    INTEGER,
+    segment_index INTEGER NOT NULL DEFAULT 0,
+    -- How many secrets intake replaced by markers (the kinds are not kept).
+    redactions    INTEGER NOT NULL DEFAULT 0,
+    -- The extraction batch currently holding this event (event_batches, schema v2).
+    batch_id      INTEGER,
     -- The turn before this one in its session at intake: a reply is indexed and embedded
     -- together with what it replies to (design/recall.md).
     context_rowid INTEGER,

@@ -1,0 +1,44 @@
+"""Intake preparation: what a turn becomes before any of it is stored.
+
+Redaction runs first, on the whole message, so no later step (hashing, cutting, indexing,
+counting, logging, embedding, prompting a model) ever sees a secret; then the message is
+cut into segments of at most ``max_bytes`` UTF-8 bytes. Pure; runs in the writer thread.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cairn.domain.evidence import PreparedEvent
+from cairn.ingestion.redact import redact
+from cairn.ingestion.segment import cut_segments
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from cairn.domain.evidence import Turn
+
+__all__ = ["prepare_turns"]
+
+
+def prepare_turns(turns: Sequence[Turn], max_bytes: int) -> list[PreparedEvent]:
+    prepared = []
+    for turn in turns:
+        redacted = redact(turn.text)
+        speaker = None if turn.speaker is None else redact(turn.speaker).text
+        text = redacted.text
+        prepared.append(
+            PreparedEvent(
+                event_id=turn.event_id,
+                session_id=turn.session_id,
+                role=turn.role,
+                kind=turn.kind,
+                text=text,
+                segments=tuple(cut_segments(text, max_bytes)) if text else ("",),
+                at=turn.at,
+                speaker=speaker,
+                replaces=turn.replaces,
+                redactions=redacted.kinds,
+            )
+        )
+    return prepared
