@@ -31,10 +31,10 @@ import trio
 from cairn import MemoryConfig, Turn, open_memory
 from cairn.domain.claim import ClaimDraft, ClaimKind, SourceSpan
 from cairn.domain.ids import AgentId, EventId
+from cairn.ingestion.intake import prepare_turns
 from cairn.runtime.threads import run_in_thread
 from cairn.store.claims import insert_claims
 from cairn.store.embeddings import store_embeddings
-from cairn.ingestion.intake import prepare_turns
 from cairn.store.evidence import insert_events
 from cairn.testing import FixedDomainClock, HashingEmbedder
 from cairn.vectors.codec import encode_vector

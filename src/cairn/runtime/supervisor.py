@@ -121,18 +121,21 @@ class AgentSupervisor:
             await self._wait_settled()
 
     async def _wait_settled(self) -> None:
+        # Pending extraction is read from the database (the queue of record); the work
+        # counter covers queued intake requests and embedding jobs.
         agent_id = self.agent_id
         while True:
             await self.work.wait_zero()
+            progress = self.ingestion.progress_event()
             pending = await self.database.read(
                 lambda reader: count_pending(reader.connection, agent_id)
             )
             if not pending and not self.work.outstanding:
                 return
             if pending:
-                self.work.add(pending)
                 with contextlib.suppress(trio.WouldBlock):
                     self.wake_send.send_nowait(None)
+                await progress.wait()
 
     # -- recall ------------------------------------------------------------------------
     async def recall(self, plan: RecallPlan, wait_s: float) -> Recall:

@@ -90,6 +90,16 @@ class IngestionActor:
     rejected_candidates: int = 0
     _flushing: int = 0
     _first_seen: float | None = None
+    _progress: trio.Event = attrs.field(factory=trio.Event)
+
+    def progress_event(self) -> trio.Event:
+        """Set after the next batch settles or fails, or when the actor finds nothing to
+        do; take it *before* checking the database, so no progress is missed between."""
+        return self._progress
+
+    def _made_progress(self) -> None:
+        self._progress.set()
+        self._progress = trio.Event()
 
     @contextlib.contextmanager
     def flushing(self) -> Iterator[None]:
@@ -110,7 +120,10 @@ class IngestionActor:
             await self.database.write(lambda c: release_leases(c, agent_id))
             task_status.started()
             while (lease := await self._next_lease()) is not None:
-                await self._process(lease)
+                try:
+                    await self._process(lease)
+                finally:
+                    self._made_progress()
 
     # -- batch selection -----------------------------------------------------------------
     def _trigger(self, work: PendingWork, now: float) -> str | None:
@@ -168,6 +181,8 @@ class IngestionActor:
                 if lease is not None:
                     return lease
                 continue
+            if work.unbatched == 0 and work.next_wake_s is None:
+                self._made_progress()  # idle: nothing pending for this actor
             with trio.move_on_at(self._wake_at(work)):
                 try:
                     await self.wake_receive.receive()
@@ -244,7 +259,6 @@ class IngestionActor:
         self.batches += 1
         self.claims += len(receipt.claim_rowids)
         self.rejected_candidates += receipt.rejected_candidates
-        self.work.done(len(lease.events))
         # Claims cite these events and are found through the events' vectors.
         jobs = [
             EmbedJob("event", event.rowid, event.embedding_text())
@@ -288,4 +302,3 @@ class IngestionActor:
         )
         if dead:
             self.dead += 1
-            self.work.done(len(lease.events))

@@ -161,9 +161,8 @@ class WriteCoordinator:
                 self.work.done(1)
 
     def _settle_intake(self, results: list[IntakeResult]) -> None:
-        """New evidence is owned work until extracted; wake the ingestion actor."""
-        queued = sum(result.queued for result in results)
-        self.work.add(queued)
+        """New evidence waits in the database; wake the ingestion actor for it. (Pending
+        extraction is counted from the database, not here: cairn.runtime.supervisor.)"""
         # An edit or deletion queues nothing new itself but may re-open its session.
         if any(result.outcome is IntakeOutcome.INGESTED for result in results):
             with contextlib.suppress(trio.WouldBlock):

@@ -1,0 +1,355 @@
+"""Extraction batches: leases with tokens (an expired lease is re-taken and the stale
+worker's commit refused), receipts (a retried commit returns the original and publishes
+nothing twice), backoff and dead letters (visible in status, replayable), validation that
+consumes nothing on a bad proposal and drops only a candidate with a broken date, and
+batch selection by size, urgency and linger time on the trio clock."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+from tests.conftest import TEST_CONFIG
+from tests.helpers import turn
+from tests.runtime.scripted_text import ScriptedTextProvider, discard_all
+
+from cairn import Memory, open_memory
+from cairn.domain.claim import ClaimDraft, ClaimKind, SourceSpan
+from cairn.domain.ids import AgentId, EventId
+from cairn.errors import StaleLeaseError
+from cairn.ingestion.validate import ValidatedBatch
+from cairn.runtime.messages import CommitBatch
+from cairn.store.batches import take_lease
+from cairn.testing import FixedDomainClock, HashingEmbedder
+
+AGENT = AgentId("a")
+# Nothing is batched on its own: the tests take leases themselves.
+HELD = TEST_CONFIG.__class__(
+    recall_wait_s=60.0,
+    embed_linger_s=0.001,
+    maintenance_interval_s=3600,
+    extraction_linger_s=1e9,
+)
+
+
+@pytest.fixture
+def thread_safe_clock() -> trio.testing.MockClock:
+    """Autojump only after 50 ms of real idleness, so SQLite threads finish before the
+    clock jumps past a deadline (tests/runtime/test_pending.py explains)."""
+    return trio.testing.MockClock(autojump_threshold=0.05)
+
+
+async def _count(memory: Memory, sql: str, *params: Any) -> int:
+    return await memory.database.read(
+        lambda reader: int(reader.connection.execute(sql, params).fetchone()[0])
+    )
+
+
+async def _commit(memory: Memory, request: CommitBatch) -> Any:
+    supervisor = await memory._supervisor(AGENT)
+    await supervisor.write_requests_send.send(request)
+    return await request.reply.wait()
+
+
+async def test_lease_takeover_refuses_the_stale_worker_and_receipts_repeat(
+    tmp_path: Path,
+) -> None:
+    async with open_memory(
+        tmp_path, HELD, clock=FixedDomainClock(), embedder=HashingEmbedder()
+    ) as memory:
+        await memory.ingest(AGENT, [turn("e1", "I love sailing."), turn("e2", "Hi.")])
+        supervisor = await memory._supervisor(AGENT)
+        now = trio.current_time()
+
+        def lease_at(moment: float, form_new: bool):
+            return lambda connection: take_lease(
+                connection,
+                AGENT,
+                now_s=moment,
+                lease_s=120.0,
+                max_events=20,
+                form_new=form_new,
+                trigger="test",
+                created_at=FixedDomainClock().now(),
+            )
+
+        old = await memory.database.write(lease_at(now, True))
+        assert old is not None
+        assert [e.event_id for e in old.events] == ["e1", "e2"]
+        # Held and not expired: nobody else gets it.
+        assert await memory.database.write(lease_at(now + 60, False)) is None
+        new = await memory.database.write(lease_at(now + 121, False))
+        assert new is not None
+        assert (new.batch_id, new.attempt) == (old.batch_id, 2)
+        assert new.token != old.token
+
+        draft = ClaimDraft(
+            ClaimKind.PREFERENCE,
+            "Ana loves sailing",
+            (SourceSpan(EventId("e1"), 0, 14),),
+        )
+        batch = ValidatedBatch((draft,), (), (EventId("e2"),), 0)
+        identity = supervisor.fence.current()
+        with pytest.raises(StaleLeaseError):
+            await _commit(memory, CommitBatch(identity, old, batch))
+        assert await _count(memory, "SELECT count(*) FROM claims") == 0
+
+        receipt = await _commit(memory, CommitBatch(identity, new, batch))
+        assert receipt.event_ids == ("e1", "e2")
+        assert len(receipt.claim_rowids) == 1
+        assert receipt.discarded == ("e2",)
+        generations = await _count(memory, "SELECT sum(generation) FROM dirty_work")
+        # The response was lost: the worker retries the same lease.
+        again = await _commit(memory, CommitBatch(identity, new, batch))
+        assert again == receipt
+        assert await _count(memory, "SELECT count(*) FROM claims") == 1
+        assert await _count(memory, "SELECT count(*) FROM claim_fts") == 1
+        assert (
+            await _count(memory, "SELECT sum(generation) FROM dirty_work")
+            == generations
+        )
+        # The old worker comes back late: still refused.
+        with pytest.raises(StaleLeaseError):
+            await _commit(memory, CommitBatch(identity, old, batch))
+        assert (
+            await _count(memory, "SELECT count(*) FROM events WHERE extracted = 1") == 2
+        )
+        assert await _count(
+            memory,
+            "SELECT cursor_rowid FROM sessions WHERE session_id = 's1'",
+        ) == await _count(memory, "SELECT max(rowid) FROM events")
+
+
+async def test_failing_batches_back_off_then_dead_letter_then_replay(
+    tmp_path: Path, thread_safe_clock: trio.testing.MockClock
+) -> None:
+    provider = ScriptedTextProvider(failures=10**6)
+    async with open_memory(
+        tmp_path,
+        TEST_CONFIG,
+        clock=FixedDomainClock(),
+        embedder=HashingEmbedder(),
+        text_provider=provider,
+    ) as memory:
+        await memory.ingest(AGENT, [turn("e1", "I love sailing.")])
+        start = trio.current_time()
+        await memory.wait_idle(AGENT)
+        # Five attempts with 2, 4, 8 and 16 s between them, then a dead letter.
+        assert len(provider.prompts) == TEST_CONFIG.extraction_max_attempts == 5
+        assert trio.current_time() - start >= 2 + 4 + 8 + 16
+        status = (await memory.status())["agents"][AGENT]
+        assert status["extraction_dead_letters"] == 1
+        assert status["events_in_dead_letters"] == 1
+        assert status["events_pending_extraction"] == 0
+        assert status["runtime"]["extraction_dead_letters"] == 1
+        # The source is kept and still recallable as evidence.
+        recall = await memory.recall(AGENT, "sailing")
+        assert any("sailing" in item.text for item in recall.items)
+
+        provider.failures = 0
+        assert await memory.replay_dead_letters(AGENT) == 1
+        await memory.wait_idle(AGENT)
+        status = (await memory.status())["agents"][AGENT]
+        assert status["extraction_dead_letters"] == 0
+        assert (
+            await _count(memory, "SELECT count(*) FROM events WHERE extracted = 1") == 1
+        )
+
+
+def _claim(
+    event_id: str, quote: str, kind: str = "fact", **extra: Any
+) -> dict[str, Any]:
+    return {
+        "kind": kind,
+        "text": f"Ana: {quote}",
+        "sources": [{"event_id": event_id, "quote": quote}],
+        **extra,
+    }
+
+
+def _answer(claims: list[dict[str, Any]], discarded: list[str]) -> dict[str, Any]:
+    return {**discard_all([]), "claims": claims, "discarded_event_ids": discarded}
+
+
+BAD_PROPOSALS = {
+    "uncited event": lambda events: _answer([_claim("e1", "I love sailing")], []),
+    "source outside the batch": lambda events: _answer(
+        [_claim("e-elsewhere", "I love sailing")], ["e1", "e2"]
+    ),
+    "unsupported preference": lambda events: _answer(
+        [_claim("e2", "You love sailing", kind="preference")], ["e1"]
+    ),
+    "invented quote": lambda events: _answer([_claim("e1", "I adore sailing")], ["e2"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_PROPOSALS))
+async def test_a_bad_proposal_consumes_nothing(
+    tmp_path: Path, thread_safe_clock: trio.testing.MockClock, case: str
+) -> None:
+    provider = ScriptedTextProvider(answer=BAD_PROPOSALS[case])
+    config = TEST_CONFIG.__class__(
+        recall_wait_s=60.0,
+        embed_linger_s=0.001,
+        maintenance_interval_s=3600,
+        extraction_max_attempts=2,
+    )
+    async with open_memory(
+        tmp_path,
+        config,
+        clock=FixedDomainClock(),
+        embedder=HashingEmbedder(),
+        text_provider=provider,
+    ) as memory:
+        await memory.ingest(
+            AGENT,
+            [
+                turn("e1", "I love sailing."),
+                turn("e2", "You love sailing.", role="assistant", speaker=None),
+            ],
+        )
+        await memory.wait_idle(AGENT)
+        assert len(provider.prompts) == 2
+        assert await _count(memory, "SELECT count(*) FROM claims") == 0
+        assert (
+            await _count(memory, "SELECT count(*) FROM events WHERE extracted = 0") == 2
+        )
+        assert (
+            await _count(
+                memory, "SELECT count(*) FROM event_batches WHERE status = 'dead'"
+            )
+            == 1
+        )
+        assert await _count(memory, "SELECT count(*) FROM directives") == 0
+
+
+async def test_a_broken_date_drops_only_its_candidate(
+    tmp_path: Path, thread_safe_clock: trio.testing.MockClock
+) -> None:
+    def answer(events: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            **_answer(
+                [
+                    _claim("e1", "I love sailing", kind="preference"),
+                    _claim("e2", "fly to Oslo", kind="plan", valid_from="2026-13-45"),
+                    _claim(
+                        "e2", "next Friday", kind="plan", time_expression="next Friday"
+                    ),
+                ],
+                [],
+            ),
+            "relations": [
+                {
+                    "subject": "Ana",
+                    "relation": "sails_with",
+                    "object": "Rex",
+                    "sources": [{"event_id": "e1", "quote": "sailing"}],
+                }
+            ],
+            "directive_drafts": [
+                {"text": "Call me Ana", "sources": [{"event_id": "e1", "quote": "I"}]}
+            ],
+        }
+
+    provider = ScriptedTextProvider(answer=answer)
+    async with open_memory(
+        tmp_path,
+        TEST_CONFIG,
+        clock=FixedDomainClock(),
+        embedder=HashingEmbedder(),
+        text_provider=provider,
+    ) as memory:
+        await memory.ingest(
+            AGENT,
+            [turn("e1", "I love sailing."), turn("e2", "I fly to Oslo next Friday.")],
+        )
+        await memory.wait_idle(AGENT)
+        assert provider.max_tokens == [TEST_CONFIG.extraction_max_tokens]
+        texts = await memory.database.read(
+            lambda reader: sorted(
+                str(row[0])
+                for row in reader.connection.execute("SELECT text FROM claims")
+            )
+        )
+        assert texts == [
+            "Ana sails_with Rex",
+            "Ana: I love sailing",
+            "Ana: next Friday",
+        ]
+        assert (
+            await _count(
+                memory, "SELECT count(*) FROM claims WHERE valid_from IS NOT NULL"
+            )
+            == 1
+        )
+        # Extraction may only draft a directive; it never becomes active by itself.
+        assert (
+            await _count(
+                memory, "SELECT count(*) FROM directives WHERE status = 'draft'"
+            )
+            == 1
+        )
+        assert (
+            await _count(
+                memory, "SELECT count(*) FROM directives WHERE status = 'active'"
+            )
+            == 0
+        )
+        statistics = (await memory.status())["agents"][AGENT]["runtime"]
+        assert statistics["extraction_rejected_candidates"] == 1
+        assert statistics["extraction_batches"] == 1
+
+
+async def _triggers(memory: Memory) -> list[str]:
+    return await memory.database.read(
+        lambda reader: [
+            str(row[0])
+            for row in reader.connection.execute(
+                "SELECT trigger FROM event_batches ORDER BY batch_id"
+            )
+        ]
+    )
+
+
+async def test_batches_form_by_linger_urgency_and_size(
+    tmp_path: Path, thread_safe_clock: trio.testing.MockClock
+) -> None:
+    async with open_memory(
+        tmp_path, TEST_CONFIG, clock=FixedDomainClock(), embedder=HashingEmbedder()
+    ) as memory:
+        await memory.ingest(AGENT, [turn("e1", "I love sailing.")])
+        await trio.sleep(20)
+        assert await _triggers(memory) == []
+        await trio.sleep(15)
+        assert await _triggers(memory) == ["linger"]
+
+        await memory.ingest(AGENT, [turn("e2", "I love tea.")])
+        await trio.sleep(1)
+        assert await _triggers(memory) == ["linger"]
+        await memory.ingest(
+            AGENT,
+            [turn("e3", "Deploy failed: disk full.", role="tool", kind="task_failed")],
+        )
+        await trio.sleep(1)
+        assert await _triggers(memory) == ["linger", "urgent"]
+        assert (
+            await _count(memory, "SELECT count(*) FROM events WHERE extracted = 1") == 3
+        )
+
+        await memory.ingest(AGENT, [turn(f"f{i}", f"Note {i}.") for i in range(25)])
+        await trio.sleep(1)
+        assert await _triggers(memory) == ["linger", "urgent", "full"]
+        await memory.wait_idle(AGENT)
+        assert await _triggers(memory) == ["linger", "urgent", "full", "flush"]
+        sizes = await memory.database.read(
+            lambda reader: [
+                int(row[0])
+                for row in reader.connection.execute(
+                    "SELECT count(*) FROM events GROUP BY batch_id ORDER BY batch_id"
+                )
+            ]
+        )
+        assert sizes == [1, 2, 20, 5]
