@@ -114,3 +114,92 @@ async def test_cancel_at_every_await_of_ingest(tmp_path: Path, steps: int) -> No
         connection.close()
     if completed:
         assert counts["events"] == len(TURNS)
+
+
+class CancelAfterAnySteps(trio.abc.Instrument):
+    """Cancels ``scope`` after ``steps`` task steps of *any* task: the runtime and all its
+    actors stop at whatever await they reached, as in a crash of the process."""
+
+    def __init__(self, scope: trio.CancelScope, steps: int) -> None:
+        self.scope, self.remaining, self.seen = scope, steps, 0
+
+    def before_task_step(self, task: trio.lowlevel.Task) -> None:
+        self.seen += 1
+        self.remaining -= 1
+        if self.remaining == 0:
+            self.scope.cancel()
+
+
+def _check_batches(path: Path) -> None:
+    """No partial batch: a batch's events are extracted exactly when it is committed
+    with a receipt, and no claim cites an event whose batch did not commit."""
+    connection = open_connection(path)
+    try:
+        rows = connection.execute(
+            "SELECT b.status, e.extracted FROM events e"
+            " JOIN event_batches b ON b.batch_id = e.batch_id"
+        ).fetchall()
+        for status, extracted in rows:
+            assert (status == "committed") == (extracted == 1), (status, extracted)
+        orphans = connection.execute(
+            "SELECT count(*) FROM claim_sources s JOIN events e ON e.rowid = s.event_rowid"
+            " LEFT JOIN event_batches b ON b.batch_id = e.batch_id"
+            " WHERE b.status IS NOT 'committed'"
+        ).fetchone()[0]
+        assert orphans == 0
+        assert (
+            connection.execute(
+                "SELECT count(*) FROM event_batches WHERE (status = 'committed')"
+                " <> (receipt IS NOT NULL)"
+            ).fetchone()[0]
+            == 0
+        )
+    finally:
+        connection.close()
+
+
+PIPELINE_TURNS = [
+    *TURNS,
+    turn("t1", "Deploy failed: disk full.", role="tool", kind="task_failed"),
+    turn("e5", "I have a grey cat named Miso."),
+]
+
+
+async def _run_pipeline(data_dir: Path, steps: int | None) -> int:
+    """Ingest and extract under a scope cancelled after ``steps`` task steps."""
+    with trio.CancelScope() as scope:
+        instrument = CancelAfterAnySteps(scope, steps or 10**9)
+        trio.lowlevel.add_instrument(instrument)
+        try:
+            async with open_memory(
+                data_dir,
+                TEST_CONFIG,
+                clock=FixedDomainClock(),
+                embedder=HashingEmbedder(),
+            ) as memory:
+                await memory.ingest("agent-a", PIPELINE_TURNS)
+                await memory.wait_idle("agent-a")
+        finally:
+            trio.lowlevel.remove_instrument(instrument)
+    return instrument.seen
+
+
+async def test_cancel_anywhere_in_the_pipeline_leaves_no_partial_batch(
+    tmp_path: Path,
+) -> None:
+    reference_dir = tmp_path / "reference"
+    total = await _run_pipeline(reference_dir, None)
+    expected = _check_consistency(reference_dir / "cairn.db")
+    # Sweep the cancellation point over every task step of the whole run.
+    for steps in range(1, total):
+        data_dir = tmp_path / f"cancel-{steps}"
+        await _run_pipeline(data_dir, steps)
+        if not (data_dir / "cairn.db").exists():
+            continue
+        _check_consistency(data_dir / "cairn.db")
+        _check_batches(data_dir / "cairn.db")
+        # Reopen: everything accepted is finished, nothing published twice.
+        await _run_pipeline(data_dir, None)
+        final = _check_consistency(data_dir / "cairn.db")
+        _check_batches(data_dir / "cairn.db")
+        assert final == expected, steps

@@ -1,0 +1,144 @@
+"""Session semantics of extraction: subagent sessions are recalled into but never
+extracted; editing, retrying or deleting a message rewinds extraction of its session from
+that point; a forked session does not re-extract the prefix it shares with its parent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from tests.helpers import turn
+
+from cairn import Memory
+from cairn.errors import InvalidInputError
+
+AGENT = "a"
+
+
+async def _claims(memory: Memory) -> list[str]:
+    return await memory.database.read(
+        lambda reader: sorted(
+            str(row[0])
+            for row in reader.connection.execute(
+                "SELECT text FROM claims WHERE lifecycle = 'active'"
+            )
+        )
+    )
+
+
+async def _states(memory: Memory) -> dict[str, int]:
+    return await memory.database.read(
+        lambda reader: {
+            str(row[0]): int(row[1])
+            for row in reader.connection.execute(
+                "SELECT event_id, extracted FROM events"
+            )
+        }
+    )
+
+
+async def _scalar(memory: Memory, sql: str, *params: Any) -> Any:
+    return await memory.database.read(
+        lambda reader: reader.connection.execute(sql, params).fetchone()[0]
+    )
+
+
+async def test_subagent_sessions_are_recalled_into_but_never_extracted(
+    memory: Memory,
+) -> None:
+    await memory.ingest(AGENT, [turn("m1", "I love green tea.")])
+    await memory.declare_session(AGENT, "sub", subagent=True)
+    await memory.ingest(
+        AGENT, [turn("x1", "I love black coffee.", session="sub", speaker="planner")]
+    )
+    await memory.wait_idle(AGENT)
+    assert await _claims(memory) == ["Ana loves green tea"]
+    assert (await _states(memory))["x1"] == 2
+    recall = await memory.recall(AGENT, "green tea", session_id="sub")
+    assert any("green tea" in item.text for item in recall.items)
+
+
+async def test_editing_a_message_rewinds_its_session(memory: Memory) -> None:
+    await memory.ingest(
+        AGENT,
+        [
+            turn("e1", "I live in Paris."),
+            turn("e2", "I love green tea."),
+            turn("o1", "I love jazz.", session="other"),
+        ],
+    )
+    await memory.wait_idle(AGENT)
+    before = await _claims(memory)
+    assert any("Paris" in claim for claim in before)
+    cursor = await _scalar(
+        memory, "SELECT cursor_rowid FROM sessions WHERE session_id = 's1'"
+    )
+    assert cursor == await _scalar(
+        memory, "SELECT max(rowid) FROM events WHERE session_id = 's1'"
+    )
+
+    await memory.ingest_event(AGENT, turn("e1b", "I live in Berlin.", replaces="e1"))
+    states = await _states(memory)
+    assert states["e1"] == 3  # withdrawn
+    assert states["e2"] == 0  # re-opened: after the edit point
+    assert states["o1"] == 1  # another session is untouched
+    await memory.wait_idle(AGENT)
+    after = await _claims(memory)
+    assert not any("Paris" in claim for claim in after)
+    assert any("Berlin" in claim for claim in after)
+    assert any("green tea" in claim for claim in after)
+    assert any("jazz" in claim for claim in after)
+    assert len(after) == len(before)
+    states = await _states(memory)
+    assert states["e2"] == states["e1b"] == 1
+
+    await memory.ingest_event(
+        AGENT, turn("d1", "", kind="message_deleted", replaces="e2")
+    )
+    await memory.wait_idle(AGENT)
+    assert not any("green tea" in claim for claim in await _claims(memory))
+    # A replayed edit is a duplicate, a deletion of something absent an error.
+    again = await memory.ingest_event(
+        AGENT, turn("e1b", "I live in Berlin.", replaces="e1")
+    )
+    assert again.outcome.value == "duplicate"
+    with pytest.raises(InvalidInputError):
+        await memory.ingest_event(
+            AGENT, turn("d2", "", kind="message_deleted", replaces="o1")
+        )
+
+
+async def test_a_fork_does_not_replay_the_extracted_prefix(memory: Memory) -> None:
+    await memory.ingest(
+        AGENT, [turn("p1", "I love green tea."), turn("p2", "I live in Paris.")]
+    )
+    await memory.wait_idle(AGENT)
+    batches = await _scalar(memory, "SELECT count(*) FROM event_batches")
+    await memory.declare_session(AGENT, "fork", forked_from=("s1", "p2"))
+    await memory.ingest(
+        AGENT,
+        [
+            turn("f1", "I love green tea.", session="fork"),
+            turn("f2", "I live in Paris.", session="fork"),
+            turn("f3", "I have a grey cat named Miso.", session="fork"),
+        ],
+    )
+    await memory.wait_idle(AGENT)
+    states = await _states(memory)
+    assert (states["f1"], states["f2"], states["f3"]) == (2, 2, 1)
+    event_ids = await memory.database.read(
+        lambda reader: [
+            str(row[0])
+            for row in reader.connection.execute(
+                "SELECT receipt FROM event_batches WHERE batch_id > ?", (batches,)
+            )
+        ]
+    )
+    assert len(event_ids) == 1
+    assert '"event_ids":["f3"]' in event_ids[0]
+    assert any("Miso" in claim for claim in await _claims(memory))
+
+
+async def test_a_fork_point_must_exist(memory: Memory) -> None:
+    with pytest.raises(InvalidInputError, match="fork point"):
+        await memory.declare_session(AGENT, "fork", forked_from=("s1", "nope"))
