@@ -108,6 +108,17 @@ def _local_date(moment: dt.datetime | None, zone: str) -> str | None:
     )
 
 
+def _set_of(row_id: str) -> str:
+    """Which part of the fixture a row belongs to: ``dev`` (the rules were written
+    against it), ``held-out-1`` (``h-``) or ``held-out-2`` (``x-``, labelled without
+    running the extractor)."""
+    if row_id.startswith("x-"):
+        return "held-out-2"
+    if row_id.startswith("h-"):
+        return "held-out-1"
+    return "dev"
+
+
 def _score(rows: list[dict[str, Any]]) -> dict[str, Any]:
     extractor = RuleExtractor()
     counts: Counter[str] = Counter()
@@ -124,7 +135,7 @@ def _score(rows: list[dict[str, Any]]) -> dict[str, Any]:
         strict_tp += len(_match(expected, drafts, strict=True))
         matched_expected = {index for index, _ in pairs}
         matched_drafts = {index for _, index in pairs}
-        for scope in ("all", language):
+        for scope in ("all", language, f"set-{_set_of(row['id'])}"):
             counts[f"{scope}:tp"] += len(pairs)
             counts[f"{scope}:pred"] += len(drafts)
             counts[f"{scope}:exp"] += len(expected)
@@ -168,6 +179,14 @@ def _score(rows: list[dict[str, Any]]) -> dict[str, Any]:
                 counts[f"{language}:exp"],
             )
             for language in ("en", "zh")
+        },
+        "by_set": {
+            name: _prf(
+                counts[f"set-{name}:tp"],
+                counts[f"set-{name}:pred"],
+                counts[f"set-{name}:exp"],
+            )
+            for name in ("dev", "held-out-1", "held-out-2")
         },
         "by_kind": {
             kind: {
