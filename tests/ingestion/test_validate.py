@@ -211,3 +211,38 @@ def test_directive_drafts_come_only_from_the_user() -> None:
     batch = validate_proposal(proposal, EVENTS, "UTC")
     assert batch.directive_drafts == ("Always answer in French",)
     assert batch.rejected_candidates == 1
+
+
+def test_dates_the_rules_miss_fall_back_to_dateparser() -> None:
+    candidate = Candidate(
+        "plan", "Ana has an exam", cite("e1", "I love"), time_text="15.03.2026"
+    )
+    batch = validate_proposal(
+        Proposal((candidate,), discarded=(EventId("e2"), EventId("e3"))), EVENTS, "UTC"
+    )
+    (draft,) = batch.drafts
+    assert draft.temporal is not None
+    assert draft.temporal.valid_from == dt.datetime(2026, 3, 15, tzinfo=dt.UTC)
+    assert draft.temporal.precision is TimePrecision.DAY
+    # Less sure than a parse the rules recognise.
+    assert draft.temporal.confidence < 0.8
+
+
+def test_iso_bounds_keep_the_zone_and_precision() -> None:
+    candidate = Candidate(
+        "state",
+        "Ana is in Oslo",
+        cite("e3", "Oslo"),
+        valid_from="2026-01-09",
+        valid_until="2026-01-12T18:00:00+01:00",
+    )
+    batch = validate_proposal(
+        Proposal((candidate,), discarded=(EventId("e1"), EventId("e2"))),
+        EVENTS,
+        "Europe/Oslo",
+    )
+    (draft,) = batch.drafts
+    assert draft.temporal is not None
+    assert draft.temporal.valid_from == dt.datetime(2026, 1, 8, 23, tzinfo=dt.UTC)
+    assert draft.temporal.valid_until == dt.datetime(2026, 1, 12, 17, tzinfo=dt.UTC)
+    assert draft.temporal.timezone == "Europe/Oslo"

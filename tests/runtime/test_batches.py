@@ -353,3 +353,38 @@ async def test_batches_form_by_linger_urgency_and_size(
             ]
         )
         assert sizes == [1, 2, 20, 5]
+
+
+async def test_a_slow_text_provider_times_out_and_backs_off(
+    tmp_path: Path, thread_safe_clock: trio.testing.MockClock
+) -> None:
+    provider = ScriptedTextProvider(gate=trio.Event())  # never answers
+    config = TEST_CONFIG.__class__(
+        recall_wait_s=60.0,
+        embed_linger_s=0.001,
+        maintenance_interval_s=3600,
+        extraction_timeout_s=5.0,
+        extraction_max_attempts=2,
+    )
+    async with open_memory(
+        tmp_path,
+        config,
+        clock=FixedDomainClock(),
+        embedder=HashingEmbedder(),
+        text_provider=provider,
+    ) as memory:
+        await memory.ingest(AGENT, [turn("e1", "I love sailing.")])
+        start = trio.current_time()
+        await memory.wait_idle(AGENT)
+        # Two calls of 5 s each, 2 s of backoff between them.
+        assert len(provider.prompts) == 2
+        assert trio.current_time() - start >= 5 + 2 + 5
+        errors = await memory.database.read(
+            lambda reader: [
+                str(row[0])
+                for row in reader.connection.execute(
+                    "SELECT last_error FROM event_batches"
+                )
+            ]
+        )
+        assert errors == ["TooSlowError"]

@@ -51,8 +51,6 @@ __all__ = [
     "event_from_row",
     "insert_events",
     "load_events",
-    "mark_extracted",
-    "pending_events",
 ]
 
 PENDING, EXTRACTED, SKIPPED, WITHDRAWN = 0, 1, 2, 3
@@ -457,18 +455,6 @@ def event_from_row(row: apsw.SQLiteValues) -> EvidenceEvent:
     )
 
 
-def pending_events(
-    connection: apsw.Connection, agent_id: AgentId, limit: int
-) -> list[EvidenceEvent]:
-    """Oldest events of the agent not yet extracted."""
-    rows = connection.execute(
-        f"SELECT {EVENT_COLUMNS}{EVENT_FROM}"
-        " WHERE e.agent_id = ? AND e.extracted = 0 ORDER BY e.rowid LIMIT ?",
-        (agent_id, limit),
-    )
-    return [event_from_row(row) for row in rows]
-
-
 def load_events(
     connection: apsw.Connection, agent_id: AgentId, rowids: Iterable[int]
 ) -> dict[int, EvidenceEvent]:
@@ -483,14 +469,3 @@ def load_events(
         (wanted, agent_id),
     )
     return {event.rowid: event for event in map(event_from_row, rows)}
-
-
-def mark_extracted(
-    connection: apsw.Connection, agent_id: AgentId, rowids: Iterable[int]
-) -> None:
-    """Settle events as extracted (withdrawn or skipped ones keep their state)."""
-    connection.execute(
-        "UPDATE events SET extracted = ? WHERE agent_id = ? AND extracted = ?"
-        " AND rowid IN (SELECT value FROM json_each(?))",
-        (EXTRACTED, agent_id, PENDING, json.dumps(sorted(set(rowids)))),
-    )
