@@ -6,6 +6,7 @@ batch selection by size, urgency and linger time on the trio clock."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from cairn.domain.claim import ClaimDraft, ClaimKind, SourceSpan
 from cairn.domain.ids import AgentId, EventId
 from cairn.errors import StaleLeaseError
 from cairn.ingestion.validate import ValidatedBatch
+from cairn.providers.embedding import Vectors
 from cairn.runtime.messages import CommitBatch
 from cairn.store.batches import take_lease
 from cairn.testing import FixedDomainClock, HashingEmbedder
@@ -117,10 +119,8 @@ async def test_lease_takeover_refuses_the_stale_worker_and_receipts_repeat(
         assert (
             await _count(memory, "SELECT count(*) FROM events WHERE extracted = 1") == 2
         )
-        assert await _count(
-            memory,
-            "SELECT cursor_rowid FROM sessions WHERE session_id = 's1'",
-        ) == await _count(memory, "SELECT max(rowid) FROM events")
+        # Extracted but not embedded (this test committed by hand): not yet settled.
+        assert await memory.session_cursor(AGENT, "s1") is None
 
 
 async def test_failing_batches_back_off_then_dead_letter_then_replay(
@@ -388,3 +388,33 @@ async def test_a_slow_text_provider_times_out_and_backs_off(
             ]
         )
         assert errors == ["TooSlowError"]
+
+
+class GatedDocumentEmbedder(HashingEmbedder):
+    """Document embedding waits for the test to open the gate (a trio-native block)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = trio.Event()
+
+    async def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        await self.gate.wait()
+        return await super().embed_documents(texts)
+
+
+async def test_the_session_cursor_waits_for_embedding(
+    tmp_path: Path, thread_safe_clock: trio.testing.MockClock
+) -> None:
+    embedder = GatedDocumentEmbedder()
+    async with open_memory(
+        tmp_path, TEST_CONFIG, clock=FixedDomainClock(), embedder=embedder
+    ) as memory:
+        await memory.ingest(AGENT, [turn("e1", "I love sailing.")])
+        await trio.sleep(TEST_CONFIG.extraction_linger_s + 5)
+        assert (
+            await _count(memory, "SELECT count(*) FROM events WHERE extracted = 1") == 1
+        )
+        assert await memory.session_cursor(AGENT, "s1") is None
+        embedder.gate.set()
+        await memory.wait_idle(AGENT)
+        assert await memory.session_cursor(AGENT, "s1") == "e1"

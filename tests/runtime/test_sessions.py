@@ -70,18 +70,17 @@ async def test_editing_a_message_rewinds_its_session(memory: Memory) -> None:
     await memory.wait_idle(AGENT)
     before = await _claims(memory)
     assert any("Paris" in claim for claim in before)
-    cursor = await _scalar(
-        memory, "SELECT cursor_rowid FROM sessions WHERE session_id = 's1'"
-    )
-    assert cursor == await _scalar(
-        memory, "SELECT max(rowid) FROM events WHERE session_id = 's1'"
-    )
+    assert await memory.session_cursor(AGENT, "s1") == "e2"
 
     await memory.ingest_event(AGENT, turn("e1b", "I live in Berlin.", replaces="e1"))
     states = await _states(memory)
     assert states["e1"] == 3  # withdrawn
     assert states["e2"] == 0  # re-opened: after the edit point
     assert states["o1"] == 1  # another session is untouched
+    # The cursor falls back to the first re-opened event (the withdrawn message itself
+    # is settled: it will never be extracted).
+    assert await memory.session_cursor(AGENT, "s1") == "e1"
+    assert await memory.session_cursor(AGENT, "other") == "o1"
     await memory.wait_idle(AGENT)
     after = await _claims(memory)
     assert not any("Paris" in claim for claim in after)
@@ -91,6 +90,7 @@ async def test_editing_a_message_rewinds_its_session(memory: Memory) -> None:
     assert len(after) == len(before)
     states = await _states(memory)
     assert states["e2"] == states["e1b"] == 1
+    assert await memory.session_cursor(AGENT, "s1") == "e1b"
 
     await memory.ingest_event(
         AGENT, turn("d1", "", kind="message_deleted", replaces="e2")

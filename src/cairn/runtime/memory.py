@@ -32,7 +32,7 @@ from cairn.runtime.recall import RecallPlan
 from cairn.runtime.supervisor import AgentSupervisor, open_agent_supervisor
 from cairn.runtime.threads import Limiters, run_in_thread
 from cairn.store.agents import list_agents
-from cairn.store.batches import batch_statistics, count_pending
+from cairn.store.batches import batch_statistics, count_pending, session_cursor
 from cairn.store.directives import create_directive
 from cairn.store.evidence import IntakeOutcome, IntakeResult
 from cairn.vectors.manager import VectorStoreManager
@@ -184,6 +184,14 @@ class Memory:
         except ValueError as error:
             raise InvalidInputError(str(error)) from None
         await (await self._supervisor(agent_id)).declare_session(info)
+
+    async def session_cursor(self, agent_id: str, session_id: str) -> str | None:
+        """The event ID up to which the session is settled (extracted and embedded), or
+        ``None`` before its first settled event."""
+        agent = (await self._supervisor(agent_id)).agent_id
+        return await self.database.read(
+            lambda reader: session_cursor(reader.connection, agent, session_id)
+        )
 
     async def replay_dead_letters(self, agent_id: str) -> int:
         """Give the agent's dead extraction batches fresh attempts; returns how many."""

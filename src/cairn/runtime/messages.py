@@ -38,7 +38,7 @@ class DeclareSession:
 @attrs.frozen
 class CommitBatch:
     """One leased batch, validated: claims, lineage, dirty work, FTS, directive drafts,
-    the receipt and the session cursors in one transaction, under the lease's token and
+    the receipt and the events' state in one transaction, under the lease's token and
     the execution identity."""
 
     identity: ExecutionIdentity

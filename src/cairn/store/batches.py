@@ -52,6 +52,7 @@ __all__ = [
     "release_lease",
     "release_leases",
     "replay_dead",
+    "session_cursor",
     "take_lease",
 ]
 
@@ -305,11 +306,7 @@ def finish_commit(
     receipt: BatchReceipt,
     now: dt.datetime,
 ) -> None:
-    """Settle the batch: its events extracted, the receipt stored, session cursors moved.
-
-    A session's cursor is the last event before its first unsettled one: it never passes
-    an event whose extraction is still owed.
-    """
+    """Settle the batch: its events extracted, the receipt stored."""
     rowids = json.dumps([event.rowid for event in lease.events])
     connection.execute(
         "UPDATE events SET extracted = ? WHERE agent_id = ? AND extracted = ?"
@@ -317,15 +314,29 @@ def finish_commit(
         (EXTRACTED, agent_id, PENDING, rowids),
     )
     _settle(connection, lease.batch_id, lease.token, receipt, now)
-    for session_id in sorted({event.session_id for event in lease.events}):
-        connection.execute(
-            "UPDATE sessions SET cursor_rowid = coalesce("
-            " (SELECT min(rowid) - 1 FROM events WHERE agent_id = ?1 AND session_id = ?2"
-            "  AND extracted = 0),"
-            " (SELECT max(rowid) FROM events WHERE agent_id = ?1 AND session_id = ?2), 0)"
-            " WHERE agent_id = ?1 AND session_id = ?2",
-            (agent_id, session_id),
-        )
+
+
+def session_cursor(
+    connection: apsw.Connection, agent_id: AgentId, session_id: str
+) -> str | None:
+    """The ID of the session's last event before its first unsettled one, or ``None``.
+
+    Settled means extracted *and* embedded (or never to be extracted: skipped,
+    withdrawn), so the cursor moves only after all work owned for an event is done, and
+    falls back when an edit re-opens the session. Derived on every call, never stored,
+    so it cannot drift from the events it describes.
+    """
+    row = connection.execute(
+        "SELECT e.event_id FROM events e WHERE e.agent_id = ?1 AND e.session_id = ?2"
+        " AND e.segment_of IS NULL AND e.rowid < coalesce("
+        "  (SELECT min(coalesce(u.segment_of, u.rowid)) FROM events u WHERE u.agent_id = ?1 AND u.session_id = ?2"
+        "   AND (u.extracted = ?3 OR (u.extracted = ?4 AND NOT EXISTS (SELECT 1"
+        "    FROM embeddings m WHERE m.target = 'event' AND m.target_rowid = u.rowid)))),"
+        "  9223372036854775807)"
+        " ORDER BY e.rowid DESC LIMIT 1",
+        (agent_id, session_id, PENDING, EXTRACTED),
+    ).fetchone()
+    return None if row is None else str(row[0])
 
 
 def fail_batch(

@@ -223,8 +223,9 @@ def _rewind(
     """Withdraw the replaced message and re-open extraction of its session from there.
 
     Claims citing only re-opened events are deleted (they are re-derived from what the
-    session now says); claims with other sources lose just these sources. Returns the
-    replaced row, or ``None`` when it is not a message of this session.
+    session now says); claims with other sources lose just these sources; the session's
+    cursor falls back with its re-opened events. Returns the replaced row, or ``None``
+    when it is not a message of this session.
     """
     row = connection.execute(
         "SELECT rowid FROM events WHERE agent_id = ? AND session_id = ? AND event_id = ?"
@@ -269,11 +270,6 @@ def _rewind(
         "DELETE FROM claims WHERE agent_id = ? AND rowid IN (SELECT value FROM json_each(?))"
         " AND NOT EXISTS (SELECT 1 FROM claim_sources s WHERE s.claim_rowid = claims.rowid)",
         (agent_id, json.dumps(citing)),
-    )
-    connection.execute(
-        "UPDATE sessions SET cursor_rowid = min(cursor_rowid, ?)"
-        " WHERE agent_id = ? AND session_id = ?",
-        (first - 1, agent_id, event.session_id),
     )
     return first
 

@@ -4,8 +4,8 @@ The database is the queue: pending events form batches of up to ``extraction_bat
 events once the batch is full, an urgent event (task finished/failed/blocked, needs
 input) arrives, the oldest has waited ``extraction_linger_s`` on the trio clock, or a
 drain asks for a flush. Each batch is worked under a lease with a token
-(cairn.store.batches); its claims, lineage, dirty work, FTS rows, receipt and session
-cursors commit in one transaction under both the lease and the execution identity, so a
+(cairn.store.batches); its claims, lineage, dirty work, FTS rows, receipt and events'
+state commit in one transaction under both the lease and the execution identity, so a
 cancelled, fenced or taken-over pass commits nothing (tests/runtime/test_batches.py,
 tests/runtime/test_cancellation.py). A failing batch keeps its events and backs off;
 after ``extraction_max_attempts`` it is a dead letter, counted in status, until replayed.

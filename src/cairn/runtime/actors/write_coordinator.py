@@ -60,7 +60,7 @@ def _commit_batch(
 ) -> BatchReceipt:
     """Identity fence, lease check (a retried commit gets its receipt back), then the
     batch's claims with their tombstone and conflict checks, lineage, dirty work and FTS,
-    the directive drafts, the receipt and the session cursors: all or nothing."""
+    the directive drafts, the receipt and the events' state: all or nothing."""
     check_identity(connection, request.identity)
     lease, batch = request.lease, request.batch
     earlier = begin_commit(connection, agent_id, lease.batch_id, lease.token)

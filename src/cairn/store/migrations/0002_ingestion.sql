@@ -31,13 +31,16 @@ CREATE TABLE event_aliases (
     PRIMARY KEY (agent_id, event_id)
 ) STRICT, WITHOUT ROWID;
 
--- Sessions: how they are extracted and how far extraction has settled.
+-- Sessions: how they are extracted. (How far a session has settled is derived, never
+-- stored: store/batches.py::session_cursor.)
 CREATE TABLE sessions (
     agent_id          TEXT NOT NULL,
     session_id        TEXT NOT NULL,
     kind              TEXT NOT NULL CHECK (kind IN ('main', 'subagent')),
     parent_session_id TEXT,
     fork_rowid        INTEGER,
-    cursor_rowid      INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (agent_id, session_id)
 ) STRICT, WITHOUT ROWID;
+
+-- "Does this event have a vector yet?" for the session cursor.
+CREATE INDEX embeddings_target ON embeddings (target, target_rowid);
