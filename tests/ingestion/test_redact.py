@@ -7,7 +7,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cairn.ingestion.redact import redact
+from cairn.ingestion import redact as redact_module
+from cairn.ingestion.redact import _might_hold_secret, redact
+
+
+def _all_patterns(text: str) -> list[tuple[int, int, str]]:
+    """The findings with the prefilter forced open."""
+    original = redact_module._might_hold_secret
+    redact_module._might_hold_secret = lambda _: True  # type: ignore[assignment]
+    try:
+        return redact_module._findings(text)
+    finally:
+        redact_module._might_hold_secret = original
+
 
 SECRETS = [
     (
@@ -91,3 +103,20 @@ def test_prose_is_left_alone(text: str) -> None:
 def test_redaction_never_raises_and_is_idempotent(text: str) -> None:
     once = redact(text)
     assert redact(once.text).text == once.text
+
+
+@given(
+    st.text(
+        alphabet=st.sampled_from("abcXYZ019 -_:/=.+@密码是token passwordsk-"),
+        max_size=120,
+    )
+)
+def test_the_prefilter_never_hides_a_finding(text: str) -> None:
+    assert not _all_patterns(text) or _might_hold_secret(text)
+
+
+@pytest.mark.parametrize(("text", "secret", "kind"), SECRETS)
+def test_every_known_secret_passes_the_prefilter(
+    text: str, secret: str, kind: str
+) -> None:
+    assert _might_hold_secret(text)

@@ -119,6 +119,18 @@ _OWN_PATTERNS: Final = (
 
 _CARD: Final = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
 
+# Every pattern above needs one of these: an unbroken token of 16+ characters (every
+# fixed-format key), a label word, or 13+ digits (a card). Ordinary prose has none, and
+# one search for them is ~10x cheaper than running every pattern
+# (tests/ingestion/test_redact.py::test_the_prefilter_never_hides_a_finding).
+_MAYBE_SECRET: Final = re.compile(
+    r"[A-Za-z0-9_\-./+=:]{16,}"
+    r"|(?i:password|passwd|passphrase|pwd|pin code|api|key|token|secret|bearer"
+    r"|://|private)"
+    r"|密码|口令|密钥|令牌|验证码"
+)
+_DIGIT: Final = re.compile(r"\d")
+
 
 @attrs.frozen
 class Redacted:
@@ -140,7 +152,15 @@ def _luhn(digits: str) -> bool:
     return total % 10 == 0
 
 
+def _might_hold_secret(text: str) -> bool:
+    if _MAYBE_SECRET.search(text) is not None:
+        return True
+    return len(_DIGIT.findall(text)) >= 13
+
+
 def _findings(text: str) -> list[tuple[int, int, str]]:
+    if not _might_hold_secret(text):
+        return []
     found: list[tuple[int, int, str]] = []
     for kind, pattern in _OWN_PATTERNS:
         for match in pattern.finditer(text):

@@ -74,8 +74,6 @@ class IntakeResult:
     rowid: int | None = None
     segments: int = 1
     redactions: int = 0
-    # Rows this call queued for extraction (0 for a skipped or merged event).
-    queued: int = 0
 
 
 def content_hash(event: PreparedEvent) -> str:
@@ -277,6 +275,7 @@ def _rewind(
 def _insert_row(
     connection: apsw.Connection,
     agent_id: AgentId,
+    prefix: str,
     event: PreparedEvent,
     event_id: str,
     text: str,
@@ -287,7 +286,6 @@ def _insert_row(
     segment_of: int | None,
     segment_index: int,
 ) -> int:
-    prefix = namespace(agent_id)
     previous = connection.execute(
         "SELECT rowid, text FROM events WHERE agent_id = ? AND session_id = ?"
         " ORDER BY rowid DESC LIMIT 1",
@@ -343,6 +341,8 @@ def insert_events(
     """
     results: list[IntakeResult] = []
     received = received_at.astimezone(dt.UTC).isoformat()
+    prefix = namespace(agent_id)
+    sessions: dict[str, tuple[SessionKind, str | None, int | None]] = {}
     for event in events:
         digest = content_hash(event)
         earlier = _stored_hash(connection, agent_id, event.event_id)
@@ -358,7 +358,11 @@ def insert_events(
                     )
                 )
             continue
-        kind, parent, fork_rowid = _session(connection, agent_id, event.session_id)
+        if event.session_id not in sessions:
+            sessions[event.session_id] = _session(
+                connection, agent_id, event.session_id
+            )
+        kind, parent, fork_rowid = sessions[event.session_id]
         if event.replaces is not None and _rewind(connection, agent_id, event) is None:
             results.append(
                 IntakeResult(
@@ -390,6 +394,7 @@ def insert_events(
         first = _insert_row(
             connection,
             agent_id,
+            prefix,
             event,
             event.event_id,
             event.segments[0],
@@ -404,6 +409,7 @@ def insert_events(
             _insert_row(
                 connection,
                 agent_id,
+                prefix,
                 event,
                 f"{event.event_id}{SEGMENT_SEPARATOR}{index}",
                 segment,
@@ -421,7 +427,6 @@ def insert_events(
                 rowid=first,
                 segments=len(event.segments),
                 redactions=len(event.redactions),
-                queued=len(event.segments) if state == PENDING else 0,
             )
         )
     return results
