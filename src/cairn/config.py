@@ -35,13 +35,15 @@ class MemoryConfig:
     weight_event_vector: float = 1.0
     rrf_k: int = attrs.field(default=10, validator=_positive)
     # Ingestion: events are cut into segments of at most `event_max_bytes` UTF-8 bytes; a
-    # batch holds up to `extraction_batch` events and waits at most `extraction_linger_s`
+    # batch holds up to `extraction_batch` events (and `extraction_batch_bytes` of text,
+    # the prompt's budget) and waits at most `extraction_linger_s`
     # for more (urgent events start it at once); its lease lasts `extraction_lease_s`; a
     # failing batch retries with exponential backoff and is dead after
     # `extraction_max_attempts`. A text provider call is bounded by
     # `extraction_timeout_s` and `extraction_max_tokens`.
     event_max_bytes: int = attrs.field(default=2400, validator=_positive)
     extraction_batch: int = attrs.field(default=20, validator=_positive)
+    extraction_batch_bytes: int = attrs.field(default=12_000, validator=_positive)
     extraction_linger_s: float = attrs.field(default=30.0, validator=_positive)
     extraction_lease_s: float = attrs.field(default=120.0, validator=_positive)
     extraction_max_attempts: int = attrs.field(default=5, validator=_positive)

@@ -418,3 +418,99 @@ async def test_the_session_cursor_waits_for_embedding(
         embedder.gate.set()
         await memory.wait_idle(AGENT)
         assert await memory.session_cursor(AGENT, "s1") == "e1"
+
+
+async def test_a_batch_keeps_to_its_byte_budget(
+    tmp_path: Path, thread_safe_clock: trio.testing.MockClock
+) -> None:
+    config = TEST_CONFIG.__class__(
+        recall_wait_s=60.0,
+        embed_linger_s=0.001,
+        maintenance_interval_s=3600,
+        extraction_batch_bytes=2500,
+    )
+    async with open_memory(
+        tmp_path, config, clock=FixedDomainClock(), embedder=HashingEmbedder()
+    ) as memory:
+        words = "word " * 199 + "end."  # 999 bytes
+        await memory.ingest(AGENT, [turn(f"e{i}", words) for i in range(3)])
+        await trio.sleep(1)
+        # 3 KB pending is over the budget: a batch starts at once, without lingering.
+        assert await _triggers(memory) == ["full"]
+        await memory.wait_idle(AGENT)
+        sizes = await memory.database.read(
+            lambda reader: [
+                int(row[0])
+                for row in reader.connection.execute(
+                    "SELECT count(*) FROM events GROUP BY batch_id ORDER BY batch_id"
+                )
+            ]
+        )
+        assert sizes == [2, 1]
+
+
+def _correcting(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each user turn as a 'lives_in' state; 'Actually' turns as corrections."""
+    claims, corrections = [], []
+    for event in events:
+        city = event["text"].rstrip(".").split()[-1]
+        claim = {
+            "kind": "state",
+            "text": f"Ana lives in {city}",
+            "subject": "Ana",
+            "predicate": "lives_in",
+            "sources": [{"event_id": event["event_id"], "quote": city}],
+        }
+        (corrections if event["text"].startswith("Actually") else claims).append(claim)
+    return {**_answer(claims, []), "corrections": corrections}
+
+
+async def test_corrections_supersede_and_tombstones_suppress_in_the_batch_commit(
+    tmp_path: Path,
+) -> None:
+    from cairn.store.claims import content_hash
+
+    provider = ScriptedTextProvider(answer=_correcting)
+    async with open_memory(
+        tmp_path,
+        TEST_CONFIG,
+        clock=FixedDomainClock(),
+        embedder=HashingEmbedder(),
+        text_provider=provider,
+    ) as memory:
+        await memory.ingest(AGENT, [turn("e1", "I live in Paris.")])
+        await memory.wait_idle(AGENT)
+        await memory.ingest(AGENT, [turn("e2", "Actually I live in Berlin.")])
+        await memory.wait_idle(AGENT)
+        lifecycles = await memory.database.read(
+            lambda reader: dict(
+                reader.connection.execute(
+                    "SELECT text, lifecycle FROM claims"
+                ).fetchall()
+            )
+        )
+        assert lifecycles == {
+            "Ana lives in Paris": "superseded",
+            "Ana lives in Berlin": "active",
+        }
+        assert await _count(memory, "SELECT count(*) FROM derivations") == 1
+        # A forgotten claim's hash suppresses its exact replay from new evidence.
+        digest = content_hash(AGENT, "Ana lives in Rome")
+        await memory.database.write(
+            lambda connection: connection.execute(
+                "INSERT INTO tombstones VALUES (?, 'x', ?, '2026-01-01')",
+                (AGENT, digest),
+            )
+        )
+        await memory.ingest(AGENT, [turn("e3", "I live in Rome.")])
+        await memory.wait_idle(AGENT)
+        assert (
+            await _count(memory, "SELECT count(*) FROM claims WHERE text LIKE '%Rome%'")
+            == 0
+        )
+        receipt = await memory.database.read(
+            lambda reader: reader.connection.execute(
+                "SELECT receipt FROM event_batches ORDER BY batch_id DESC LIMIT 1"
+            ).fetchone()[0]
+        )
+        assert '"suppressed":1' in receipt

@@ -99,6 +99,7 @@ class PendingWork:
     """What the ingestion actor needs to decide when to take a lease."""
 
     unbatched: int
+    unbatched_bytes: int
     urgent: bool
     reclaimable: bool
     next_wake_s: float | None
@@ -133,8 +134,9 @@ def pending_work(
     now_s: float,
     urgent_kinds: Sequence[str],
 ) -> PendingWork:
-    (unbatched, urgent) = connection.execute(
-        "SELECT count(*), coalesce(max(kind IN (SELECT value FROM json_each(?))), 0)"
+    (unbatched, unbatched_bytes, urgent) = connection.execute(
+        "SELECT count(*), coalesce(sum(length(CAST(text AS BLOB))), 0),"
+        " coalesce(max(kind IN (SELECT value FROM json_each(?))), 0)"
         " FROM events WHERE agent_id = ? AND extracted = 0 AND batch_id IS NULL",
         (json.dumps(list(urgent_kinds)), agent_id),
     ).fetchone()  # type: ignore[misc]
@@ -152,7 +154,13 @@ def pending_work(
             reclaimable = True
         elif next_wake is None or free_at < next_wake:
             next_wake = free_at
-    return PendingWork(int(unbatched), bool(urgent), reclaimable, next_wake)
+    return PendingWork(
+        int(unbatched),
+        int(unbatched_bytes),
+        bool(urgent),
+        reclaimable,
+        next_wake,
+    )
 
 
 def _batch_events(
@@ -176,9 +184,12 @@ def take_lease(
     form_new: bool,
     trigger: str,
     created_at: dt.datetime,
+    max_bytes: int | None = None,
 ) -> Lease | None:
     """Lease a batch: first an open one whose lease expired (or was released) and whose
-    backoff is over, else, when ``form_new``, a new one of the oldest unbatched events.
+    backoff is over, else, when ``form_new``, a new one of the oldest unbatched events:
+    at most ``max_events``, and at most ``max_bytes`` of text (UTF-8) unless that would
+    leave the batch empty.
 
     The caller owns the transaction. Returns ``None`` when there is nothing to lease.
     """
@@ -208,14 +219,17 @@ def take_lease(
         return Lease(batch_id, token, deadline, attempt, str(row[2]), events)
     if not form_new:
         return None
-    rowids = [
-        int(r[0])
-        for r in connection.execute(
-            "SELECT rowid FROM events WHERE agent_id = ? AND extracted = 0"
-            " AND batch_id IS NULL ORDER BY rowid LIMIT ?",
-            (agent_id, max_events),
-        )
-    ]
+    rowids: list[int] = []
+    size = 0
+    for rowid, length in connection.execute(
+        "SELECT rowid, length(CAST(text AS BLOB)) FROM events WHERE agent_id = ?"
+        " AND extracted = 0 AND batch_id IS NULL ORDER BY rowid LIMIT ?",
+        (agent_id, max_events),
+    ):
+        size += int(length)
+        if rowids and max_bytes is not None and size > max_bytes:
+            break
+        rowids.append(int(rowid))
     if not rowids:
         return None
     connection.execute(

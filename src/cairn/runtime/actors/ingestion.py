@@ -134,7 +134,10 @@ class IngestionActor:
             return None
         if self._first_seen is None:
             self._first_seen = now
-        if work.unbatched >= self.batch_size:
+        if (
+            work.unbatched >= self.batch_size
+            or work.unbatched_bytes >= self.config.extraction_batch_bytes
+        ):
             return "full"
         if work.urgent:
             return "urgent"
@@ -175,6 +178,7 @@ class IngestionActor:
                         form_new=trigger != "retry",
                         trigger=trigger,
                         created_at=clock.now(),
+                        max_bytes=config.extraction_batch_bytes,
                     )
 
                 lease = await self.database.write(lease_one)
