@@ -32,9 +32,10 @@ from cairn.runtime.recall import RecallPlan
 from cairn.runtime.supervisor import AgentSupervisor, open_agent_supervisor
 from cairn.runtime.threads import Limiters, run_in_thread
 from cairn.store.agents import list_agents
-from cairn.store.batches import batch_statistics, count_pending, session_cursor
+from cairn.store.batches import batch_statistics, count_pending
 from cairn.store.directives import create_directive
 from cairn.store.evidence import IntakeOutcome, IntakeResult
+from cairn.store.sessions import session_cursor
 from cairn.vectors.manager import VectorStoreManager
 
 if TYPE_CHECKING:

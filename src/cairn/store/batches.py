@@ -52,7 +52,6 @@ __all__ = [
     "release_lease",
     "release_leases",
     "replay_dead",
-    "session_cursor",
     "take_lease",
 ]
 
@@ -328,29 +327,6 @@ def finish_commit(
         (EXTRACTED, agent_id, PENDING, rowids),
     )
     _settle(connection, lease.batch_id, lease.token, receipt, now)
-
-
-def session_cursor(
-    connection: apsw.Connection, agent_id: AgentId, session_id: str
-) -> str | None:
-    """The ID of the session's last event before its first unsettled one, or ``None``.
-
-    Settled means extracted *and* embedded (or never to be extracted: skipped,
-    withdrawn), so the cursor moves only after all work owned for an event is done, and
-    falls back when an edit re-opens the session. Derived on every call, never stored,
-    so it cannot drift from the events it describes.
-    """
-    row = connection.execute(
-        "SELECT e.event_id FROM events e WHERE e.agent_id = ?1 AND e.session_id = ?2"
-        " AND e.segment_of IS NULL AND e.rowid < coalesce("
-        "  (SELECT min(coalesce(u.segment_of, u.rowid)) FROM events u WHERE u.agent_id = ?1 AND u.session_id = ?2"
-        "   AND (u.extracted = ?3 OR (u.extracted = ?4 AND NOT EXISTS (SELECT 1"
-        "    FROM embeddings m WHERE m.target = 'event' AND m.target_rowid = u.rowid)))),"
-        "  9223372036854775807)"
-        " ORDER BY e.rowid DESC LIMIT 1",
-        (agent_id, session_id, PENDING, EXTRACTED),
-    ).fetchone()
-    return None if row is None else str(row[0])
 
 
 def fail_batch(

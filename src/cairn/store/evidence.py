@@ -25,12 +25,12 @@ from cairn.domain.evidence import (
     EvidenceEvent,
     PreparedEvent,
     Role,
-    SessionInfo,
     SessionKind,
 )
 from cairn.domain.ids import AgentId, EventId, SessionId
-from cairn.errors import InvalidInputError
+from cairn.store.extraction_state import EXTRACTED, PENDING, SKIPPED, WITHDRAWN
 from cairn.store.fts import index_text, namespace
+from cairn.store.sessions import is_fork_replay, rewind, session_of
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -47,13 +47,11 @@ __all__ = [
     "IntakeOutcome",
     "IntakeResult",
     "content_hash",
-    "declare_session",
     "event_from_row",
     "insert_events",
     "load_events",
 ]
 
-PENDING, EXTRACTED, SKIPPED, WITHDRAWN = 0, 1, 2, 3
 
 # A later segment of a long message is its own row, named after the message.
 SEGMENT_SEPARATOR = "#seg"
@@ -94,37 +92,6 @@ def content_hash(event: PreparedEvent) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def declare_session(
-    connection: apsw.Connection, agent_id: AgentId, info: SessionInfo
-) -> None:
-    """Record how a session is extracted: main or subagent, and where a fork starts.
-
-    Raises :class:`InvalidInputError` when the fork point is not a stored event of the
-    parent session.
-    """
-    fork_rowid: int | None = None
-    parent: str | None = None
-    if info.forked_from is not None:
-        parent, event_id = info.forked_from
-        row = connection.execute(
-            "SELECT rowid FROM events WHERE agent_id = ? AND session_id = ?"
-            " AND event_id = ?",
-            (agent_id, parent, event_id),
-        ).fetchone()
-        if row is None:
-            raise InvalidInputError(
-                f"fork point {event_id!r} is not an event of session {parent!r}"
-            )
-        fork_rowid = int(row[0])
-    connection.execute(
-        "INSERT INTO sessions (agent_id, session_id, kind, parent_session_id, fork_rowid)"
-        " VALUES (?, ?, ?, ?, ?) ON CONFLICT (agent_id, session_id) DO UPDATE SET"
-        " kind = excluded.kind, parent_session_id = excluded.parent_session_id,"
-        " fork_rowid = excluded.fork_rowid",
-        (agent_id, info.session_id, info.kind.value, parent, fork_rowid),
-    )
-
-
 def _stored_hash(
     connection: apsw.Connection, agent_id: AgentId, event_id: str
 ) -> str | None:
@@ -135,51 +102,6 @@ def _stored_hash(
         (agent_id, event_id, agent_id, event_id),
     ).fetchone()
     return None if row is None else str(row[0])
-
-
-def _session(
-    connection: apsw.Connection, agent_id: AgentId, session_id: SessionId
-) -> tuple[SessionKind, str | None, int | None]:
-    row = connection.execute(
-        "SELECT kind, parent_session_id, fork_rowid FROM sessions"
-        " WHERE agent_id = ? AND session_id = ?",
-        (agent_id, session_id),
-    ).fetchone()
-    if row is None:
-        connection.execute(
-            "INSERT INTO sessions (agent_id, session_id, kind) VALUES (?, ?, 'main')",
-            (agent_id, session_id),
-        )
-        return SessionKind.MAIN, None, None
-    return (
-        SessionKind(str(row[0])),
-        None if row[1] is None else str(row[1]),
-        None if row[2] is None else int(row[2]),
-    )
-
-
-def _is_fork_replay(
-    connection: apsw.Connection,
-    agent_id: AgentId,
-    event: PreparedEvent,
-    parent: str,
-    fork_rowid: int,
-) -> bool:
-    """Whether ``event`` repeats the parent's message at the same position of the prefix."""
-    (position,) = connection.execute(
-        "SELECT count(*) FROM events WHERE agent_id = ? AND session_id = ?"
-        " AND segment_of IS NULL",
-        (agent_id, event.session_id),
-    ).fetchone()  # type: ignore[misc]
-    row = connection.execute(
-        "SELECT role, text FROM events WHERE agent_id = ? AND session_id = ?"
-        " AND segment_of IS NULL AND rowid <= ? ORDER BY rowid LIMIT 1 OFFSET ?",
-        (agent_id, parent, fork_rowid, position),
-    ).fetchone()
-    return row is not None and (str(row[0]), str(row[1])) == (
-        event.role.value,
-        event.text,
-    )
 
 
 def _merge_repeat(
@@ -213,63 +135,6 @@ def _merge_repeat(
         (agent_id, event.event_id, rowid, digest),
     )
     return rowid
-
-
-def _rewind(
-    connection: apsw.Connection, agent_id: AgentId, event: PreparedEvent
-) -> int | None:
-    """Withdraw the replaced message and re-open extraction of its session from there.
-
-    Claims citing only re-opened events are deleted (they are re-derived from what the
-    session now says); claims with other sources lose just these sources; the session's
-    cursor falls back with its re-opened events. Returns the replaced row, or ``None``
-    when it is not a message of this session.
-    """
-    row = connection.execute(
-        "SELECT rowid FROM events WHERE agent_id = ? AND session_id = ? AND event_id = ?"
-        " AND segment_of IS NULL",
-        (agent_id, event.session_id, event.replaces),
-    ).fetchone()
-    if row is None:
-        return None
-    first = int(row[0])
-    connection.execute(
-        "UPDATE events SET extracted = ?, batch_id = NULL"
-        " WHERE agent_id = ? AND (rowid = ? OR segment_of = ?)",
-        (WITHDRAWN, agent_id, first, first),
-    )
-    reopened = [
-        int(r[0])
-        for r in connection.execute(
-            "SELECT rowid FROM events WHERE agent_id = ? AND session_id = ? AND rowid >= ?"
-            " AND extracted IN (?, ?)",
-            (agent_id, event.session_id, first, PENDING, EXTRACTED),
-        )
-    ]
-    touched = json.dumps([*reopened, first])
-    connection.execute(
-        "UPDATE events SET extracted = ?, batch_id = NULL"
-        " WHERE rowid IN (SELECT value FROM json_each(?))",
-        (PENDING, json.dumps(reopened)),
-    )
-    citing = [
-        int(r[0])
-        for r in connection.execute(
-            "SELECT DISTINCT claim_rowid FROM claim_sources"
-            " WHERE event_rowid IN (SELECT value FROM json_each(?))",
-            (touched,),
-        )
-    ]
-    connection.execute(
-        "DELETE FROM claim_sources WHERE event_rowid IN (SELECT value FROM json_each(?))",
-        (touched,),
-    )
-    connection.execute(
-        "DELETE FROM claims WHERE agent_id = ? AND rowid IN (SELECT value FROM json_each(?))"
-        " AND NOT EXISTS (SELECT 1 FROM claim_sources s WHERE s.claim_rowid = claims.rowid)",
-        (agent_id, json.dumps(citing)),
-    )
-    return first
 
 
 def _insert_row(
@@ -359,11 +224,11 @@ def insert_events(
                 )
             continue
         if event.session_id not in sessions:
-            sessions[event.session_id] = _session(
+            sessions[event.session_id] = session_of(
                 connection, agent_id, event.session_id
             )
         kind, parent, fork_rowid = sessions[event.session_id]
-        if event.replaces is not None and _rewind(connection, agent_id, event) is None:
+        if event.replaces is not None and rewind(connection, agent_id, event) is None:
             results.append(
                 IntakeResult(
                     event.event_id,
@@ -386,7 +251,7 @@ def insert_events(
             or (
                 parent is not None
                 and fork_rowid is not None
-                and _is_fork_replay(connection, agent_id, event, parent, fork_rowid)
+                and is_fork_replay(connection, agent_id, event, parent, fork_rowid)
             )
         ):
             state = SKIPPED

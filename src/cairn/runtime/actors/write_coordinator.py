@@ -37,10 +37,10 @@ from cairn.store.embeddings import store_embeddings
 from cairn.store.evidence import (
     IntakeOutcome,
     IntakeResult,
-    declare_session,
     insert_events,
 )
 from cairn.store.requests import save_recall_result
+from cairn.store.sessions import declare_session
 
 if TYPE_CHECKING:
     from collections.abc import Callable

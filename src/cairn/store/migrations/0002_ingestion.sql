@@ -32,7 +32,7 @@ CREATE TABLE event_aliases (
 ) STRICT, WITHOUT ROWID;
 
 -- Sessions: how they are extracted. (How far a session has settled is derived, never
--- stored: store/batches.py::session_cursor.)
+-- stored: store/sessions.py::session_cursor.)
 CREATE TABLE sessions (
     agent_id          TEXT NOT NULL,
     session_id        TEXT NOT NULL,
