@@ -514,3 +514,67 @@ async def test_corrections_supersede_and_tombstones_suppress_in_the_batch_commit
             ).fetchone()[0]
         )
         assert '"suppressed":1' in receipt
+
+
+async def test_an_edit_during_extraction_voids_the_batch(tmp_path: Path) -> None:
+    async with open_memory(
+        tmp_path, HELD, clock=FixedDomainClock(), embedder=HashingEmbedder()
+    ) as memory:
+        await memory.ingest(
+            AGENT, [turn("e1", "I live in Paris."), turn("e2", "I love green tea.")]
+        )
+        supervisor = await memory._supervisor(AGENT)
+        now = trio.current_time()
+        lease = await memory.database.write(
+            lambda connection: take_lease(
+                connection,
+                AGENT,
+                now_s=now,
+                lease_s=120.0,
+                max_events=20,
+                form_new=True,
+                trigger="test",
+                created_at=FixedDomainClock().now(),
+            )
+        )
+        assert lease is not None
+        draft = ClaimDraft(
+            ClaimKind.STATE, "Ana lives in Paris", (SourceSpan(EventId("e1"), 0, 15),)
+        )
+        # While the batch is being extracted, the user edits the first message.
+        await memory.ingest_event(
+            AGENT, turn("e1b", "I live in Berlin.", replaces="e1")
+        )
+        with pytest.raises(StaleLeaseError, match="changed"):
+            await _commit(
+                memory,
+                CommitBatch(
+                    supervisor.fence.current(),
+                    lease,
+                    ValidatedBatch((draft,), (), (EventId("e2"),), 0),
+                ),
+            )
+        assert await _count(memory, "SELECT count(*) FROM claims") == 0
+        await memory.wait_idle(AGENT)
+        texts = await memory.database.read(
+            lambda reader: sorted(
+                str(row[0])
+                for row in reader.connection.execute("SELECT text FROM claims")
+            )
+        )
+        assert any("Berlin" in text for text in texts)
+        assert any("green tea" in text for text in texts)
+        assert not any("Paris" in text for text in texts)
+
+
+async def test_a_session_declared_subagent_late_is_not_extracted(
+    tmp_path: Path,
+) -> None:
+    async with open_memory(
+        tmp_path, HELD, clock=FixedDomainClock(), embedder=HashingEmbedder()
+    ) as memory:
+        await memory.ingest(AGENT, [turn("x1", "I love black coffee.", session="sub")])
+        await memory.declare_session(AGENT, "sub", subagent=True)
+        await memory.wait_idle(AGENT)
+        assert await _count(memory, "SELECT count(*) FROM claims") == 0
+        assert await _count(memory, "SELECT extracted FROM events") == 2

@@ -278,14 +278,17 @@ def _current(
 
 
 def begin_commit(
-    connection: apsw.Connection, agent_id: AgentId, batch_id: int, token: str
+    connection: apsw.Connection, agent_id: AgentId, lease: Lease
 ) -> BatchReceipt | None:
     """Check the lease inside the commit transaction.
 
     Returns the stored receipt when this token already committed the batch (a retry after
     a lost response: the caller must change nothing), ``None`` when the caller holds the
-    live lease and may commit; raises :class:`StaleLeaseError` otherwise.
+    live lease and may commit; raises :class:`StaleLeaseError` otherwise, also when an
+    edit withdrew or re-opened one of the batch's events while it was being extracted
+    (what was extracted no longer matches the session).
     """
+    batch_id, token = lease.batch_id, lease.token
     status, lease_token, committed_token, receipt = _current(
         connection, agent_id, batch_id
     )
@@ -295,6 +298,18 @@ def begin_commit(
         raise StaleLeaseError(
             f"batch {batch_id}: the lease was taken over or the batch is settled"
         )
+    (held,) = connection.execute(
+        "SELECT count(*) FROM events WHERE agent_id = ? AND batch_id = ?"
+        " AND extracted = ? AND rowid IN (SELECT value FROM json_each(?))",
+        (
+            agent_id,
+            batch_id,
+            PENDING,
+            json.dumps([event.rowid for event in lease.events]),
+        ),
+    ).fetchone()  # type: ignore[misc]
+    if held != len(lease.events):
+        raise StaleLeaseError(f"batch {batch_id}: its events changed under the lease")
     return None
 
 

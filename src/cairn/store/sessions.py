@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from cairn.domain.evidence import PreparedEvent, SessionInfo, SessionKind
 from cairn.errors import InvalidInputError
-from cairn.store.extraction_state import EXTRACTED, PENDING, WITHDRAWN
+from cairn.store.extraction_state import EXTRACTED, PENDING, SKIPPED, WITHDRAWN
 
 if TYPE_CHECKING:
     import apsw
@@ -52,6 +52,13 @@ def declare_session(
                 f"fork point {event_id!r} is not an event of session {parent!r}"
             )
         fork_rowid = int(row[0])
+    if info.kind is SessionKind.SUBAGENT:
+        # Declared late: what the session already holds is not extracted either.
+        connection.execute(
+            "UPDATE events SET extracted = ? WHERE agent_id = ? AND session_id = ?"
+            " AND extracted = ? AND batch_id IS NULL",
+            (SKIPPED, agent_id, info.session_id, PENDING),
+        )
     connection.execute(
         "INSERT INTO sessions (agent_id, session_id, kind, parent_session_id, fork_rowid)"
         " VALUES (?, ?, ?, ?, ?) ON CONFLICT (agent_id, session_id) DO UPDATE SET"

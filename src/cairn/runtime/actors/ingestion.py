@@ -248,7 +248,11 @@ class IngestionActor:
             try:
                 receipt = await request.reply.wait()
             except StaleResultError:
+                # Taken over, fenced, or its events changed under it (an edit): give the
+                # lease back if it is still ours, so the batch need not wait to expire.
                 self.stale += 1
+                agent_id = self.agent_id
+                await self.database.write(lambda c: release_lease(c, agent_id, lease))
                 return
             except Exception as error:  # noqa: BLE001 - e.g. a pending clear refuses claims
                 await self._fail(lease, error)

@@ -63,7 +63,7 @@ def _commit_batch(
     the directive drafts, the receipt and the events' state: all or nothing."""
     check_identity(connection, request.identity)
     lease, batch = request.lease, request.batch
-    earlier = begin_commit(connection, agent_id, lease.batch_id, lease.token)
+    earlier = begin_commit(connection, agent_id, lease)
     if earlier is not None:
         return earlier
     now = clock.now()
