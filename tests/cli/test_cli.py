@@ -182,3 +182,38 @@ def test_providers_check(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "unknown embedding provider" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_runtime_events_edits_and_replay(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    path = tmp_path / "events.jsonl"
+    lines = [
+        {"id": "a1", "session": "s1", "role": "user", "text": "I live in Paris."},
+        {
+            "id": "a2",
+            "session": "s1",
+            "role": "user",
+            "text": "I live in Berlin.",
+            "replaces": "a1",
+        },
+        {
+            "id": "a3",
+            "session": "s1",
+            "role": "event",
+            "text": "Deploy failed",
+            "kind": "task_failed",
+        },
+        {"id": "a4", "session": "s1", "role": "event", "text": "x", "kind": "bogus"},
+    ]
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    result = cairn(
+        "ingest", "--agent", "A", str(path), "--json", data=data, check=False
+    )
+    assert result.returncode == 3
+    summary = json.loads(result.stdout)
+    assert summary["ingested"] == 3
+    assert [r["line"] for r in summary["rejected"]] == [4]
+    replay = json.loads(cairn("replay", "--agent", "A", "--json", data=data).stdout)
+    assert replay == {"replayed_batches": 0, "dead_letters": 0}
+    status = json.loads(cairn("status", "--json", data=data).stdout)
+    assert status["agents"]["A"]["extraction_dead_letters"] == 0

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["dispatch", "parse_turn"]
 
 _INGEST_CHUNK = 512
-_FIELDS = {"id", "session", "role", "text", "at", "speaker"}
+_FIELDS = {"id", "session", "role", "text", "at", "speaker", "kind", "replaces"}
 
 
 def parse_turn(data: object) -> Turn:
@@ -53,12 +53,19 @@ def parse_turn(data: object) -> Turn:
             raise InvalidInputError(f"'at' is not ISO-8601: {data['at']!r}") from None
         if at.utcoffset() is None:
             at = at.replace(tzinfo=dt.UTC)
-    speaker = data.get("speaker")
-    if speaker is not None and not isinstance(speaker, str):
-        raise InvalidInputError("field 'speaker' must be a string")
+    for name in ("speaker", "kind", "replaces"):
+        if data.get(name) is not None and not isinstance(data[name], str):
+            raise InvalidInputError(f"field {name!r} must be a string")
     try:
         return Turn(
-            data["id"], data["session"], data["role"], data["text"], at, speaker
+            data["id"],
+            data["session"],
+            data["role"],
+            data["text"],
+            at,
+            data.get("speaker"),
+            data.get("kind") or "message",
+            data.get("replaces"),
         )
     except ValueError as error:
         raise InvalidInputError(str(error)) from None
@@ -280,6 +287,22 @@ async def dispatch(arguments: argparse.Namespace, data_dir: Path) -> int:
             return 3 if summary["rejected"] else 0
         if arguments.command == "recall":
             await _recall(memory, arguments)
+            return 0
+        if arguments.command == "replay":
+            replayed = await memory.replay_dead_letters(arguments.agent)
+            await memory.wait_idle(arguments.agent)
+            agent_status = (await memory.status())["agents"].get(arguments.agent, {})
+            result = {
+                "replayed_batches": replayed,
+                "dead_letters": agent_status.get("extraction_dead_letters", 0),
+            }
+            if arguments.json:
+                print(json.dumps(result))
+            else:
+                print(
+                    f"replayed {replayed} dead batches;"
+                    f" {result['dead_letters']} dead again"
+                )
             return 0
         status = await memory.status()
         if arguments.json:

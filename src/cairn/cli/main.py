@@ -58,6 +58,12 @@ def _parser() -> argparse.ArgumentParser:
     recall.add_argument("--queries", type=Path, default=None, help="JSONL of queries")
     recall.add_argument("query", nargs="?")
 
+    replay = sub.add_parser(
+        "replay", help="retry an agent's dead extraction batches (dead letters)"
+    )
+    replay.add_argument("--agent", required=True)
+    replay.add_argument("--json", action="store_true")
+
     status = sub.add_parser("status", help="counts per agent")
     status.add_argument("--json", action="store_true")
 
