@@ -91,12 +91,17 @@ async def test_editing_a_message_rewinds_its_session(memory: Memory) -> None:
     states = await _states(memory)
     assert states["e2"] == states["e1b"] == 1
     assert await memory.session_cursor(AGENT, "s1") == "e1b"
+    # The edited-away text is no longer served as evidence either.
+    recall = await memory.recall(AGENT, "where does Ana live Paris")
+    assert not any("Paris" in item.text for item in recall.items)
 
     await memory.ingest_event(
         AGENT, turn("d1", "", kind="message_deleted", replaces="e2")
     )
     await memory.wait_idle(AGENT)
     assert not any("green tea" in claim for claim in await _claims(memory))
+    recall = await memory.recall(AGENT, "green tea")
+    assert not any("green tea" in item.text for item in recall.items)
     # A replayed edit is a duplicate, a deletion of something absent an error.
     again = await memory.ingest_event(
         AGENT, turn("e1b", "I live in Berlin.", replaces="e1")

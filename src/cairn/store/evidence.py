@@ -324,14 +324,15 @@ def event_from_row(row: apsw.SQLiteValues) -> EvidenceEvent:
 def load_events(
     connection: apsw.Connection, agent_id: AgentId, rowids: Iterable[int]
 ) -> dict[int, EvidenceEvent]:
-    """Events by rowid, owner-checked in SQL."""
+    """Events by rowid, owner-checked in SQL; withdrawn messages (edited, retried,
+    deleted) and deletion markers are never served, whatever index proposed them."""
     wanted = json.dumps(sorted(set(rowids)))
     # Driven from the candidate list: one rowid probe each, never an index scan.
     rows = connection.execute(
         f"SELECT {EVENT_COLUMNS} FROM json_each(?) AS wanted"  # noqa: S608 - fixed column list
         " CROSS JOIN events e ON e.rowid = wanted.value"
         " LEFT JOIN events p ON p.rowid = e.context_rowid"
-        " WHERE e.agent_id = ?",
-        (wanted, agent_id),
+        " WHERE e.agent_id = ? AND e.extracted <> ? AND e.kind <> 'message_deleted'",
+        (wanted, agent_id, WITHDRAWN),
     )
     return {event.rowid: event for event in map(event_from_row, rows)}

@@ -57,6 +57,8 @@ from cairn.store.batches import (
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
+    import apsw
+
     from cairn.domain.evidence import EvidenceEvent
 
 __all__ = ["IngestionActor"]
@@ -167,10 +169,12 @@ class IngestionActor:
             if trigger is not None:
 
                 def lease_one(
-                    connection: object, trigger: str = trigger, now: float = now
+                    connection: apsw.Connection,
+                    trigger: str = trigger,
+                    now: float = now,
                 ) -> Lease | None:
                     return take_lease(
-                        connection,  # type: ignore[arg-type]
+                        connection,
                         agent_id,
                         now_s=now,
                         lease_s=config.extraction_lease_s,
