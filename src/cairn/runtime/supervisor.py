@@ -18,7 +18,6 @@ from cairn.clock import DomainClock
 from cairn.config import MemoryConfig
 from cairn.domain.ids import AgentId
 from cairn.errors import DrainTimeoutError, RuntimeClosedError, UnknownRequestError
-from cairn.providers.embedding import EmbeddingProvider
 from cairn.providers.gateway import QueryEmbeddingGateway
 from cairn.retrieval.types import Recall, RecallStatus
 from cairn.runtime.actors.clear_jobs import ClearJobActor
@@ -35,6 +34,7 @@ from cairn.runtime.messages import (
     StoreRecallResult,
     WriteRequest,
 )
+from cairn.runtime.providers import ActiveEmbedder
 from cairn.runtime.recall import RecallPlan, compute_recall
 from cairn.runtime.threads import Limiters
 from cairn.serde.recall import recall_from_bytes, recall_to_bytes
@@ -63,7 +63,7 @@ class AgentSupervisor:
     limiters: Limiters
     config: MemoryConfig
     clock: DomainClock
-    embedder: EmbeddingProvider
+    embedder: ActiveEmbedder
     gateway: QueryEmbeddingGateway
     fence: AgentFence
     nursery: trio.Nursery
@@ -98,6 +98,17 @@ class AgentSupervisor:
         return await request.reply.wait()
 
     async def wait_idle(self) -> None:
+        """Return once everything accepted so far is extracted and embedded, and the
+        projection of the current embedding identity has caught up (after a switch)."""
+        while True:
+            await self._drain()
+            caught_up = self.slot.caught_up
+            await caught_up.wait()
+            # A switch during the wait replaced the event: wait for the new one.
+            if caught_up is self.slot.caught_up and not self.work.outstanding:
+                return
+
+    async def _drain(self) -> None:
         """Return once everything accepted so far is extracted and embedded."""
         agent_id = self.agent_id
         while True:
@@ -193,12 +204,26 @@ class AgentSupervisor:
         await self.clearing.wait_finished()
         return self.clearing.claims_deleted - before
 
+    # -- providers ---------------------------------------------------------------------
+    def switch_embedding(self, epoch: int) -> None:
+        """The embedding identity changed and the stored epoch is now ``epoch``.
+
+        Synchronous on purpose (no checkpoint): the old projection stops serving, in-flight
+        work of the old epoch is cancelled (and refused at commit if cancellation misses),
+        and the embedding actor warms up again for the new identity.
+        """
+        self.fence.advance(epoch, "embedding identity changed")
+        self.slot.retire()
+        self.embedding.restart()
+
     # -- lifecycle ---------------------------------------------------------------------
     async def stop(self) -> None:
         """Stop accepting, drain within the timeout, then cancel the actors."""
         self.accepting = False
         with trio.move_on_after(self.config.drain_timeout_s) as drain_scope:
-            await self.wait_idle()
+            # Accepted work only: a background rebuild for a new embedding identity is
+            # not owed to anyone and resumes at the next start.
+            await self._drain()
             for reply in list(self._late.values()):
                 with contextlib.suppress(Exception):
                     await reply.wait()
@@ -223,6 +248,8 @@ class AgentSupervisor:
             "writes_committed": self.writer.committed,
             "writes_failed": self.writer.failed,
             "vectors_live": 0 if index is None else len(index),
+            "reindexing": int(self.slot.reindexing),
+            "embedding_restarts": self.embedding.restarts,
             "maintenance_passes": self.maintenance.passes,
             "pending_late_recalls": len(self._late),
             "clear_jobs_completed": self.clearing.completed,
@@ -238,7 +265,7 @@ async def open_agent_supervisor(
     limiters: Limiters,
     config: MemoryConfig,
     clock: DomainClock,
-    embedder: EmbeddingProvider,
+    embedder: ActiveEmbedder,
     gateway: QueryEmbeddingGateway,
     vectors: VectorStoreManager,
     extractor: RuleExtractor,
@@ -293,7 +320,6 @@ async def open_agent_supervisor(
         database,
         limiters,
         vectors,
-        embedder.identity,
         slot,
         audit,
         config.maintenance_interval_s,
