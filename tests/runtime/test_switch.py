@@ -225,11 +225,13 @@ async def test_switch_clears_the_breaker(data_dir: Path) -> None:
         opened = await memory.recall("a", "cat")
         assert opened.manifest is not None
         assert Degradation.BREAKER_OPEN in opened.manifest.degradations
+        assert (await memory.status())["agents"]["a"]["query_breaker"] == "open"
         # Same identity (e.g. the base URL moved): no epoch change, but a fresh breaker.
         supervisor = await memory._supervisor("a")
         epoch = supervisor.fence.epoch
         assert not await memory.use_embedder(HashingEmbedder(dimension=64))
         assert supervisor.fence.epoch == epoch
+        assert (await memory.status())["agents"]["a"]["query_breaker"] == "closed"
         after = await memory.recall("a", "cat")
     assert after.manifest is not None
     assert after.manifest.degradations == ()

@@ -301,7 +301,13 @@ class Memory:
 
         agents = await self.database.read(lambda reader: read_counts(reader.connection))
         for agent, supervisor in self._supervisors.items():
-            agents.setdefault(agent, {}).update(runtime=supervisor.statistics())
+            identity = supervisor.slot.identity
+            agents.setdefault(agent, {}).update(
+                runtime=supervisor.statistics(),
+                epoch=supervisor.fence.epoch,
+                query_breaker=self.gateway.breaker(agent).state.value,
+                vector_identity=None if identity is None else identity.as_dict(),
+            )
         return {
             "data_dir": str(self.path),
             "embedder": attrs.asdict(self.embedder.identity),
