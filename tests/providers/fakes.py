@@ -140,23 +140,25 @@ class FakeProviderServer:
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             try:
                 status, body = await self._respond(request)
-                extra = ""
-                if status in {429, 503} and self.retry_after is not None:
-                    extra += f"Retry-After: {self.retry_after}\r\n"
-                if self.response_date is not None:
-                    extra += f"Date: {self.response_date}\r\n"
-                head = (
-                    f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}\r\n"
-                    "Content-Type: application/json\r\n"
-                    f"Content-Length: {len(body)}\r\n"
-                    f"{extra}Connection: close\r\n\r\n"
-                ).encode("ascii")
-                try:
-                    await stream.send_all(head + body)
-                except trio.BrokenResourceError:
-                    return  # the client went away (cancelled); nothing to do
             finally:
+                # Before the answer is sent: the client cannot start its next request
+                # (and count it) while this one still counts.
                 self.in_flight -= 1
+            extra = ""
+            if status in {429, 503} and self.retry_after is not None:
+                extra += f"Retry-After: {self.retry_after}\r\n"
+            if self.response_date is not None:
+                extra += f"Date: {self.response_date}\r\n"
+            head = (
+                f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}\r\n"
+                "Content-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n"
+                f"{extra}Connection: close\r\n\r\n"
+            ).encode("ascii")
+            try:
+                await stream.send_all(head + body)
+            except trio.BrokenResourceError:
+                return  # the client went away (cancelled); nothing to do
 
     async def _respond(self, request: RecordedRequest) -> tuple[int, bytes]:
         mode = self.mode
