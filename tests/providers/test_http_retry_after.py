@@ -50,11 +50,6 @@ class _Answer(msgspec.Struct, forbid_unknown_fields=True):
 
 
 @pytest.fixture
-def clock() -> trio.testing.MockClock:
-    return trio.testing.MockClock(autojump_threshold=0)
-
-
-@pytest.fixture
 async def client() -> AsyncIterator[httpx.AsyncClient]:
     async with open_http_client(trust_env=False) as opened:
         yield opened
@@ -75,7 +70,7 @@ async def _post(
 
 @pytest.mark.parametrize("status", [429, 503])
 async def test_retry_after_seconds_is_waited(
-    status: int, clock: trio.testing.MockClock, client: httpx.AsyncClient
+    status: int, autojump_clock: trio.testing.MockClock, client: httpx.AsyncClient
 ) -> None:
     with trio.fail_after(BOUND_S):
         async with open_fake_server(
@@ -92,7 +87,7 @@ async def test_retry_after_seconds_is_waited(
 
 
 async def test_without_retry_after_the_computed_backoff_is_used(
-    clock: trio.testing.MockClock, client: httpx.AsyncClient
+    autojump_clock: trio.testing.MockClock, client: httpx.AsyncClient
 ) -> None:
     policy = RetryPolicy(
         attempts=2, wait_initial_s=0.25, wait_max_s=0.25, wait_jitter_s=0.0
@@ -106,7 +101,7 @@ async def test_without_retry_after_the_computed_backoff_is_used(
 
 
 async def test_retry_after_http_date_is_measured_from_the_server_date(
-    clock: trio.testing.MockClock, client: httpx.AsyncClient
+    autojump_clock: trio.testing.MockClock, client: httpx.AsyncClient
 ) -> None:
     # Dates far from our own wall clock: only the server's Date header makes this 12 s.
     with trio.fail_after(BOUND_S):
@@ -122,7 +117,7 @@ async def test_retry_after_http_date_is_measured_from_the_server_date(
 
 
 async def test_retry_after_is_capped(
-    clock: trio.testing.MockClock, client: httpx.AsyncClient
+    autojump_clock: trio.testing.MockClock, client: httpx.AsyncClient
 ) -> None:
     policy = RetryPolicy(
         attempts=2,
@@ -142,7 +137,7 @@ async def test_retry_after_is_capped(
 
 
 async def test_cancel_during_retry_after_wait_makes_no_new_attempt(
-    clock: trio.testing.MockClock, client: httpx.AsyncClient
+    autojump_clock: trio.testing.MockClock, client: httpx.AsyncClient
 ) -> None:
     with trio.fail_after(BOUND_S):
         async with open_fake_server(
@@ -160,7 +155,7 @@ async def test_cancel_during_retry_after_wait_makes_no_new_attempt(
 
 
 async def test_exhausted_attempts_carry_the_wait_without_headers(
-    clock: trio.testing.MockClock, client: httpx.AsyncClient
+    autojump_clock: trio.testing.MockClock, client: httpx.AsyncClient
 ) -> None:
     with trio.fail_after(BOUND_S):
         async with open_fake_server(
@@ -198,7 +193,7 @@ def test_parse_retry_after(value: str | None, expected: float | None) -> None:
 @pytest.mark.parametrize("kind", ["embedder", "text"])
 async def test_no_secret_on_the_retry_after_path(
     kind: str,
-    clock: trio.testing.MockClock,
+    autojump_clock: trio.testing.MockClock,
     client: httpx.AsyncClient,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
@@ -251,7 +246,7 @@ async def test_no_secret_on_the_retry_after_path(
 
 
 async def test_unreadable_retry_after_is_not_quoted(
-    clock: trio.testing.MockClock, client: httpx.AsyncClient
+    autojump_clock: trio.testing.MockClock, client: httpx.AsyncClient
 ) -> None:
     # A header the server filled with something secret-looking is never echoed back.
     with trio.fail_after(BOUND_S):
