@@ -184,8 +184,9 @@ async def test_document_batches_go_out_concurrently_within_the_bound(
     texts = [f"text {index}" for index in range(7)]
     with trio.fail_after(BOUND_S):
         async with open_fake_server(mode="slow") as server:
+            # Documents may use all slots but one: 3 of 4.
             embedder = _embedder(
-                "openai", client, server.base_url, max_batch_size=1, max_concurrency=3
+                "openai", client, server.base_url, max_batch_size=1, max_concurrency=4
             )
             async with trio.open_nursery() as nursery:
                 result: list[Vectors] = []
@@ -215,3 +216,25 @@ async def test_a_failed_batch_surfaces_its_own_error(
             )
             with pytest.raises(TransientProviderError, match="HTTP 500"):
                 await embedder.embed_documents(["a", "b", "c"])
+
+
+async def test_document_batches_leave_a_slot_for_queries(
+    autojump_clock: trio.testing.MockClock, client: httpx.AsyncClient
+) -> None:
+    with trio.fail_after(BOUND_S):
+        async with open_fake_server(mode="slow") as server:
+            embedder = _embedder(
+                "ollama", client, server.base_url, max_batch_size=1, max_concurrency=3
+            )
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(
+                    embedder.embed_documents, [f"d{i}" for i in range(6)]
+                )
+                await server.wait_for_requests(2)
+                await trio.sleep(1)
+                assert len(server.requests) == 2  # documents hold 2 of 3 slots
+                nursery.start_soon(embedder.embed_query, "the query")
+                await server.wait_for_requests(3)
+                assert server.requests[2].body["input"] == ["the query"]
+                server.release.set()
+    assert server.max_in_flight == 3

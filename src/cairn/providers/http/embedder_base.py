@@ -3,7 +3,10 @@
 Subclasses say only how one batch goes over the wire (`_embed_batch`) and under which
 provider name their vectors are identified. Every request passes through one
 ``trio.CapacityLimiter`` per embedder, so ``config.max_concurrency`` bounds what this provider
-has in flight however many tasks call it (``test_in_flight_requests_are_bounded``).
+has in flight however many tasks call it (``test_embedder_in_flight_requests_are_bounded``).
+Document batches (background work) may hold at most ``max_concurrency - 1`` of those slots,
+so a recall's query embedding never queues behind a full pipe of batches
+(``test_document_batches_leave_a_slot_for_queries``).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ class HttpEmbedder:
 
     Documents are sent in batches of at most ``config.max_batch_size``; the batches of one
     call go out concurrently, and all calls share the limit of ``config.max_concurrency``
-    requests in flight. Both methods are checkpoints; a cancelled call raises
+    requests in flight, of which documents may take all but one. Both methods are checkpoints; a cancelled call raises
     ``trio.Cancelled`` and is not retried.
     """
 
@@ -41,10 +44,15 @@ class HttpEmbedder:
     client: httpx.AsyncClient
     config: HttpEmbedderConfig
     _limiter: trio.CapacityLimiter = attrs.field(init=False, repr=False)
+    _document_limiter: trio.CapacityLimiter = attrs.field(init=False, repr=False)
 
     @_limiter.default
     def _new_limiter(self) -> trio.CapacityLimiter:
         return trio.CapacityLimiter(self.config.max_concurrency)
+
+    @_document_limiter.default
+    def _new_document_limiter(self) -> trio.CapacityLimiter:
+        return trio.CapacityLimiter(max(1, self.config.max_concurrency - 1))
 
     @property
     def identity(self) -> EmbeddingIdentity:
@@ -60,11 +68,11 @@ class HttpEmbedder:
             return np.zeros((0, self.config.dimension), dtype=np.float32)
         chunks = list(batches(texts, self.config.max_batch_size))
         if len(chunks) == 1:
-            return await self._bounded_batch(chunks[0])
+            return await self._document_batch(chunks[0])
         parts: list[Vectors | None] = [None] * len(chunks)
 
         async def one(index: int) -> None:
-            parts[index] = await self._bounded_batch(chunks[index])
+            parts[index] = await self._document_batch(chunks[index])
 
         # A failed batch cancels its siblings; the first error surfaces unwrapped (as from a
         # single request), so callers catch ProviderError, not an ExceptionGroup.
@@ -87,6 +95,10 @@ class HttpEmbedder:
     async def _bounded_batch(self, texts: Sequence[str]) -> Vectors:
         async with self._limiter:
             return await self._embed_batch(texts)
+
+    async def _document_batch(self, texts: Sequence[str]) -> Vectors:
+        async with self._document_limiter:
+            return await self._bounded_batch(texts)
 
     async def _embed_batch(self, texts: Sequence[str]) -> Vectors:
         raise NotImplementedError
