@@ -107,11 +107,15 @@ async def test_each_provider_sends_its_own_timeouts_over_one_client() -> None:
                 connect_timeout_s=3.0,
                 read_timeout_s=40.0,
             )
+            unset = _embedder("ollama", shared, server.base_url)
             await embedder.embed_query("q")
             await text.complete_json("s", "u", _Answer, max_tokens=5)
+            await unset.embed_query("q")
     assert sent == [
         {"connect": 1.5, "read": 2.5, "write": 2.5, "pool": None},
         {"connect": 3.0, "read": 40.0, "write": 40.0, "pool": None},
+        # No timeouts configured: the shared client's own.
+        {"connect": 9.0, "read": 99.0, "write": 99.0, "pool": None},
     ]
 
 

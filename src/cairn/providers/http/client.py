@@ -46,6 +46,8 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Mapping
 
 __all__ = [
+    "DEFAULT_CONNECT_TIMEOUT_S",
+    "DEFAULT_READ_TIMEOUT_S",
     "DEFAULT_RETRY",
     "ApiKey",
     "RetryAfterError",
@@ -54,6 +56,7 @@ __all__ = [
     "open_http_client",
     "parse_retry_after",
     "post_json",
+    "provider_timeout",
     "request_timeout",
     "safe_endpoint",
 ]
@@ -67,6 +70,8 @@ _ENCODER: Final = msgspec.json.Encoder()
 _SECRET_HEADERS: Final = frozenset({"authorization", "api-key", "x-api-key"})
 _MASK: Final = "***"
 _BODY_SNIPPET_CHARS: Final = 200
+DEFAULT_CONNECT_TIMEOUT_S: Final = 5.0
+DEFAULT_READ_TIMEOUT_S: Final = 30.0
 # Statuses whose Retry-After header we honour (RFC 9110 section 10.2.3).
 _RETRY_AFTER_STATUSES: Final = frozenset({429, 503})
 
@@ -142,8 +147,8 @@ class ApiKey:
 
 def create_http_client(
     *,
-    connect_timeout_s: float = 5.0,
-    read_timeout_s: float = 30.0,
+    connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+    read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
     max_connections: int = 16,
     trust_env: bool = True,
 ) -> httpx.AsyncClient:
@@ -162,8 +167,8 @@ def create_http_client(
 @asynccontextmanager
 async def open_http_client(
     *,
-    connect_timeout_s: float = 5.0,
-    read_timeout_s: float = 30.0,
+    connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+    read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
     max_connections: int = 16,
     trust_env: bool = True,
 ) -> AsyncIterator[httpx.AsyncClient]:
@@ -189,6 +194,21 @@ def request_timeout(connect_timeout_s: float, read_timeout_s: float) -> httpx.Ti
     """The per-request httpx timeout for one provider (writes share the read budget)."""
     return httpx.Timeout(
         connect=connect_timeout_s, read=read_timeout_s, write=read_timeout_s, pool=None
+    )
+
+
+def provider_timeout(
+    connect_timeout_s: float | None, read_timeout_s: float | None
+) -> httpx.Timeout | None:
+    """A provider's per-request timeout, or None (the shared client's) when neither is set.
+
+    One set and one not: the unset one takes :func:`create_http_client`'s default.
+    """
+    if connect_timeout_s is None and read_timeout_s is None:
+        return None
+    return request_timeout(
+        DEFAULT_CONNECT_TIMEOUT_S if connect_timeout_s is None else connect_timeout_s,
+        DEFAULT_READ_TIMEOUT_S if read_timeout_s is None else read_timeout_s,
     )
 
 
@@ -264,8 +284,8 @@ async def post_json(
 ) -> T:
     """POST ``payload`` as JSON and decode the 2xx answer with ``decoder``.
 
-    ``http_timeout`` is this provider's per-request httpx timeout (:func:`request_timeout`); None
-    uses the shared client's default.
+    ``http_timeout`` is this provider's per-request httpx timeout (:func:`provider_timeout`);
+    None uses the shared client's default.
 
     Raises:
         TransientProviderError: every attempt failed with a connect/read error, a timeout,

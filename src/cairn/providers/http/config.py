@@ -16,7 +16,7 @@ from cairn.providers.http.client import (
     DEFAULT_RETRY,
     ApiKey,
     RetryPolicy,
-    request_timeout,
+    provider_timeout,
     safe_endpoint,
 )
 from cairn.vectors.identity import MAX_DIMENSION
@@ -38,7 +38,7 @@ class HttpEmbedderConfig:
     with ``request_dimensions`` the OpenAI-compatible provider also asks the server for that
     size (Matryoshka models). ``max_batch_size`` is the provider's limit on inputs per request.
     ``connect_timeout_s`` / ``read_timeout_s`` apply to each request to this provider (the
-    shared client may serve others with other timeouts); ``max_concurrency`` bounds this
+    shared client may serve others with other timeouts; unset, the client's own apply); ``max_concurrency`` bounds this
     provider's requests in flight at once.
     """
 
@@ -51,11 +51,12 @@ class HttpEmbedderConfig:
     request_dimensions: bool = False
     max_batch_size: int = attrs.field(default=64, validator=attrs.validators.ge(1))
     retry: RetryPolicy = DEFAULT_RETRY
-    connect_timeout_s: float = attrs.field(
-        default=5.0, validator=attrs.validators.gt(0.0)
+    # None: the shared client's own timeout.
+    connect_timeout_s: float | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.gt(0.0))
     )
-    read_timeout_s: float = attrs.field(
-        default=30.0, validator=attrs.validators.gt(0.0)
+    read_timeout_s: float | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.gt(0.0))
     )
     max_concurrency: int = attrs.field(default=4, validator=attrs.validators.ge(1))
 
@@ -71,9 +72,9 @@ class HttpEmbedderConfig:
             f"max_concurrency={self.max_concurrency})"
         )
 
-    def timeout(self) -> httpx.Timeout:
-        """The httpx timeout sent with each request to this provider."""
-        return request_timeout(self.connect_timeout_s, self.read_timeout_s)
+    def timeout(self) -> httpx.Timeout | None:
+        """The httpx timeout sent with each request to this provider (None: the client's)."""
+        return provider_timeout(self.connect_timeout_s, self.read_timeout_s)
 
     def endpoint(self, path: str) -> str:
         """``base_url`` joined with ``path`` without doubling or dropping a slash."""

@@ -29,7 +29,7 @@ from cairn.providers.http.client import (
     DEFAULT_RETRY,
     ApiKey,
     RetryPolicy,
-    request_timeout,
+    provider_timeout,
     safe_endpoint,
 )
 
@@ -91,7 +91,7 @@ class HttpTextConfig:
     ``max_tokens`` (when set) is a ceiling: a call asking for more is clamped to it.
     ``token_limit_field`` names the OpenAI-compatible request field for the cap (one of
     :data:`TOKEN_LIMIT_FIELDS`; Ollama always uses ``options.num_predict``). Timeouts apply
-    per request; ``max_concurrency`` bounds this provider's requests in flight.
+    per request (unset: the shared client's own); ``max_concurrency`` bounds this provider's requests in flight.
     """
 
     base_url: str
@@ -105,11 +105,12 @@ class HttpTextConfig:
     token_limit_field: str = attrs.field(
         default="max_tokens", validator=attrs.validators.in_(TOKEN_LIMIT_FIELDS)
     )
-    connect_timeout_s: float = attrs.field(
-        default=5.0, validator=attrs.validators.gt(0.0)
+    # None: the shared client's own timeout.
+    connect_timeout_s: float | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.gt(0.0))
     )
-    read_timeout_s: float = attrs.field(
-        default=60.0, validator=attrs.validators.gt(0.0)
+    read_timeout_s: float | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.gt(0.0))
     )
     max_concurrency: int = attrs.field(default=4, validator=attrs.validators.ge(1))
 
@@ -124,9 +125,9 @@ class HttpTextConfig:
             f"max_concurrency={self.max_concurrency})"
         )
 
-    def timeout(self) -> httpx.Timeout:
-        """The httpx timeout sent with each request to this provider."""
-        return request_timeout(self.connect_timeout_s, self.read_timeout_s)
+    def timeout(self) -> httpx.Timeout | None:
+        """The httpx timeout sent with each request to this provider (None: the client's)."""
+        return provider_timeout(self.connect_timeout_s, self.read_timeout_s)
 
     def token_cap(self, max_tokens: int) -> int:
         """The caller's cap, clamped to the configured ceiling."""
