@@ -91,7 +91,8 @@ class HttpTextConfig:
     ``max_tokens`` (when set) is a ceiling: a call asking for more is clamped to it.
     ``token_limit_field`` names the OpenAI-compatible request field for the cap (one of
     :data:`TOKEN_LIMIT_FIELDS`; Ollama always uses ``options.num_predict``). Timeouts apply
-    per request (unset: the shared client's own); ``max_concurrency`` bounds this provider's requests in flight.
+    per request (unset: the shared client's own); ``max_concurrency`` bounds this
+    provider's requests in flight.
     """
 
     base_url: str
