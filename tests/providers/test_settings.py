@@ -15,7 +15,12 @@ from tests.providers.fakes import open_fake_server
 
 from cairn import open_memory
 from cairn.errors import InvalidInputError
-from cairn.providers.settings import load_embedding_settings
+from cairn.providers.settings import (
+    EmbeddingSettings,
+    TextSettings,
+    load_embedding_settings,
+    load_text_settings,
+)
 from cairn.testing import FixedDomainClock
 
 SECRET = "sk-test-0123456789abcdef"
@@ -59,7 +64,11 @@ def test_file_then_environment(tmp_path: Path) -> None:
         ),
         ('[embedding]\nflavour = "x"\n', {}, "unknown keys"),
         ("[embedding\n", {}, "cairn.toml"),
-        ("", {"CAIRN_EMBEDDING_DIMENSION": "many"}, "must be a int"),
+        ("", {"CAIRN_EMBEDDING_DIMENSION": "many"}, "CAIRN_EMBEDDING_DIMENSION"),
+        ("[embedding]\nmax_concurrency = 0\n", {}, "max_concurrency must be positive"),
+        ('[embedding]\nread_timeout_s = "long"\n', {}, r"cairn.toml \[embedding\]"),
+        ("", {"CAIRN_EMBEDDING_CONNECT_TIMEOUT_S": "-1"}, "connect_timeout_s"),
+        ("embedding = 3\n", {}, "must be a table"),
     ],
 )
 def test_bad_configuration_is_a_typed_error(
@@ -68,6 +77,86 @@ def test_bad_configuration_is_a_typed_error(
     (tmp_path / "cairn.toml").write_text(text, encoding="utf-8")
     with pytest.raises(InvalidInputError, match=message):
         load_embedding_settings(tmp_path, environ=environ)
+
+
+def test_embedding_limits_from_file_and_environment(tmp_path: Path) -> None:
+    (tmp_path / "cairn.toml").write_text(
+        '[embedding]\nprovider = "ollama"\nbase_url = "http://127.0.0.1:11434"\n'
+        'model = "nomic-embed-text"\ndimension = 768\nmax_concurrency = 2\n'
+        "read_timeout_s = 12\n",
+        encoding="utf-8",
+    )
+    settings = load_embedding_settings(
+        tmp_path, environ={"CAIRN_EMBEDDING_CONNECT_TIMEOUT_S": "1.5"}
+    )
+    assert (
+        settings.max_concurrency,
+        settings.read_timeout_s,
+        settings.connect_timeout_s,
+    ) == (2, 12.0, 1.5)
+    assert EmbeddingSettings().max_concurrency == 4
+
+
+def test_text_default_is_none(tmp_path: Path) -> None:
+    settings = load_text_settings(tmp_path, environ={})
+    assert settings == TextSettings()
+    assert (settings.provider, settings.source) == ("none", "default")
+
+
+def test_text_file_then_environment(tmp_path: Path) -> None:
+    config = tmp_path / "elsewhere.toml"
+    config.write_text(
+        '[embedding]\nprovider = "local"\n\n'
+        '[text]\nprovider = "openai-compatible"\nbase_url = "https://api.example"\n'
+        'model = "gpt-small"\napi_key_env = "MY_KEY"\nmax_tokens = 800\n'
+        'token_limit_field = "max_completion_tokens"\nread_timeout_s = 90\n',
+        encoding="utf-8",
+    )
+    settings = load_text_settings(
+        tmp_path,
+        environ={
+            "CAIRN_CONFIG": str(config),
+            "CAIRN_TEXT_MODEL": "gpt-large",
+            "CAIRN_TEXT_MAX_CONCURRENCY": "2",
+        },
+    )
+    assert settings == TextSettings(
+        provider="openai-compatible",
+        base_url="https://api.example",
+        model="gpt-large",
+        api_key_env="MY_KEY",
+        max_tokens=800,
+        token_limit_field="max_completion_tokens",
+        read_timeout_s=90.0,
+        max_concurrency=2,
+        source=f"{config}, CAIRN_TEXT_MODEL, CAIRN_TEXT_MAX_CONCURRENCY",
+    )
+    # The embedding table in the same file is read independently.
+    assert load_embedding_settings(
+        tmp_path, environ={"CAIRN_CONFIG": str(config)}
+    ).provider == ("local")
+
+
+@pytest.mark.parametrize(
+    ("text", "environ", "message"),
+    [
+        ('[text]\nprovider = "magic"\n', {}, "unknown text provider"),
+        ('[text]\nprovider = "ollama"\nmodel = "m"\n', {}, "base_url"),
+        ("[text]\ntemperature = 0.2\n", {}, r"unknown keys in \[text\]: temperature"),
+        ('[text]\nmax_tokens = "lots"\n', {}, r"cairn.toml \[text\]: max_tokens"),
+        ("[text]\nmax_tokens = true\n", {}, "max_tokens must be a int"),
+        ('[text]\ntoken_limit_field = "max_length"\n', {}, "token_limit_field"),
+        ("", {"CAIRN_TEXT_MAX_TOKENS": "0"}, "CAIRN_TEXT_MAX_TOKENS"),
+        ("", {"CAIRN_TEXT_READ_TIMEOUT_S": "soon"}, "CAIRN_TEXT_READ_TIMEOUT_S"),
+        ("[text]\nmax_concurrency = 0\n", {}, "max_concurrency must be positive"),
+    ],
+)
+def test_bad_text_configuration_is_a_typed_error(
+    tmp_path: Path, text: str, environ: dict[str, str], message: str
+) -> None:
+    (tmp_path / "cairn.toml").write_text(text, encoding="utf-8")
+    with pytest.raises(InvalidInputError, match=message):
+        load_text_settings(tmp_path, environ=environ)
 
 
 async def test_configured_http_provider_serves_ingest_and_recall(

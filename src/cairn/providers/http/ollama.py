@@ -56,6 +56,7 @@ class OllamaEmbedder(HttpEmbedder):
             headers=headers,
             decoder=_DECODER,
             retry=self.config.retry,
+            http_timeout=self.config.timeout(),
         )
         return to_unit_rows(
             response.embeddings,

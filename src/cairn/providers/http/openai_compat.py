@@ -65,6 +65,7 @@ class OpenAICompatibleEmbedder(HttpEmbedder):
             headers=headers,
             decoder=_DECODER,
             retry=self.config.retry,
+            http_timeout=self.config.timeout(),
         )
         endpoint = safe_endpoint(url)
         ordered = sorted(response.data, key=lambda item: item.index)
