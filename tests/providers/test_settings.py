@@ -11,10 +11,10 @@ import pytest
 import trio
 from tests.conftest import TEST_CONFIG
 from tests.helpers import turn
-from tests.providers.fakes import open_fake_server
+from tests.providers.fakes import open_fake_server, unused_port
 
 from cairn import open_memory
-from cairn.errors import InvalidInputError
+from cairn.errors import InvalidInputError, TransientProviderError
 from cairn.providers.settings import (
     EmbeddingSettings,
     TextSettings,
@@ -58,9 +58,9 @@ def test_file_then_environment(tmp_path: Path) -> None:
     [
         ('[embedding]\nprovider = "magic"\n', {}, "unknown embedding provider"),
         (
-            '[embedding]\nprovider = "ollama"\nbase_url = "http://x"\nmodel = "m"\n',
+            '[embedding]\nprovider = "ollama"\nbase_url = "http://x"\n',
             {},
-            "dimension",
+            "model",
         ),
         ('[embedding]\nflavour = "x"\n', {}, "unknown keys"),
         ("[embedding\n", {}, "cairn.toml"),
@@ -189,3 +189,39 @@ async def test_configured_http_provider_serves_ingest_and_recall(
             assert server.requests, "the fake provider was never called"
             assert SECRET not in json.dumps(status, default=str)
             assert SECRET not in repr(memory.embedder)
+
+
+async def test_dimension_is_discovered_when_not_configured(tmp_path: Path) -> None:
+    with trio.fail_after(30):
+        async with open_fake_server(dimension=12) as server:
+            data = tmp_path / "data"
+            data.mkdir()
+            (data / "cairn.toml").write_text(
+                f'[embedding]\nprovider = "ollama"\nbase_url = "{server.base_url}"\n'
+                'model = "fake-embed"\n',
+                encoding="utf-8",
+            )
+            async with open_memory(
+                data, TEST_CONFIG, clock=FixedDomainClock()
+            ) as memory:
+                await memory.ingest("a", [turn("e1", "I play the cello.")])
+                await memory.wait_idle("a")
+                recall = await memory.recall("a", "cello")
+            assert memory.embedder.identity.dimension == 12
+            assert recall.manifest is not None
+            assert recall.manifest.degradations == ()
+            assert server.requests[0].body["input"] == ["dimension probe"]
+
+
+async def test_discovery_failure_is_typed_and_opens_nothing(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "cairn.toml").write_text(
+        '[embedding]\nprovider = "openai-compatible"\n'
+        f'base_url = "http://127.0.0.1:{unused_port()}"\nmodel = "m"\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(TransientProviderError):
+        async with open_memory(data, TEST_CONFIG, clock=FixedDomainClock()):
+            pytest.fail("opened without a dimension")
+    assert not (data / "cairn.db").exists()

@@ -131,9 +131,8 @@ class EmbeddingSettings:
             self.source,
         )
         if self.provider != "local":
-            _require_present(
-                self, self.provider, ("base_url", "model", "dimension"), self.source
-            )
+            # No dimension: discovered by one probe call when the provider is built.
+            _require_present(self, self.provider, ("base_url", "model"), self.source)
 
 
 @attrs.frozen

@@ -245,12 +245,12 @@ class Memory:
         client = None
         if settings.provider != "local":
             if self.http_client is None:
-                self.http_client = create_http_client(
-                    connect_timeout_s=settings.connect_timeout_s,
-                    read_timeout_s=settings.read_timeout_s,
-                )
+                # Timeouts and in-flight limits are per provider (their configs), so
+                # one client with defaults serves every provider.
+                self.http_client = create_http_client()
             client = self.http_client
-        return await self.use_embedder(build_embedder(settings, self.limiters, client))
+        embedder = await build_embedder(settings, self.limiters, client)
+        return await self.use_embedder(embedder)
 
     async def use_embedder(self, embedder: EmbeddingProvider) -> bool:
         """Switch to ``embedder`` live; returns whether the embedding identity changed.
@@ -349,13 +349,16 @@ async def open_memory(
     http_client = (
         None
         if embedder is not None or settings.provider == "local"
-        else create_http_client(
-            connect_timeout_s=settings.connect_timeout_s,
-            read_timeout_s=settings.read_timeout_s,
-        )
+        else create_http_client()
     )
-    if embedder is None:
-        embedder = build_embedder(settings, limiters, http_client)
+    try:
+        if embedder is None:
+            embedder = await build_embedder(settings, limiters, http_client)
+    except BaseException:
+        if http_client is not None:
+            with trio.CancelScope(shield=True):
+                await http_client.aclose()
+        raise
     async with _open_runtime(data_dir, config, clock, embedder, limiters) as memory:
         memory.http_client = http_client
         try:

@@ -7,12 +7,11 @@ import contextlib
 from typing import TYPE_CHECKING
 
 import attrs
+import trio
 
 from cairn.providers.embedding import EmbeddingProvider
-from cairn.providers.http.client import ApiKey, open_http_client
-from cairn.providers.http.config import HttpEmbedderConfig
-from cairn.providers.http.ollama import OllamaEmbedder
-from cairn.providers.http.openai_compat import OpenAICompatibleEmbedder
+from cairn.providers.http.client import open_http_client
+from cairn.providers.http.factory import discover_dimension, http_embedder
 from cairn.providers.local import LocalE5Embedder
 from cairn.runtime.threads import Limiters, run_in_thread
 
@@ -61,29 +60,19 @@ def local_embedder(limiters: Limiters) -> LocalE5Embedder:
     )
 
 
-def build_embedder(
+async def build_embedder(
     settings: EmbeddingSettings,
     limiters: Limiters,
     client: httpx.AsyncClient | None,
 ) -> EmbeddingProvider:
-    """The embedder ``settings`` select; an HTTP one goes over the shared ``client``."""
+    """The embedder ``settings`` select; an HTTP one goes over the shared ``client``
+    (its dimension discovered with one probe call if not configured)."""
     if settings.provider == "local":
+        await trio.lowlevel.checkpoint()
         return local_embedder(limiters)
     if client is None:
         raise ValueError("an HTTP embedding provider needs the shared HTTP client")
-    assert settings.base_url is not None  # noqa: S101 - checked by EmbeddingSettings
-    assert settings.model is not None  # noqa: S101
-    assert settings.dimension is not None  # noqa: S101
-    config = HttpEmbedderConfig(
-        base_url=settings.base_url,
-        model=settings.model,
-        dimension=settings.dimension,
-        api_key=None if settings.api_key_env is None else ApiKey(settings.api_key_env),
-        max_batch_size=settings.max_batch_size,
-    )
-    if settings.provider == "ollama":
-        return OllamaEmbedder(client, config)
-    return OpenAICompatibleEmbedder(client, config)
+    return http_embedder(await discover_dimension(settings, client), client)
 
 
 @contextlib.asynccontextmanager
@@ -94,8 +83,5 @@ async def open_embedder(
     if settings.provider == "local":
         yield local_embedder(limiters)
         return
-    async with open_http_client(
-        connect_timeout_s=settings.connect_timeout_s,
-        read_timeout_s=settings.read_timeout_s,
-    ) as client:
-        yield build_embedder(settings, limiters, client)
+    async with open_http_client() as client:
+        yield await build_embedder(settings, limiters, client)

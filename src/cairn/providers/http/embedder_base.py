@@ -1,6 +1,6 @@
 """What every HTTP embedder shares: identity, batching, the query cut, the empty batch.
 
-Subclasses say only how one batch goes over the wire (`_embed_batch`) and under which
+Subclasses say only how one batch goes over the wire (`_fetch_rows`) and under which
 provider name their vectors are identified. Every request passes through one
 ``trio.CapacityLimiter`` per embedder, so ``config.max_concurrency`` bounds what this provider
 has in flight however many tasks call it (``test_embedder_in_flight_requests_are_bounded``).
@@ -18,9 +18,10 @@ import httpx
 import numpy as np
 import trio
 
+from cairn.errors import ProviderContractError
 from cairn.providers.http.config import MAX_QUERY_CODE_POINTS, HttpEmbedderConfig
-from cairn.providers.http.shaping import batches
-from cairn.vectors.identity import EmbeddingIdentity
+from cairn.providers.http.shaping import batches, to_unit_rows
+from cairn.vectors.identity import MAX_DIMENSION, EmbeddingIdentity
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -100,7 +101,32 @@ class HttpEmbedder:
         async with self._document_limiter:
             return await self._bounded_batch(texts)
 
+    async def probe_dimension(self) -> int:
+        """Ask the server for one embedding and return its length (dimension discovery).
+
+        Used once when the configuration names no dimension; like batch embedding it never
+        goes through the query breaker.
+        """
+        async with self._limiter:
+            rows, endpoint = await self._fetch_rows(["dimension probe"])
+        if len(rows) != 1 or not 0 < len(rows[0]) <= MAX_DIMENSION:
+            raise ProviderContractError(
+                f"{endpoint}: a dimension probe must return one embedding of 1..{MAX_DIMENSION}"
+                " values"
+            )
+        return len(rows[0])
+
     async def _embed_batch(self, texts: Sequence[str]) -> Vectors:
+        rows, endpoint = await self._fetch_rows(texts)
+        return to_unit_rows(
+            rows,
+            expected_rows=len(texts),
+            dimension=self.config.dimension,
+            endpoint=endpoint,
+        )
+
+    async def _fetch_rows(self, texts: Sequence[str]) -> tuple[list[list[float]], str]:
+        """One request: the raw rows in input order and the endpoint (for errors)."""
         raise NotImplementedError
 
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import attrs
+import trio
+
 from cairn.errors import InvalidInputError
 from cairn.providers.http.client import ApiKey
 from cairn.providers.http.config import HttpEmbedderConfig
@@ -25,7 +28,7 @@ if TYPE_CHECKING:
     from cairn.providers.http.text import TextProvider
     from cairn.providers.settings import EmbeddingSettings, TextSettings
 
-__all__ = ["http_embedder", "http_text_provider"]
+__all__ = ["discover_dimension", "http_embedder", "http_text_provider"]
 
 
 def _api_key(env_var: str | None) -> ApiKey | None:
@@ -44,11 +47,15 @@ def http_embedder(
         settings.provider not in {"openai-compatible", "ollama"}
         or settings.base_url is None
         or settings.model is None
-        or settings.dimension is None
     ):
         raise InvalidInputError(
             f"embedding provider {settings.provider!r} is not an HTTP provider"
             f" ({settings.source})"
+        )
+    if settings.dimension is None:
+        raise InvalidInputError(
+            f"the embedding dimension is not known yet ({settings.source});"
+            " discover it with discover_dimension()"
         )
     config = HttpEmbedderConfig(
         base_url=settings.base_url,
@@ -63,6 +70,21 @@ def http_embedder(
     if settings.provider == "ollama":
         return OllamaEmbedder(client, config)
     return OpenAICompatibleEmbedder(client, config)
+
+
+async def discover_dimension(
+    settings: EmbeddingSettings, client: httpx.AsyncClient
+) -> EmbeddingSettings:
+    """``settings`` with ``dimension`` filled in by one probe call if it was not configured.
+
+    Raises the provider's typed error if the probe fails: configure ``dimension`` to start
+    without reaching the provider.
+    """
+    if settings.dimension is not None:
+        await trio.lowlevel.checkpoint()
+        return settings
+    probe = http_embedder(attrs.evolve(settings, dimension=1), client)
+    return attrs.evolve(settings, dimension=await probe.probe_dimension())
 
 
 def http_text_provider(
