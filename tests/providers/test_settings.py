@@ -225,3 +225,40 @@ async def test_discovery_failure_is_typed_and_opens_nothing(tmp_path: Path) -> N
         async with open_memory(data, TEST_CONFIG, clock=FixedDomainClock()):
             pytest.fail("opened without a dimension")
     assert not (data / "cairn.db").exists()
+
+
+async def test_a_hung_provider_call_is_cancelled_by_a_stop(tmp_path: Path) -> None:
+    """Stop cancels the embedding call instead of waiting (30 s drain, 30 s read timeout);
+    the evidence is committed, so the next start embeds it."""
+    data = tmp_path / "data"
+    data.mkdir()
+    config = (
+        '[embedding]\nprovider = "openai-compatible"\nbase_url = "{url}"\n'
+        'model = "fake-embed"\ndimension = 8\n'
+    )
+    with trio.fail_after(10):  # far below the drain timeout and the read timeout
+        async with open_fake_server(dimension=8, mode="hang") as server:
+            (data / "cairn.toml").write_text(
+                config.format(url=server.base_url), encoding="utf-8"
+            )
+            async with open_memory(
+                data, TEST_CONFIG, clock=FixedDomainClock()
+            ) as memory:
+                await memory.ingest("a", [turn("e1", "I play the cello.")])
+                await server.request_arrived.wait()  # the embedding call now hangs
+        async with open_fake_server(dimension=8) as server:
+            (data / "cairn.toml").write_text(
+                config.format(url=server.base_url), encoding="utf-8"
+            )
+            async with open_memory(
+                data, TEST_CONFIG, clock=FixedDomainClock()
+            ) as memory:
+                await memory.wait_idle("a")
+                recall = await memory.recall("a", "cello")
+                status = await memory.status()
+    assert status is not None
+    assert status["agents"]["a"]["events"] == 1
+    assert status["agents"]["a"]["embeddings"] >= 1
+    assert recall.manifest is not None
+    assert recall.manifest.degradations == ()
+    assert any("cello" in item.text for item in recall.items)

@@ -359,14 +359,18 @@ async def open_memory(
             with trio.CancelScope(shield=True):
                 await http_client.aclose()
         raise
-    async with _open_runtime(data_dir, config, clock, embedder, limiters) as memory:
-        memory.http_client = http_client
-        try:
+    opened: Memory | None = None
+    try:
+        async with _open_runtime(data_dir, config, clock, embedder, limiters) as memory:
+            memory.http_client = http_client
+            opened = memory
             yield memory
-        finally:
-            if memory.http_client is not None:
-                with trio.CancelScope(shield=True):
-                    await memory.http_client.aclose()
+    finally:
+        # After the runtime has stopped: its last provider calls are over by then.
+        client = http_client if opened is None else opened.http_client
+        if client is not None:
+            with trio.CancelScope(shield=True):
+                await client.aclose()
 
 
 @contextlib.asynccontextmanager

@@ -220,6 +220,9 @@ class AgentSupervisor:
     async def stop(self) -> None:
         """Stop accepting, drain within the timeout, then cancel the actors."""
         self.accepting = False
+        # Provider calls are cancelled, not awaited: embedding is redone from the tables at
+        # the next start, while intake and extraction below drain as owed.
+        self.embedding.defer()
         with trio.move_on_after(self.config.drain_timeout_s) as drain_scope:
             # Accepted work only: a background rebuild for a new embedding identity is
             # not owed to anyone and resumes at the next start.

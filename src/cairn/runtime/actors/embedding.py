@@ -82,6 +82,8 @@ class EmbeddingActor:
     stale: int = 0
     failed: int = 0
     restarts: int = 0
+    deferred: int = 0
+    _deferring: bool = False
     _serving: trio.CancelScope = attrs.field(factory=trio.CancelScope)
     _served_identity: EmbeddingIdentity | None = None
 
@@ -89,12 +91,22 @@ class EmbeddingActor:
         """Drop what is in flight and warm up again with the embedder now active."""
         self._serving.cancel(reason="embedding identity changed")
 
+    def defer(self) -> None:
+        """Stop calling the provider for good (the agent is stopping).
+
+        The call in flight is cancelled, not awaited (a hung provider must not hold up a
+        stop), and later jobs settle without a vector: the evidence and claims are
+        committed, so the next start's warm-up sweep embeds them.
+        """
+        self._deferring = True
+        self._serving.cancel(reason="agent stopping")
+
     async def run(
         self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
         async with self.jobs_receive, self.write_requests_send:
             task_status.started()
-            while True:
+            while not self._deferring:
                 with self._serving:
                     await self._warm_up()
                     await self._serve()
@@ -103,6 +115,9 @@ class EmbeddingActor:
                 # vector of the new identity, so the next warm-up's sweep finds it.
                 self.restarts += 1
                 self._serving = trio.CancelScope()
+            async for _job in self.jobs_receive:
+                self.deferred += 1
+                self.work.done(1)
 
     async def _serve(self) -> None:
         while True:
