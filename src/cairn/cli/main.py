@@ -16,6 +16,7 @@ from cairn.cli import (  # noqa: F401
     commands_memory,
     commands_providers,
     commands_status,
+    commands_transfer,
     commands_upkeep,
 )
 from cairn.cli.app import app, default_data_dir
