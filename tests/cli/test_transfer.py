@@ -313,3 +313,24 @@ def test_exit_codes_of_a_real_process(tmp_path: Path) -> None:
     assert cairn("clear", "a").returncode == 2  # no --yes, not a terminal
     assert cairn("doctor", "--json").returncode == 0
     assert cairn("no-such-command").returncode == 2
+
+
+def test_progress_only_on_a_terminal_and_never_with_json(
+    tmp_path: Path, invoke: Invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = tmp_path / "source"
+    seed(source)
+    monkeypatch.setattr("cairn.cli.progress._is_terminal", lambda: True)
+    path = tmp_path / "e.jsonl"
+    shown = invoke("export", str(path), data=source)
+    assert "export" in shown.stderr
+    assert "import e.jsonl" in invoke("import", str(path), data=tmp_path / "t1").stderr
+    assert "reindex a" in invoke("reindex", data=source).stderr
+    for args in (
+        ("export", str(tmp_path / "f.jsonl"), "--json"),
+        ("import", str(path), "--json"),
+        ("reindex", "--json"),
+    ):
+        quiet = invoke(*args, data=tmp_path / "t2")
+        assert quiet.stderr == "", args
+        json_of(quiet)
