@@ -174,5 +174,10 @@ def run(body: Callable[[], Awaitable[int]]) -> None:
         raise typer.Exit(EXIT_BAD_INPUT) from None
     except KeyboardInterrupt:
         raise typer.Exit(EXIT_INTERRUPTED) from None
+    except BrokenPipeError:
+        # The reader went away (`cairn … | head`): not an error of ours. Point stdout at
+        # devnull so the interpreter's final flush does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise typer.Exit(EXIT_OK) from None
     if code:
         raise typer.Exit(code)

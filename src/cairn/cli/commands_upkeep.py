@@ -20,7 +20,7 @@ from cairn.cli.app import (
     run,
     stdout_console,
 )
-from cairn.cli.progress import progress_bar
+from cairn.cli.progress import progress_bar, shows_progress
 from cairn.runtime import upkeep
 
 __all__: list[str] = []
@@ -91,13 +91,9 @@ def reindex(
         async with cli.open() as memory:
             for agent_id in await upkeep.known_agents(memory, agent):
                 with progress_bar(f"reindex {agent_id}", None, as_json=as_json) as bar:
-                    reports.append(
-                        await upkeep.reindex(
-                            memory,
-                            agent_id,
-                            lambda done, total: bar.update(completed=done, total=total),
-                        )
-                    )
+                    # The bar polls the database while drawn; no bar, no polling.
+                    watch = bar.update_to if shows_progress(as_json) else None
+                    reports.append(await upkeep.reindex(memory, agent_id, watch))
         if as_json:
             emit_json({"agents": reports})
             return EXIT_OK

@@ -7,7 +7,6 @@ input lines were rejected (the rest is stored); 130 interrupted.
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -37,13 +36,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exit_:
         code = exit_.code
         return code if isinstance(code, int) else (0 if code is None else 1)
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        # The reader went away (`cairn … | head`): not an error of ours. Point stdout at
-        # devnull so the interpreter's final flush does not raise again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
     return 0
 
 

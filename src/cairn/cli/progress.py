@@ -40,7 +40,7 @@ class Bar:
         if self._progress is not None and self._task is not None:
             self._progress.advance(self._task, amount)
 
-    def update(self, *, completed: float, total: float | None = None) -> None:
+    def update_to(self, completed: float, total: float | None) -> None:
         if self._progress is not None and self._task is not None:
             self._progress.update(self._task, completed=completed, total=total)
 
