@@ -45,6 +45,13 @@ def test_ingest_recall_status_contracts(invoke: Invoke, turns_file: Path) -> Non
     assert entry["live"] is False
     assert entry["clear_jobs_pending"] == []
     assert status["embedder"]["model"] == "hashing-v1"
+    (stored,) = entry["stored_vectors"]
+    assert (stored["model"], stored["count"]) == ("hashing-v1", entry["embeddings"])
+    assert (entry["runtime"], entry["query_breaker"], entry["vector_identity"]) == (
+        None,
+        None,
+        None,
+    )
 
 
 def test_human_output_uses_tables_and_escapes_markup(

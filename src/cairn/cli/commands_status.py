@@ -12,6 +12,7 @@ from cairn.cli.app import EXIT_OK, CliContext, JsonOption, app, emit_json, run
 from cairn.cli.app import stdout_console as console
 from cairn.store.agents import agent_epochs
 from cairn.store.clear_jobs import pending_clear_jobs
+from cairn.store.embeddings import embeddings_by_identity
 
 if TYPE_CHECKING:
     from cairn.runtime.memory import Memory
@@ -23,13 +24,15 @@ async def read_status(memory: Memory) -> dict[str, Any]:
     """``Memory.status()`` plus, for every agent, its stored epoch and pending clear jobs.
 
     Agents this process runs (``live``) also carry ``runtime``, ``query_breaker`` and
-    ``vector_identity``; for the others those are ``null``.
+    ``vector_identity`` (the projection serving); for the others those are ``null``.
+    ``stored_vectors`` counts the stored vectors of each embedding identity.
     """
     status = await memory.status()
-    epochs, jobs = await memory.database.read(
+    epochs, jobs, vectors = await memory.database.read(
         lambda reader: (
             agent_epochs(reader.connection),
             pending_clear_jobs(reader.connection),
+            embeddings_by_identity(reader.connection),
         )
     )
     for agent, entry in status["agents"].items():
@@ -42,6 +45,7 @@ async def read_status(memory: Memory) -> dict[str, Any]:
                 query_breaker=None,
                 vector_identity=None,
             )
+        entry["stored_vectors"] = vectors.get(agent, [])
         entry["clear_jobs_pending"] = [
             {k: v for k, v in job.items() if k != "agent_id"}
             for job in jobs
