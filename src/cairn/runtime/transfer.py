@@ -27,9 +27,9 @@ from cairn.store.export import (
     FORMAT_VERSION,
     encode_line,
     header,
-    import_record,
     iter_export,
 )
+from cairn.store.import_records import import_record
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
