@@ -334,3 +334,22 @@ def test_progress_only_on_a_terminal_and_never_with_json(
         quiet = invoke(*args, data=tmp_path / "t2")
         assert quiet.stderr == "", args
         json_of(quiet)
+
+
+def test_an_interrupted_import_completes_when_run_again(
+    tmp_path: Path, invoke: Invoke
+) -> None:
+    lines = _export_lines(tmp_path, invoke)
+    full = tmp_path / "export.jsonl"
+    # What a crash leaves: the batches committed so far (here, a prefix of the file).
+    prefix = write_jsonl(tmp_path / "prefix.jsonl", lines[: len(lines) // 2])
+    target = tmp_path / "target"
+    assert invoke("import", str(prefix), data=target).exit_code == 0
+    report = json_of(invoke("import", str(full), "--json", data=target))
+    assert report["rejected"] == []
+    assert (
+        sum(e["duplicate"] for e in report["records"].values()) == len(lines) // 2 - 1
+    )
+    again = tmp_path / "again.jsonl"
+    invoke("export", str(again), data=target)
+    assert again.read_bytes() == full.read_bytes()
