@@ -213,6 +213,11 @@ class Memory:
             "kept": ["evidence", "directives", "tombstones"],
         }
 
+    async def wait_cleared(self, agent_id: str) -> None:
+        """Start the agent if needed and wait until no clear job of it is pending (a job
+        left by a crash resumes when the agent starts)."""
+        await (await self._supervisor(agent_id)).clearing.wait_finished()
+
     # -- directives --------------------------------------------------------------------
     async def add_directive(
         self, agent_id: str, text: str, *, kind: str = "instruction"

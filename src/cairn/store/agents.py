@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 __all__ = [
     "advance_all_epochs",
     "advance_epoch",
+    "agent_epochs",
     "check_identity",
     "ensure_agent",
     "list_agents",
@@ -79,3 +80,13 @@ def list_agents(connection: apsw.Connection) -> list[AgentId]:
         AgentId(str(row[0]))
         for row in connection.execute("SELECT agent_id FROM agents ORDER BY agent_id")
     ]
+
+
+def agent_epochs(connection: apsw.Connection) -> dict[AgentId, int]:
+    """Every agent's stored config epoch."""
+    return {
+        AgentId(str(agent_id)): int(epoch)
+        for agent_id, epoch in connection.execute(
+            "SELECT agent_id, config_epoch FROM agents ORDER BY agent_id"
+        )
+    }

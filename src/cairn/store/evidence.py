@@ -23,6 +23,7 @@ __all__ = [
     "IntakeOutcome",
     "IntakeResult",
     "content_hash",
+    "event_fts_body",
     "insert_turns",
     "load_events",
     "mark_extracted",
@@ -71,7 +72,6 @@ def insert_turns(
     A stored ID with the same content hash is a duplicate; with another hash it is rejected
     and the stored row is left as it was.
     """
-    prefix = namespace(agent_id)
     results: list[IntakeResult] = []
     seen: dict[str, str] = {}
     received = received_at.astimezone(dt.UTC).isoformat()
@@ -120,12 +120,12 @@ def insert_turns(
             ),
         )
         rowid = connection.last_insert_rowid()
-        # Indexed with the turn: the speaker's name ("what does Ana like?"), the date in
-        # words ("when did…"), and the turn it replies to, whose words a question about
-        # the reply often uses (design/recall.md measures each).
-        context = "" if previous is None else str(previous[1])
-        body = index_text(
-            f"{turn.speaker or ''} {turn.text} {occurred_at:%d %B %Y} {context}", prefix
+        body = event_fts_body(
+            agent_id,
+            turn.speaker,
+            turn.text,
+            occurred_at,
+            None if previous is None else str(previous[1]),
         )
         connection.execute(
             "INSERT INTO event_fts (rowid, body) VALUES (?, ?)", (rowid, body)
@@ -133,6 +133,26 @@ def insert_turns(
         seen[turn.event_id] = digest
         results.append(IntakeResult(turn.event_id, IntakeOutcome.INGESTED, rowid=rowid))
     return results
+
+
+def event_fts_body(
+    agent_id: str,
+    speaker: str | None,
+    text: str,
+    occurred_at: dt.datetime,
+    context: str | None,
+) -> str:
+    """The event's row in ``event_fts``, from its stored columns and the text of the turn
+    it replies to (so a damaged contentless index can be rebuilt from the events table).
+
+    Indexed with the turn: the speaker's name ("what does Ana like?"), the date in words
+    ("when did…"), and the turn it replies to, whose words a question about the reply
+    often uses (design/recall.md measures each).
+    """
+    return index_text(
+        f"{speaker or ''} {text} {occurred_at:%d %B %Y} {context or ''}",
+        namespace(agent_id),
+    )
 
 
 _EVENT_COLUMNS = (
