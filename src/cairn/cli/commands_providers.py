@@ -1,11 +1,9 @@
-"""``providers check``: try the configured embedder end to end."""
+"""``providers check``: try the configured embedder and text provider end to end."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import attrs
-import trio
 import typer
 from rich.table import Table
 from rich.text import Text
@@ -20,16 +18,17 @@ from cairn.cli.app import (
     run,
     stdout_console,
 )
-from cairn.errors import ProviderContractError, ProviderError
-from cairn.providers.settings import load_embedding_settings
-from cairn.runtime.providers import open_embedder
+from cairn.errors import ProviderError
+from cairn.providers.check import check_embedder, check_text_provider
+from cairn.providers.http.client import open_http_client
+from cairn.providers.http.factory import http_text_provider
+from cairn.providers.settings import load_embedding_settings, load_text_settings
+from cairn.runtime.providers import build_embedder
 from cairn.runtime.threads import Limiters, run_in_thread
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
     from pathlib import Path
 
-    from cairn.providers.embedding import Vectors
 
 __all__ = ["check_providers", "providers"]
 
@@ -38,39 +37,39 @@ app.add_typer(providers, name="providers")
 
 
 async def check_providers(data_dir: Path) -> dict[str, Any]:
-    """Identity, a warm-up and a warm query, a small batch: timings or the failure."""
+    """Try the configured embedder and text provider over one HTTP client, as the runtime
+    would build them: identity, warm-up and warm latency, or the typed failure."""
     limiters = Limiters()
-    settings = await run_in_thread(
-        lambda: load_embedding_settings(data_dir), limiter=limiters.store_write
+    embedding_settings, text_settings = await run_in_thread(
+        lambda: (load_embedding_settings(data_dir), load_text_settings(data_dir)),
+        limiter=limiters.store_write,
     )
-    report: dict[str, Any] = {"source": settings.source, "provider": settings.provider}
-    try:
-        async with open_embedder(settings, limiters) as embedder:
-            identity = embedder.identity
-            report["identity"] = attrs.asdict(identity)
-            timings = {}
-            calls: list[tuple[str, Callable[[], Awaitable[Vectors]]]] = [
-                ("warm_up_ms", lambda: embedder.embed_query("cairn providers check")),
-                ("query_ms", lambda: embedder.embed_query("what does the user like?")),
-                ("batch_of_2_ms", lambda: embedder.embed_documents(["one", "two"])),
-            ]
-            for name, call in calls:
-                started = trio.current_time()
-                vectors = await call()
-                timings[name] = round((trio.current_time() - started) * 1000, 1)
-                if vectors.shape[-1] != identity.dimension:
-                    raise ProviderContractError(
-                        f"vectors have {vectors.shape[-1]} dimensions, not {identity.dimension}"
-                    )
-            report.update(timings, status="ok")
-    except ProviderError as error:
-        report.update(status="failed", error=str(error))
-    return report
+    async with open_http_client() as client:
+        try:
+            embedder = await build_embedder(embedding_settings, limiters, client)
+        except ProviderError as error:  # dimension discovery could not reach it
+            embedding: dict[str, Any] = {
+                "kind": "embedding",
+                "provider": embedding_settings.provider,
+                "model": embedding_settings.model,
+                "ok": False,
+                "error": {"type": type(error).__name__, "message": str(error)},
+            }
+        else:
+            embedding = await check_embedder(embedder)
+        text = await check_text_provider(http_text_provider(text_settings, client))
+    ok = bool(embedding["ok"]) and bool(text["ok"])
+    return {
+        "status": "ok" if ok else "failed",
+        "source": embedding_settings.source,
+        "embedding": embedding,
+        "text": text,
+    }
 
 
 @providers.command("check")
 def check(context: typer.Context, as_json: JsonOption = False) -> None:
-    """Try the configured embedder: identity, warm-up, a query, a small batch."""
+    """Try the configured embedder and text provider: identity and latency, or why not."""
     cli: CliContext = context.obj
 
     async def body() -> int:
@@ -80,7 +79,11 @@ def check(context: typer.Context, as_json: JsonOption = False) -> None:
         else:
             table = Table("", "", show_header=False, box=None)
             for key, value in report.items():
-                table.add_row(key, Text(str(value)))
+                if isinstance(value, dict):
+                    for inner, detail in value.items():
+                        table.add_row(f"{key}.{inner}", Text(str(detail)))
+                else:
+                    table.add_row(key, Text(str(value)))
             stdout_console().print(table)
         return EXIT_OK if report["status"] == "ok" else EXIT_FAILED
 
