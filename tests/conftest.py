@@ -20,7 +20,12 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # Recall waits are deadlines, not sleeps: generous ones keep thread-backed tests on the
 # `ok` path; the pending path has its own MockClock tests.
 TEST_CONFIG = MemoryConfig(
-    recall_wait_s=60.0, embed_linger_s=0.001, maintenance_interval_s=3600
+    recall_wait_s=60.0,
+    embed_linger_s=0.001,
+    maintenance_interval_s=3600,
+    # Extraction starts as soon as a turn arrives; the linger window has its own
+    # MockClock tests (tests/runtime/test_batches.py).
+    extraction_linger_s=0.001,
 )
 
 

@@ -157,8 +157,16 @@ def test_demo_runs_offline() -> None:
 def test_providers_check(tmp_path: Path) -> None:
     ok = json.loads(cairn("providers", "check", "--json", data=tmp_path / "a").stdout)
     assert ok["status"] == "ok"
-    assert ok["identity"]["provider"] == "local"
-    assert ok["identity"]["dimension"] == 384
+    assert ok["embedding"]["provider"] == "local"
+    assert ok["embedding"]["dimension"] == 384
+    assert ok["embedding"]["warm_ms"] > 0
+    assert ok["text"] == {
+        "kind": "text",
+        "provider": "none",
+        "model": None,
+        "ok": True,
+        "error": None,
+    }
 
     from tests.providers.fakes import unused_port
 
@@ -171,7 +179,9 @@ def test_providers_check(tmp_path: Path) -> None:
     )
     result = cairn("providers", "check", "--json", data=refused, check=False)
     assert result.returncode == 1
-    assert json.loads(result.stdout)["status"] == "failed"
+    refused_report = json.loads(result.stdout)
+    assert refused_report["status"] == "failed"
+    assert refused_report["embedding"]["error"]["type"] == "TransientProviderError"
 
     broken = tmp_path / "broken"
     broken.mkdir()
@@ -213,7 +223,7 @@ def test_runtime_events_edits_and_replay(tmp_path: Path) -> None:
     summary = json.loads(result.stdout)
     assert summary["ingested"] == 3
     assert [r["line"] for r in summary["rejected"]] == [4]
-    replay = json.loads(cairn("replay", "--agent", "A", "--json", data=data).stdout)
-    assert replay == {"replayed_batches": 0, "dead_letters": 0}
+    replay = json.loads(cairn("replay", "A", "--json", data=data).stdout)
+    assert replay == {"agent": "A", "replayed_batches": 0, "dead_letters": 0}
     status = json.loads(cairn("status", "--json", data=data).stdout)
     assert status["agents"]["A"]["extraction_dead_letters"] == 0

@@ -58,6 +58,7 @@ _REASONS = {
     401: "Unauthorized",
     429: "Too Many Requests",
     500: "Internal Server Error",
+    503: "Service Unavailable",
 }
 
 
@@ -93,8 +94,12 @@ class FakeProviderServer:
 
     dimension: int = 8
     mode: Mode = "success"
-    # For rate_limited_then_success: how many 429s before answering.
+    # For rate_limited_then_success: how many refusals before answering, with which status
+    # (429 or 503), which Retry-After value (None: no header) and which Date header.
     rate_limited_count: int = 1
+    rate_limited_status: int = 429
+    retry_after: str | None = None
+    response_date: str | None = None
     secret_in_error_body: str | None = None
     # Chat routes: the answer text, and for server_error_then_success how many 500s first.
     chat_content: str = "{}"
@@ -103,10 +108,23 @@ class FakeProviderServer:
     requests: list[RecordedRequest] = attrs.Factory(list)
     release: trio.Event = attrs.Factory(trio.Event)
     request_arrived: trio.Event = attrs.Factory(trio.Event)
+    # Requests read but not yet answered, and the most there ever were at once.
+    in_flight: int = 0
+    max_in_flight: int = 0
+    _count_waiters: list[tuple[int, trio.Event]] = attrs.Factory(list)
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    async def wait_for_requests(self, count: int) -> None:
+        """Return once at least ``count`` requests have arrived."""
+        if len(self.requests) >= count:
+            await trio.lowlevel.checkpoint()
+            return
+        event = trio.Event()
+        self._count_waiters.append((count, event))
+        await event.wait()
 
     async def handle(self, stream: trio.SocketStream) -> None:
         async with stream:
@@ -115,12 +133,27 @@ class FakeProviderServer:
                 return
             self.requests.append(request)
             self.request_arrived.set()
-            status, body = await self._respond(request)
+            for count, event in self._count_waiters:
+                if len(self.requests) >= count:
+                    event.set()
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            try:
+                status, body = await self._respond(request)
+            finally:
+                # Before the answer is sent: the client cannot start its next request
+                # (and count it) while this one still counts.
+                self.in_flight -= 1
+            extra = ""
+            if status in {429, 503} and self.retry_after is not None:
+                extra += f"Retry-After: {self.retry_after}\r\n"
+            if self.response_date is not None:
+                extra += f"Date: {self.response_date}\r\n"
             head = (
                 f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}\r\n"
                 "Content-Type: application/json\r\n"
                 f"Content-Length: {len(body)}\r\n"
-                "Connection: close\r\n\r\n"
+                f"{extra}Connection: close\r\n\r\n"
             ).encode("ascii")
             try:
                 await stream.send_all(head + body)
@@ -137,7 +170,7 @@ class FakeProviderServer:
             mode == "rate_limited_then_success"
             and len(self.requests) <= self.rate_limited_count
         ):
-            return 429, b'{"error": "slow down"}'
+            return self.rate_limited_status, b'{"error": "slow down"}'
         if (
             mode == "server_error_then_success"
             and len(self.requests) <= self.server_error_count

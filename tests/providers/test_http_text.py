@@ -170,6 +170,47 @@ async def test_ollama_request_carries_format_and_bounds(
     assert body["options"] == {"num_predict": 77, "temperature": 0}
 
 
+async def test_openai_sends_the_configured_token_limit_field(
+    client: httpx.AsyncClient,
+) -> None:
+    # Newer OpenAI models reject max_tokens and want max_completion_tokens.
+    with trio.fail_after(BOUND_S):
+        async with open_fake_server(chat_content=ANSWER_JSON) as server:
+            provider = _provider(
+                "openai",
+                client,
+                server.base_url,
+                token_limit_field="max_completion_tokens",
+            )
+            await _ask(provider, max_tokens=77)
+    body = server.requests[0].body
+    assert body["max_completion_tokens"] == 77
+    assert "max_tokens" not in body
+
+
+def test_unknown_token_limit_field_is_rejected() -> None:
+    with pytest.raises(ValueError, match="token_limit_field"):
+        HttpTextConfig(base_url="http://x", model="m", token_limit_field="max_length")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_configured_max_tokens_is_a_ceiling(
+    kind: str, client: httpx.AsyncClient
+) -> None:
+    with trio.fail_after(BOUND_S):
+        async with open_fake_server(chat_content=ANSWER_JSON) as server:
+            provider = _provider(kind, client, server.base_url, max_tokens=50)
+            await _ask(provider, max_tokens=500)
+            await _ask(provider, max_tokens=20)
+    caps = [
+        request.body["max_tokens"]
+        if kind == "openai"
+        else request.body["options"]["num_predict"]
+        for request in server.requests
+    ]
+    assert caps == [50, 20]
+
+
 @pytest.mark.parametrize("kind", KINDS)
 async def test_server_error_is_retried_then_succeeds(
     kind: str, client: httpx.AsyncClient

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 import trio
 import trio.testing
@@ -29,12 +30,9 @@ from cairn.testing import FixedDomainClock, HashingEmbedder
 
 AGENT = AgentId("a")
 # Nothing is batched on its own: the tests take leases themselves.
-HELD = TEST_CONFIG.__class__(
-    recall_wait_s=60.0,
-    embed_linger_s=0.001,
-    maintenance_interval_s=3600,
-    extraction_linger_s=1e9,
-)
+HELD = attrs.evolve(TEST_CONFIG, extraction_linger_s=1e9)
+# The default linger window (30 s on the trio clock).
+LINGERING = attrs.evolve(TEST_CONFIG, extraction_linger_s=30.0)
 
 
 @pytest.fixture
@@ -191,12 +189,7 @@ async def test_a_bad_proposal_consumes_nothing(
     tmp_path: Path, thread_safe_clock: trio.testing.MockClock, case: str
 ) -> None:
     provider = ScriptedTextProvider(answer=BAD_PROPOSALS[case])
-    config = TEST_CONFIG.__class__(
-        recall_wait_s=60.0,
-        embed_linger_s=0.001,
-        maintenance_interval_s=3600,
-        extraction_max_attempts=2,
-    )
+    config = attrs.evolve(TEST_CONFIG, extraction_max_attempts=2)
     async with open_memory(
         tmp_path,
         config,
@@ -318,7 +311,7 @@ async def test_batches_form_by_linger_urgency_and_size(
     tmp_path: Path, thread_safe_clock: trio.testing.MockClock
 ) -> None:
     async with open_memory(
-        tmp_path, TEST_CONFIG, clock=FixedDomainClock(), embedder=HashingEmbedder()
+        tmp_path, LINGERING, clock=FixedDomainClock(), embedder=HashingEmbedder()
     ) as memory:
         await memory.ingest(AGENT, [turn("e1", "I love sailing.")])
         await trio.sleep(20)
@@ -359,12 +352,8 @@ async def test_a_slow_text_provider_times_out_and_backs_off(
     tmp_path: Path, thread_safe_clock: trio.testing.MockClock
 ) -> None:
     provider = ScriptedTextProvider(gate=trio.Event())  # never answers
-    config = TEST_CONFIG.__class__(
-        recall_wait_s=60.0,
-        embed_linger_s=0.001,
-        maintenance_interval_s=3600,
-        extraction_timeout_s=5.0,
-        extraction_max_attempts=2,
+    config = attrs.evolve(
+        TEST_CONFIG, extraction_timeout_s=5.0, extraction_max_attempts=2
     )
     async with open_memory(
         tmp_path,
@@ -407,10 +396,10 @@ async def test_the_session_cursor_waits_for_embedding(
 ) -> None:
     embedder = GatedDocumentEmbedder()
     async with open_memory(
-        tmp_path, TEST_CONFIG, clock=FixedDomainClock(), embedder=embedder
+        tmp_path, LINGERING, clock=FixedDomainClock(), embedder=embedder
     ) as memory:
         await memory.ingest(AGENT, [turn("e1", "I love sailing.")])
-        await trio.sleep(TEST_CONFIG.extraction_linger_s + 5)
+        await trio.sleep(LINGERING.extraction_linger_s + 5)
         assert (
             await _count(memory, "SELECT count(*) FROM events WHERE extracted = 1") == 1
         )
@@ -423,12 +412,7 @@ async def test_the_session_cursor_waits_for_embedding(
 async def test_a_batch_keeps_to_its_byte_budget(
     tmp_path: Path, thread_safe_clock: trio.testing.MockClock
 ) -> None:
-    config = TEST_CONFIG.__class__(
-        recall_wait_s=60.0,
-        embed_linger_s=0.001,
-        maintenance_interval_s=3600,
-        extraction_batch_bytes=2500,
-    )
+    config = attrs.evolve(LINGERING, extraction_batch_bytes=2500)
     async with open_memory(
         tmp_path, config, clock=FixedDomainClock(), embedder=HashingEmbedder()
     ) as memory:

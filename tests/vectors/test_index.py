@@ -319,3 +319,20 @@ def test_from_arrays_equals_upserts() -> None:
     grown.upsert(np.arange(200) * 3, data)
     query = f16_query(rng)
     assert built.search(query, 20) == grown.search(query, 20)
+
+
+@pytest.mark.parametrize("storage", ["f16", "f32"])
+def test_equal_similarities_rank_by_key_whatever_the_row_order(
+    storage: Storage,
+) -> None:
+    same = np.ones((1, 8), dtype=np.float32)
+    other = np.eye(8, dtype=np.float32)[:1]
+    orders = ([7, 3, 11, 5], [5, 11, 3, 7])
+    results = []
+    for order in orders:
+        index = ExactVectorIndex(8, "cos", storage=storage)
+        for key in order:
+            index.upsert([key], other if key == 5 else same)
+        results.append(index.search(np.ones(8), k=4))
+    assert results[0] == results[1]
+    assert [key for key, _ in results[0]] == [3, 7, 11, 5]

@@ -25,6 +25,7 @@ from cairn.domain.claim import ClaimDraft, ClaimKind, SourceSpan
 from cairn.domain.evidence import EvidenceEvent, Role
 from cairn.domain.ids import EventId
 from cairn.errors import ProposalRejectedError
+from cairn.ingestion.proposal import CandidateSource
 from cairn.ingestion.temporal_candidate import (
     MalformedTemporalError,
     resolve_candidate_time,
@@ -33,9 +34,9 @@ from cairn.ingestion.temporal_candidate import (
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from cairn.ingestion.proposal import Candidate, CandidateSource, Proposal
+    from cairn.ingestion.proposal import Candidate, Proposal
 
-__all__ = ["ValidatedBatch", "validate_proposal"]
+__all__ = ["ValidatedBatch", "validate_drafts", "validate_proposal"]
 
 logger = logging.getLogger(__name__)
 
@@ -170,3 +171,28 @@ def validate_proposal(
     return ValidatedBatch(
         tuple(drafts), tuple(directives), tuple(proposal.discarded), rejected
     )
+
+
+def validate_drafts(
+    drafts: Sequence[ClaimDraft], events: Sequence[EvidenceEvent]
+) -> list[ClaimDraft]:
+    """The drafts that pass the citation rules on their own, each against ``events``
+    (claims arriving outside a batch, e.g. an import): non-blank text, every span inside
+    its event, a preference with user evidence. The others are dropped."""
+    by_id: dict[str, EvidenceEvent] = {event.event_id: event for event in events}
+    valid = []
+    for draft in drafts:
+        sources = tuple(
+            CandidateSource(span.event_id, start=span.start, end=span.end)
+            for span in draft.spans
+        )
+        try:
+            _, roles = _spans(sources, by_id)
+        except ProposalRejectedError:
+            continue
+        if not draft.text.strip():
+            continue
+        if draft.kind is ClaimKind.PREFERENCE and Role.USER not in roles:
+            continue
+        valid.append(draft)
+    return valid

@@ -20,6 +20,7 @@ from cairn.providers.embedding import EmbeddingProvider, Vectors
 from cairn.providers.http.breaker import AbandonReason, CircuitBreaker, FailureKind
 from cairn.providers.http.config import MAX_QUERY_CODE_POINTS
 from cairn.providers.http.deadline import AdaptiveDeadline
+from cairn.vectors.identity import EmbeddingIdentity
 
 __all__ = ["QueryEmbedding", "QueryEmbeddingGateway", "QueryOutcome"]
 
@@ -33,8 +34,15 @@ class QueryOutcome(enum.StrEnum):
 
 @attrs.frozen
 class QueryEmbedding:
+    """The query's vector (or none, and why) and the identity of the model that made it.
+
+    Recall searches a projection only if its identity equals ``identity``: a query embedded
+    just before a config switch must not be compared with the new model's vectors.
+    """
+
     vector: Vectors | None
     outcome: QueryOutcome
+    identity: EmbeddingIdentity
 
 
 @attrs.define(eq=False)
@@ -48,16 +56,20 @@ class QueryEmbeddingGateway:
     _deadlines: dict[tuple[str, str], AdaptiveDeadline] = attrs.field(factory=dict)
     _breakers: dict[tuple[str, str, str], CircuitBreaker] = attrs.field(factory=dict)
 
-    def _keys(self, agent_id: str) -> tuple[tuple[str, str], tuple[str, str, str]]:
-        identity = self.embedder.identity
+    def _keys(
+        self, agent_id: str, identity: EmbeddingIdentity | None = None
+    ) -> tuple[tuple[str, str], tuple[str, str, str]]:
+        identity = identity or self.embedder.identity
         return (identity.provider, identity.model), (
             agent_id,
             identity.provider,
             identity.model,
         )
 
-    def breaker(self, agent_id: str) -> CircuitBreaker:
-        _, key = self._keys(agent_id)
+    def breaker(
+        self, agent_id: str, identity: EmbeddingIdentity | None = None
+    ) -> CircuitBreaker:
+        _, key = self._keys(agent_id, identity)
         breaker = self._breakers.get(key)
         if breaker is None:
             breaker = self._breakers[key] = CircuitBreaker(
@@ -67,14 +79,19 @@ class QueryEmbeddingGateway:
             )
         return breaker
 
-    def deadline(self) -> AdaptiveDeadline:
-        key, _ = self._keys("")
+    def deadline(self, identity: EmbeddingIdentity | None = None) -> AdaptiveDeadline:
+        key, _ = self._keys("", identity)
         deadline = self._deadlines.get(key)
         if deadline is None:
             deadline = self._deadlines[key] = AdaptiveDeadline(
                 floor_s=self.deadline_floor_s, ceiling_s=self.deadline_ceiling_s
             )
         return deadline
+
+    def switch(self, embedder: EmbeddingProvider) -> None:
+        """Serve queries with ``embedder`` from now on; a config switch clears all state."""
+        self.embedder = embedder
+        self.reset()
 
     def reset(self, agent_id: str | None = None) -> None:
         """Forget breaker state (config switch, agent clean-up or shutdown)."""
@@ -87,25 +104,28 @@ class QueryEmbeddingGateway:
 
     async def embed_query(self, agent_id: str, text: str) -> QueryEmbedding:
         """The query's vector, or none and why. Cancellation propagates (never a failure)."""
-        breaker = self.breaker(agent_id)
+        # One embedder for the whole call, even if a config switch lands meanwhile.
+        embedder = self.embedder
+        identity = embedder.identity
+        breaker = self.breaker(agent_id, identity)
         if not breaker.allow():
             await trio.lowlevel.checkpoint()
-            return QueryEmbedding(None, QueryOutcome.BREAKER_OPEN)
-        deadline = self.deadline()
+            return QueryEmbedding(None, QueryOutcome.BREAKER_OPEN, identity)
+        deadline = self.deadline(identity)
         started = trio.current_time()
         try:
             with trio.move_on_after(deadline.timeout_s()) as deadline_scope:
-                vector = await self.embedder.embed_query(text[:MAX_QUERY_CODE_POINTS])
+                vector = await embedder.embed_query(text[:MAX_QUERY_CODE_POINTS])
         except ProviderError:
             breaker.record_failure(FailureKind.TRANSPORT)
-            return QueryEmbedding(None, QueryOutcome.FAILED)
+            return QueryEmbedding(None, QueryOutcome.FAILED, identity)
         except BaseException:
             breaker.record_abandoned(AbandonReason.CANCELLED)
             raise
         if deadline_scope.cancelled_caught:
             deadline.record_miss()
             breaker.record_failure(FailureKind.DEADLINE)
-            return QueryEmbedding(None, QueryOutcome.TIMEOUT)
+            return QueryEmbedding(None, QueryOutcome.TIMEOUT, identity)
         deadline.record_success(trio.current_time() - started)
         breaker.record_success()
-        return QueryEmbedding(vector, QueryOutcome.OK)
+        return QueryEmbedding(vector, QueryOutcome.OK, identity)

@@ -1,10 +1,12 @@
-"""Which embedding provider to use: a TOML file plus environment variables.
+"""Which embedding and text providers to use: a TOML file plus environment variables.
 
-The file is ``$CAIRN_CONFIG`` or ``<data dir>/cairn.toml``; environment variables override
-it field by field. With neither, the embedded local model serves: external providers are
+The file is ``$CAIRN_CONFIG`` or ``<data dir>/cairn.toml``; environment variables
+(``CAIRN_EMBEDDING_*``, ``CAIRN_TEXT_*``) override it field by field. With neither, the
+embedded local model embeds and no text provider is used: external providers are
 configuration, never a requirement. Keys are never configured directly, only the *name* of
 the environment variable that holds one (``api_key_env``), so no file, status output or
-error can carry a secret.
+error can carry a secret. An unknown key, a value of the wrong type or an impossible value is
+an :class:`~cairn.errors.InvalidInputError` naming the file or variable it came from.
 
     [embedding]
     provider = "openai-compatible"     # or "ollama", or "local" (the default)
@@ -15,6 +17,18 @@ error can carry a secret.
     max_batch_size = 64
     connect_timeout_s = 5.0
     read_timeout_s = 30.0
+    max_concurrency = 4
+
+    [text]
+    provider = "openai-compatible"     # or "ollama", or "none" (the default)
+    base_url = "https://api.openai.com"
+    model = "gpt-4o-mini"
+    api_key_env = "OPENAI_API_KEY"
+    max_tokens = 1024                  # ceiling on any one answer
+    token_limit_field = "max_completion_tokens"   # or "max_tokens" (the default)
+    connect_timeout_s = 5.0
+    read_timeout_s = 60.0
+    max_concurrency = 4
 """
 
 from __future__ import annotations
@@ -22,20 +36,30 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
 from cairn.errors import InvalidInputError
+from cairn.providers.http.text import TOKEN_LIMIT_FIELDS
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["PROVIDERS", "EmbeddingSettings", "load_embedding_settings"]
+__all__ = [
+    "PROVIDERS",
+    "TEXT_PROVIDERS",
+    "EmbeddingSettings",
+    "TextSettings",
+    "config_path",
+    "load_embedding_settings",
+    "load_text_settings",
+]
 
 PROVIDERS = ("local", "openai-compatible", "ollama")
-_ENV_PREFIX = "CAIRN_EMBEDDING_"
-_FIELDS = {
+TEXT_PROVIDERS = ("none", "openai-compatible", "ollama")
+
+_EMBEDDING_FIELDS: Final = {
     "provider": str,
     "base_url": str,
     "model": str,
@@ -44,7 +68,36 @@ _FIELDS = {
     "max_batch_size": int,
     "connect_timeout_s": float,
     "read_timeout_s": float,
+    "max_concurrency": int,
 }
+_TEXT_FIELDS: Final = {
+    "provider": str,
+    "base_url": str,
+    "model": str,
+    "api_key_env": str,
+    "max_tokens": int,
+    "token_limit_field": str,
+    "connect_timeout_s": float,
+    "read_timeout_s": float,
+    "max_concurrency": int,
+}
+
+
+def _require_positive(settings: object, names: tuple[str, ...], source: str) -> None:
+    for name in names:
+        value = getattr(settings, name)
+        if value is not None and value <= 0:
+            raise InvalidInputError(f"{source}: {name} must be positive, not {value!r}")
+
+
+def _require_present(
+    settings: object, provider: str, names: tuple[str, ...], source: str
+) -> None:
+    missing = [name for name in names if getattr(settings, name) is None]
+    if missing:
+        raise InvalidInputError(
+            f"provider {provider!r} needs {', '.join(missing)} ({source})"
+        )
 
 
 @attrs.frozen
@@ -57,27 +110,77 @@ class EmbeddingSettings:
     max_batch_size: int = 64
     connect_timeout_s: float = 5.0
     read_timeout_s: float = 30.0
+    max_concurrency: int = 4
     source: str = "default"
 
     def __attrs_post_init__(self) -> None:
         if self.provider not in PROVIDERS:
             raise InvalidInputError(
-                f"unknown embedding provider {self.provider!r}; use one of {', '.join(PROVIDERS)}"
+                f"unknown embedding provider {self.provider!r}; use one of"
+                f" {', '.join(PROVIDERS)} ({self.source})"
             )
+        _require_positive(
+            self,
+            (
+                "dimension",
+                "max_batch_size",
+                "connect_timeout_s",
+                "read_timeout_s",
+                "max_concurrency",
+            ),
+            self.source,
+        )
         if self.provider != "local":
-            missing = [
-                name
-                for name in ("base_url", "model", "dimension")
-                if getattr(self, name) is None
-            ]
-            if missing:
-                raise InvalidInputError(
-                    f"provider {self.provider!r} needs {', '.join(missing)} ({self.source})"
-                )
+            # No dimension: discovered by one probe call when the provider is built.
+            _require_present(self, self.provider, ("base_url", "model"), self.source)
 
 
-def _coerce(name: str, value: object, source: str) -> object:
-    kind = _FIELDS[name]
+@attrs.frozen
+class TextSettings:
+    """The text provider (extraction, reflection, query compilation), or ``"none"``."""
+
+    provider: str = "none"
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    max_tokens: int | None = None
+    token_limit_field: str = "max_tokens"  # noqa: S105 - a request field name
+    connect_timeout_s: float = 5.0
+    read_timeout_s: float = 60.0
+    max_concurrency: int = 4
+    source: str = "default"
+
+    def __attrs_post_init__(self) -> None:
+        if self.provider not in TEXT_PROVIDERS:
+            raise InvalidInputError(
+                f"unknown text provider {self.provider!r}; use one of"
+                f" {', '.join(TEXT_PROVIDERS)} ({self.source})"
+            )
+        if self.token_limit_field not in TOKEN_LIMIT_FIELDS:
+            raise InvalidInputError(
+                f"token_limit_field must be one of {', '.join(TOKEN_LIMIT_FIELDS)},"
+                f" not {self.token_limit_field!r} ({self.source})"
+            )
+        _require_positive(
+            self,
+            ("max_tokens", "connect_timeout_s", "read_timeout_s", "max_concurrency"),
+            self.source,
+        )
+        if self.provider != "none":
+            _require_present(self, self.provider, ("base_url", "model"), self.source)
+
+
+def config_path(data_dir: Path, environ: Mapping[str, str] | None = None) -> Path:
+    """``$CAIRN_CONFIG`` when set, else ``<data dir>/cairn.toml`` (it may not exist)."""
+    environ = os.environ if environ is None else environ
+    configured = environ.get("CAIRN_CONFIG")
+    return Path(configured) if configured else data_dir / "cairn.toml"
+
+
+def _coerce(
+    fields: Mapping[str, type], name: str, value: object, source: str
+) -> object:
+    kind = fields[name]
     try:
         if kind is int and isinstance(value, str | int) and not isinstance(value, bool):
             return int(value)
@@ -96,16 +199,15 @@ def _coerce(name: str, value: object, source: str) -> object:
     )
 
 
-def load_embedding_settings(
-    data_dir: Path, environ: Mapping[str, str] | None = None
-) -> EmbeddingSettings:
-    """Read ``[embedding]`` from the config file, then apply ``CAIRN_EMBEDDING_*`` variables."""
+def _load_table(
+    data_dir: Path,
+    environ: Mapping[str, str] | None,
+    table_name: str,
+    fields: Mapping[str, type],
+) -> tuple[dict[str, Any], str]:
+    """The ``[table_name]`` values from the file, overridden by ``CAIRN_<TABLE>_*``."""
     environ = os.environ if environ is None else environ
-    path = (
-        Path(environ["CAIRN_CONFIG"])
-        if environ.get("CAIRN_CONFIG")
-        else data_dir / "cairn.toml"
-    )
+    path = config_path(data_dir, environ)
     values: dict[str, Any] = {}
     sources: list[str] = []
     if path.is_file():
@@ -113,19 +215,41 @@ def load_embedding_settings(
             document = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
             raise InvalidInputError(f"{path}: {error}") from None
-        table = document.get("embedding", {})
+        table = document.get(table_name, {})
         if not isinstance(table, dict):
-            raise InvalidInputError(f"{path}: [embedding] must be a table")
-        unknown = set(table) - set(_FIELDS)
+            raise InvalidInputError(f"{path}: [{table_name}] must be a table")
+        unknown = set(table) - set(fields)
         if unknown:
             raise InvalidInputError(
-                f"{path}: unknown keys {', '.join(sorted(unknown))}"
+                f"{path}: unknown keys in [{table_name}]: {', '.join(sorted(unknown))}"
             )
-        values.update({k: _coerce(k, v, str(path)) for k, v in table.items()})
+        values.update(
+            {
+                k: _coerce(fields, k, v, f"{path} [{table_name}]")
+                for k, v in table.items()
+            }
+        )
         sources.append(str(path))
-    for name in _FIELDS:
-        variable = _ENV_PREFIX + name.upper()
+    prefix = f"CAIRN_{table_name.upper()}_"
+    for name in fields:
+        variable = prefix + name.upper()
         if variable in environ:
-            values[name] = _coerce(name, environ[variable], variable)
+            values[name] = _coerce(fields, name, environ[variable], variable)
             sources.append(variable)
-    return EmbeddingSettings(**values, source=", ".join(sources) or "default")
+    return values, ", ".join(sources) or "default"
+
+
+def load_embedding_settings(
+    data_dir: Path, environ: Mapping[str, str] | None = None
+) -> EmbeddingSettings:
+    """Read ``[embedding]`` from the config file, then apply ``CAIRN_EMBEDDING_*`` variables."""
+    values, source = _load_table(data_dir, environ, "embedding", _EMBEDDING_FIELDS)
+    return EmbeddingSettings(**values, source=source)
+
+
+def load_text_settings(
+    data_dir: Path, environ: Mapping[str, str] | None = None
+) -> TextSettings:
+    """Read ``[text]`` from the config file, then apply ``CAIRN_TEXT_*`` variables."""
+    values, source = _load_table(data_dir, environ, "text", _TEXT_FIELDS)
+    return TextSettings(**values, source=source)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
+import httpx
 import numpy as np
 import numpy.typing as npt
 import trio
@@ -22,16 +23,16 @@ from cairn.domain.ids import AgentId, EventId, SessionId, validate_agent_id
 from cairn.domain.scope import RecallContext
 from cairn.errors import ConflictingEventError, InvalidInputError, RuntimeClosedError
 from cairn.ingestion.extract import RuleExtractor
-from cairn.providers.embedding import EmbeddingProvider, Vectors
 from cairn.providers.gateway import QueryEmbeddingGateway
+from cairn.providers.http.client import create_http_client
 from cairn.providers.http.text import TextProvider
-from cairn.providers.settings import load_embedding_settings
+from cairn.providers.settings import EmbeddingSettings, load_embedding_settings
 from cairn.runtime.database import Database
-from cairn.runtime.providers import open_embedder
+from cairn.runtime.providers import ActiveEmbedder, build_embedder
 from cairn.runtime.recall import RecallPlan
 from cairn.runtime.supervisor import AgentSupervisor, open_agent_supervisor
 from cairn.runtime.threads import Limiters, run_in_thread
-from cairn.store.agents import list_agents
+from cairn.store.agents import advance_all_epochs, list_agents
 from cairn.store.batches import batch_statistics, count_pending
 from cairn.store.directives import create_directive
 from cairn.store.evidence import IntakeOutcome, IntakeResult
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Sequence
 
     from cairn.domain.evidence import Turn
+    from cairn.providers.embedding import EmbeddingProvider, Vectors
     from cairn.retrieval.types import Recall
 
 __all__ = ["IngestReport", "Memory", "open_memory"]
@@ -78,15 +80,24 @@ class Memory:
     clock: DomainClock
     database: Database
     limiters: Limiters
-    embedder: EmbeddingProvider
+    active: ActiveEmbedder
     gateway: QueryEmbeddingGateway
     vectors: VectorStoreManager
     nursery: trio.Nursery
+    http_client: httpx.AsyncClient | None = None
     extractor: RuleExtractor = attrs.field(factory=RuleExtractor)
     text_provider: TextProvider | None = None
     closed: bool = False
     _supervisors: dict[AgentId, AgentSupervisor] = attrs.field(factory=dict)
     _starting: dict[AgentId, trio.Event] = attrs.field(factory=dict)
+    # Held while a supervisor starts and while the embedder is switched, so a starting
+    # agent never reads its epoch before a switch and misses the switch itself.
+    _switching: trio.Lock = attrs.field(factory=trio.Lock)
+
+    @property
+    def embedder(self) -> EmbeddingProvider:
+        """The embedder serving now (it changes on :meth:`use_embedder`)."""
+        return self.active.provider
 
     async def _supervisor(self, agent_id: str) -> AgentSupervisor:
         if self.closed:
@@ -102,8 +113,9 @@ class Memory:
                 continue
             self._starting[agent] = trio.Event()
             try:
-                supervisor = await self.nursery.start(self._run_supervisor, agent)
-                self._supervisors[agent] = supervisor
+                async with self._switching:
+                    supervisor = await self.nursery.start(self._run_supervisor, agent)
+                    self._supervisors[agent] = supervisor
             finally:
                 self._starting.pop(agent).set()
         return self._supervisors[agent]
@@ -118,7 +130,7 @@ class Memory:
                 limiters=self.limiters,
                 config=self.config,
                 clock=self.clock,
-                embedder=self.embedder,
+                embedder=self.active,
                 gateway=self.gateway,
                 vectors=self.vectors,
                 extractor=self.extractor,
@@ -259,6 +271,11 @@ class Memory:
             "kept": ["evidence", "directives", "tombstones"],
         }
 
+    async def wait_cleared(self, agent_id: str) -> None:
+        """Start the agent if needed and wait until no clear job of it is pending (a job
+        left by a crash resumes when the agent starts)."""
+        await (await self._supervisor(agent_id)).clearing.wait_finished()
+
     # -- directives --------------------------------------------------------------------
     async def add_directive(
         self, agent_id: str, text: str, *, kind: str = "instruction"
@@ -275,6 +292,55 @@ class Memory:
                 connection, agent, kind, text, "active", now
             )
         )
+
+    # -- providers ---------------------------------------------------------------------
+    async def reconfigure(self, settings: EmbeddingSettings | None = None) -> bool:
+        """Apply the embedding configuration (re-read from file and environment if not given)
+        without a restart; returns whether the embedding identity changed (see
+        :meth:`use_embedder`). Bad configuration raises InvalidInputError and changes nothing.
+        """
+        if settings is None:
+            data_dir = self.path
+            settings = await run_in_thread(
+                lambda: load_embedding_settings(data_dir),
+                limiter=self.limiters.store_read,
+            )
+        client = None
+        if settings.provider != "local":
+            if self.http_client is None:
+                # Timeouts and in-flight limits are per provider (their configs), so
+                # one client with defaults serves every provider.
+                self.http_client = create_http_client()
+            client = self.http_client
+        embedder = await build_embedder(settings, self.limiters, client)
+        return await self.use_embedder(embedder)
+
+    async def use_embedder(self, embedder: EmbeddingProvider) -> bool:
+        """Switch to ``embedder`` live; returns whether the embedding identity changed.
+
+        A new identity (provider, model, dimension or metric) is an epoch change for every
+        agent, live or not, in one transaction: in-flight embedding work of the old identity
+        is cancelled and, whatever cancellation misses, refused at commit; the old vector
+        projection stops serving at once; each live agent rebuilds its projection for the new
+        identity in the background (stored vectors of that identity are reused, the rest are
+        re-embedded) while recall carries on lexically and says ``reindexing``. The query
+        breaker and deadline state are cleared either way.
+        """
+        if self.closed:
+            raise RuntimeClosedError("the memory runtime is closed")
+        async with self._switching:
+            changed = embedder.identity != self.active.identity
+            epochs: dict[AgentId, int] = {}
+            if changed:
+                epochs = await self.database.write(advance_all_epochs)
+            # From here to the end no checkpoint: work starting now sees the new embedder
+            # and the new epoch together.
+            self.active.replace(embedder)
+            self.gateway.switch(embedder)
+            for agent_id, supervisor in self._supervisors.items():
+                if changed:
+                    supervisor.switch_embedding(epochs[agent_id])
+        return changed
 
     # -- status and lifecycle ------------------------------------------------------------
     async def status(self) -> dict[str, Any]:
@@ -298,7 +364,13 @@ class Memory:
 
         agents = await self.database.read(lambda reader: read_counts(reader.connection))
         for agent, supervisor in self._supervisors.items():
-            agents.setdefault(agent, {}).update(runtime=supervisor.statistics())
+            identity = supervisor.slot.identity
+            agents.setdefault(agent, {}).update(
+                runtime=supervisor.statistics(),
+                epoch=supervisor.fence.epoch,
+                query_breaker=self.gateway.breaker(agent).state.value,
+                vector_identity=None if identity is None else identity.as_dict(),
+            )
         return {
             "data_dir": str(self.path),
             "embedder": attrs.asdict(self.embedder.identity),
@@ -338,15 +410,33 @@ async def open_memory(
         lambda: data_dir.mkdir(parents=True, exist_ok=True),
         limiter=limiters.store_write,
     )
-    async with contextlib.AsyncExitStack() as stack:
+    http_client = (
+        None
+        if embedder is not None or settings.provider == "local"
+        else create_http_client()
+    )
+    try:
         if embedder is None:
-            embedder = await stack.enter_async_context(
-                open_embedder(settings, limiters)
-            )
+            embedder = await build_embedder(settings, limiters, http_client)
+    except BaseException:
+        if http_client is not None:
+            with trio.CancelScope(shield=True):
+                await http_client.aclose()
+        raise
+    opened: Memory | None = None
+    try:
         async with _open_runtime(data_dir, config, clock, embedder, limiters) as memory:
+            memory.http_client = http_client
             # Extraction through a text model; without one the rule extractor serves.
             memory.text_provider = text_provider
+            opened = memory
             yield memory
+    finally:
+        # After the runtime has stopped: its last provider calls are over by then.
+        client = http_client if opened is None else opened.http_client
+        if client is not None:
+            with trio.CancelScope(shield=True):
+                await client.aclose()
 
 
 @contextlib.asynccontextmanager
@@ -375,7 +465,7 @@ async def _open_runtime(
                 clock or SystemDomainClock(),
                 database,
                 limiters,
-                embedder,
+                ActiveEmbedder(embedder),
                 QueryEmbeddingGateway(
                     embedder,
                     deadline_floor_s=config.query_deadline_floor_s,

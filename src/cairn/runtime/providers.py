@@ -1,24 +1,50 @@
-"""Building the configured embedder (and the shared HTTP client it may need)."""
+"""Building the configured embedder (and the shared HTTP client it may need), and the
+slot that holds the embedder currently serving, replaced whole on a config switch."""
 
 from __future__ import annotations
 
 import contextlib
 from typing import TYPE_CHECKING
 
-from cairn.providers.http.client import ApiKey, open_http_client
-from cairn.providers.http.config import HttpEmbedderConfig
-from cairn.providers.http.ollama import OllamaEmbedder
-from cairn.providers.http.openai_compat import OpenAICompatibleEmbedder
+import attrs
+import trio
+
+from cairn.providers.embedding import EmbeddingProvider
+from cairn.providers.http.client import open_http_client
+from cairn.providers.http.factory import discover_dimension, http_embedder
 from cairn.providers.local import LocalE5Embedder
 from cairn.runtime.threads import Limiters, run_in_thread
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from cairn.providers.embedding import EmbeddingProvider
-    from cairn.providers.settings import EmbeddingSettings
+    import httpx
 
-__all__ = ["local_embedder", "open_embedder"]
+    from cairn.providers.settings import EmbeddingSettings
+    from cairn.vectors.identity import EmbeddingIdentity
+
+__all__ = ["ActiveEmbedder", "build_embedder", "local_embedder", "open_embedder"]
+
+
+@attrs.define(eq=False)
+class ActiveEmbedder:
+    """The embedder serving document batches now.
+
+    Work snapshots ``provider`` (and its identity) together with its fence identity when it
+    starts; a switch replaces ``provider`` and advances every agent's epoch, so work that
+    started with the old one can no longer commit. ``generation`` counts switches.
+    """
+
+    provider: EmbeddingProvider
+    generation: int = 0
+
+    @property
+    def identity(self) -> EmbeddingIdentity:
+        return self.provider.identity
+
+    def replace(self, provider: EmbeddingProvider) -> None:
+        self.provider = provider
+        self.generation += 1
 
 
 def local_embedder(limiters: Limiters) -> LocalE5Embedder:
@@ -34,29 +60,28 @@ def local_embedder(limiters: Limiters) -> LocalE5Embedder:
     )
 
 
+async def build_embedder(
+    settings: EmbeddingSettings,
+    limiters: Limiters,
+    client: httpx.AsyncClient | None,
+) -> EmbeddingProvider:
+    """The embedder ``settings`` select; an HTTP one goes over the shared ``client``
+    (its dimension discovered with one probe call if not configured)."""
+    if settings.provider == "local":
+        await trio.lowlevel.checkpoint()
+        return local_embedder(limiters)
+    if client is None:
+        raise ValueError("an HTTP embedding provider needs the shared HTTP client")
+    return http_embedder(await discover_dimension(settings, client), client)
+
+
 @contextlib.asynccontextmanager
 async def open_embedder(
     settings: EmbeddingSettings, limiters: Limiters
 ) -> AsyncIterator[EmbeddingProvider]:
-    """The embedder ``settings`` select; an HTTP one shares a client closed on exit."""
+    """The embedder ``settings`` select, with an HTTP client of its own closed on exit."""
     if settings.provider == "local":
         yield local_embedder(limiters)
         return
-    assert settings.base_url is not None  # noqa: S101 - checked by EmbeddingSettings
-    assert settings.model is not None  # noqa: S101
-    assert settings.dimension is not None  # noqa: S101
-    config = HttpEmbedderConfig(
-        base_url=settings.base_url,
-        model=settings.model,
-        dimension=settings.dimension,
-        api_key=None if settings.api_key_env is None else ApiKey(settings.api_key_env),
-        max_batch_size=settings.max_batch_size,
-    )
-    async with open_http_client(
-        connect_timeout_s=settings.connect_timeout_s,
-        read_timeout_s=settings.read_timeout_s,
-    ) as client:
-        if settings.provider == "ollama":
-            yield OllamaEmbedder(client, config)
-        else:
-            yield OpenAICompatibleEmbedder(client, config)
+    async with open_http_client() as client:
+        yield await build_embedder(settings, limiters, client)

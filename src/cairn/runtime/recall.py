@@ -74,16 +74,24 @@ async def compute_recall(
     now = clock.now()
     degradations: list[Degradation] = []
     query_vector = plan.query_vector
+    query_identity = slot.identity  # a caller's vector is taken to fit the projection
     if query_vector is None:
         embedded = await gateway.embed_query(agent_id, plan.query)
         query_vector = embedded.vector
+        query_identity = embedded.identity
         if embedded.outcome is not QueryOutcome.OK:
             degradations.append(Degradation(embedded.outcome.value))
-    index = slot.index
-    if index is None:
-        degradations.append(Degradation.VECTOR_UNAVAILABLE)
-    elif slot.reindexing:
+    index, index_identity = slot.index, slot.identity
+    if slot.reindexing:
         degradations.append(Degradation.REINDEXING)
+    elif index is None:
+        degradations.append(Degradation.VECTOR_UNAVAILABLE)
+    if index is not None and query_identity != index_identity:
+        # The embedder switched between embedding the query and reading the slot: the
+        # vector and the projection are of different spaces and must never meet.
+        index = None
+        if Degradation.REINDEXING not in degradations:
+            degradations.append(Degradation.REINDEXING)
     request = CandidateRequest(
         agent_id=agent_id,
         terms=query_terms(plan.query),

@@ -18,7 +18,6 @@ from cairn.clock import DomainClock
 from cairn.config import MemoryConfig
 from cairn.domain.ids import AgentId
 from cairn.errors import DrainTimeoutError, RuntimeClosedError, UnknownRequestError
-from cairn.providers.embedding import EmbeddingProvider
 from cairn.providers.gateway import QueryEmbeddingGateway
 from cairn.retrieval.types import Recall, RecallStatus
 from cairn.runtime.actors.clear_jobs import ClearJobActor
@@ -36,6 +35,7 @@ from cairn.runtime.messages import (
     StoreRecallResult,
     WriteRequest,
 )
+from cairn.runtime.providers import ActiveEmbedder
 from cairn.runtime.recall import RecallPlan, compute_recall
 from cairn.runtime.threads import Limiters
 from cairn.serde.recall import recall_from_bytes, recall_to_bytes
@@ -63,7 +63,7 @@ class AgentSupervisor:
     limiters: Limiters
     config: MemoryConfig
     clock: DomainClock
-    embedder: EmbeddingProvider
+    embedder: ActiveEmbedder
     gateway: QueryEmbeddingGateway
     fence: AgentFence
     nursery: trio.Nursery
@@ -114,28 +114,37 @@ class AgentSupervisor:
 
     async def wait_idle(self) -> None:
         """Return once everything accepted so far is extracted and embedded (dead
-        letters excepted: they wait for a replay)."""
-        with self.ingestion.flushing():
-            with contextlib.suppress(trio.WouldBlock):
-                self.wake_send.send_nowait(None)
-            await self._wait_settled()
-
-    async def _wait_settled(self) -> None:
-        # Pending extraction is read from the database (the queue of record); the work
-        # counter covers queued intake requests and embedding jobs.
-        agent_id = self.agent_id
+        letters excepted: they wait for a replay), and the projection of the current
+        embedding identity has caught up (after a switch)."""
         while True:
-            await self.work.wait_zero()
-            progress = self.ingestion.progress_event()
-            pending = await self.database.read(
-                lambda reader: count_pending(reader.connection, agent_id)
-            )
-            if not pending and not self.work.outstanding:
+            await self._drain()
+            caught_up = self.slot.caught_up
+            await caught_up.wait()
+            # A switch during the wait replaced the event: wait for the new one.
+            if caught_up is self.slot.caught_up and not self.work.outstanding:
                 return
-            if pending:
+
+    async def _drain(self) -> None:
+        """Return once everything accepted so far is extracted and embedded.
+
+        Pending extraction is read from the database (the queue of record) while the
+        ingestion actor batches at once instead of lingering; the work counter covers
+        queued intake requests and embedding jobs.
+        """
+        agent_id = self.agent_id
+        with self.ingestion.flushing():
+            while True:
+                progress = self.ingestion.progress_event()
                 with contextlib.suppress(trio.WouldBlock):
                     self.wake_send.send_nowait(None)
-                await progress.wait()
+                await self.work.wait_zero()
+                pending = await self.database.read(
+                    lambda reader: count_pending(reader.connection, agent_id)
+                )
+                if not pending and not self.work.outstanding:
+                    return
+                if pending:
+                    await progress.wait()
 
     # -- recall ------------------------------------------------------------------------
     async def recall(self, plan: RecallPlan, wait_s: float) -> Recall:
@@ -216,12 +225,29 @@ class AgentSupervisor:
         await self.clearing.wait_finished()
         return self.clearing.claims_deleted - before
 
+    # -- providers ---------------------------------------------------------------------
+    def switch_embedding(self, epoch: int) -> None:
+        """The embedding identity changed and the stored epoch is now ``epoch``.
+
+        Synchronous on purpose (no checkpoint): the old projection stops serving, in-flight
+        work of the old epoch is cancelled (and refused at commit if cancellation misses),
+        and the embedding actor warms up again for the new identity.
+        """
+        self.fence.advance(epoch, "embedding identity changed")
+        self.slot.retire()
+        self.embedding.restart()
+
     # -- lifecycle ---------------------------------------------------------------------
     async def stop(self) -> None:
         """Stop accepting, drain within the timeout, then cancel the actors."""
         self.accepting = False
+        # Provider calls are cancelled, not awaited: embedding is redone from the tables at
+        # the next start, while intake and extraction below drain as owed.
+        self.embedding.defer()
         with trio.move_on_after(self.config.drain_timeout_s) as drain_scope:
-            await self.wait_idle()
+            # Accepted work only: a background rebuild for a new embedding identity is
+            # not owed to anyone and resumes at the next start.
+            await self._drain()
             for reply in list(self._late.values()):
                 with contextlib.suppress(Exception):
                     await reply.wait()
@@ -248,6 +274,8 @@ class AgentSupervisor:
             "writes_committed": self.writer.committed,
             "writes_failed": self.writer.failed,
             "vectors_live": 0 if index is None else len(index),
+            "reindexing": int(self.slot.reindexing),
+            "embedding_restarts": self.embedding.restarts,
             "maintenance_passes": self.maintenance.passes,
             "pending_late_recalls": len(self._late),
             "clear_jobs_completed": self.clearing.completed,
@@ -263,7 +291,7 @@ async def open_agent_supervisor(
     limiters: Limiters,
     config: MemoryConfig,
     clock: DomainClock,
-    embedder: EmbeddingProvider,
+    embedder: ActiveEmbedder,
     gateway: QueryEmbeddingGateway,
     vectors: VectorStoreManager,
     extractor: RuleExtractor,
@@ -328,7 +356,6 @@ async def open_agent_supervisor(
         database,
         limiters,
         vectors,
-        embedder.identity,
         slot,
         audit,
         config.maintenance_interval_s,

@@ -13,7 +13,14 @@ if TYPE_CHECKING:
 
     from cairn.domain.identity import ExecutionIdentity
 
-__all__ = ["advance_epoch", "check_identity", "ensure_agent", "list_agents"]
+__all__ = [
+    "advance_all_epochs",
+    "advance_epoch",
+    "agent_epochs",
+    "check_identity",
+    "ensure_agent",
+    "list_agents",
+]
 
 
 def ensure_agent(
@@ -42,6 +49,17 @@ def advance_epoch(connection: apsw.Connection, agent_id: AgentId) -> int:
     return 0 if row is None else int(row[0])
 
 
+def advance_all_epochs(connection: apsw.Connection) -> dict[AgentId, int]:
+    """Advance every agent's epoch at once (an embedding switch); return the new epochs."""
+    connection.execute("UPDATE agents SET config_epoch = config_epoch + 1")
+    return {
+        AgentId(str(agent_id)): int(epoch)
+        for agent_id, epoch in connection.execute(
+            "SELECT agent_id, config_epoch FROM agents"
+        )
+    }
+
+
 def check_identity(connection: apsw.Connection, identity: ExecutionIdentity) -> None:
     """Raise :class:`StaleResultError` unless ``identity`` is still the agent's epoch.
 
@@ -62,3 +80,13 @@ def list_agents(connection: apsw.Connection) -> list[AgentId]:
         AgentId(str(row[0]))
         for row in connection.execute("SELECT agent_id FROM agents ORDER BY agent_id")
     ]
+
+
+def agent_epochs(connection: apsw.Connection) -> dict[AgentId, int]:
+    """Every agent's stored config epoch."""
+    return {
+        AgentId(str(agent_id)): int(epoch)
+        for agent_id, epoch in connection.execute(
+            "SELECT agent_id, config_epoch FROM agents ORDER BY agent_id"
+        )
+    }

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CommittedClaims",
+    "claim_fts_body",
     "claims_citing",
     "content_hash",
     "insert_claims",
@@ -150,10 +151,18 @@ def insert_claims(
         )
         rowid = connection.last_insert_rowid()
         _add_sources(connection, rowid, draft, event_rowids)
-        prefix = namespace(agent_id, draft.scope.kind.value, scope_key)
         connection.execute(
             "INSERT INTO claim_fts (rowid, body) VALUES (?, ?)",
-            (rowid, index_text(_lexical_body(draft), prefix)),
+            (
+                rowid,
+                claim_fts_body(
+                    agent_id,
+                    draft.text,
+                    draft.predicate,
+                    draft.scope.kind.value,
+                    scope_key,
+                ),
+            ),
         )
         superseded += _supersede_older(connection, agent_id, rowid, draft, stamp)
         connection.execute(
@@ -165,14 +174,24 @@ def insert_claims(
     return CommittedClaims(tuple(inserted), merged, superseded, suppressed)
 
 
-def _lexical_body(draft: ClaimDraft) -> str:
-    """A claim is found by what it says and by the attribute it settles: a state claim
-    with predicate ``lives_in`` answers "where does she live" even when it says "moved to".
+def claim_fts_body(
+    agent_id: str,
+    text: str,
+    predicate: str | None,
+    scope: str,
+    scope_key: str | None,
+) -> str:
+    """The claim's row in ``claim_fts``, computed from its stored columns alone (so a
+    damaged contentless index can be rebuilt from the claims table).
+
+    A claim is found by what it says and by the attribute it settles: a state claim with
+    predicate ``lives_in`` answers "where does she live" even when it says "moved to".
     """
-    if draft.predicate is None:
-        return draft.text
-    attribute = draft.predicate.replace("_", " ").replace(":", " ")
-    return f"{draft.text} {attribute}"
+    body = text
+    if predicate is not None:
+        attribute = predicate.replace("_", " ").replace(":", " ")
+        body = f"{text} {attribute}"
+    return index_text(body, namespace(agent_id, scope, scope_key))
 
 
 def _add_sources(

@@ -26,6 +26,7 @@ __all__ = [
     "clear_lineage",
     "finish_clear",
     "pending_clear",
+    "pending_clear_jobs",
     "start_clear",
 ]
 
@@ -51,6 +52,23 @@ def pending_clear(connection: apsw.Connection, agent_id: AgentId) -> ClearJob | 
     if row is None:
         return None
     return ClearJob(int(row[0]), str(row[1]), int(row[2]), str(row[3]), int(row[4]))
+
+
+def pending_clear_jobs(connection: apsw.Connection) -> list[dict[str, object]]:
+    """Every clear job not done yet, of every agent, oldest first (for status and doctor)."""
+    return [
+        {
+            "job_id": int(job_id),
+            "agent_id": str(agent_id),
+            "phase": str(phase),
+            "deleted_claims": int(deleted),
+            "created_at": str(created_at),
+        }
+        for job_id, agent_id, phase, deleted, created_at in connection.execute(
+            "SELECT job_id, agent_id, phase, deleted_claims, created_at FROM clear_jobs"
+            " WHERE phase <> 'done' ORDER BY job_id"
+        )
+    ]
 
 
 def start_clear(

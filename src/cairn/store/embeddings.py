@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 __all__ = [
     "count_embeddings",
     "count_missing",
+    "embeddings_by_identity",
     "ensure_identity",
     "iter_embeddings",
     "missing_targets",
@@ -124,3 +125,26 @@ def count_missing(
         (agent_id, identity.key()),
     ).fetchone()
     return 0 if row is None else int(row[0])
+
+
+def embeddings_by_identity(
+    connection: apsw.Connection,
+) -> dict[str, list[dict[str, str | int]]]:
+    """Per agent, how many vectors are stored of each embedding identity."""
+    stored: dict[str, list[dict[str, str | int]]] = {}
+    for agent_id, key, provider, model, dimension, metric, count in connection.execute(
+        "SELECT m.agent_id, m.identity_key, v.provider, v.model, v.dimension, v.metric,"
+        " count(*) FROM embeddings m JOIN vector_identity v USING (identity_key)"
+        " GROUP BY m.agent_id, m.identity_key ORDER BY m.agent_id, m.identity_key"
+    ):
+        stored.setdefault(str(agent_id), []).append(
+            {
+                "identity_key": str(key),
+                "provider": str(provider),
+                "model": str(model),
+                "dimension": int(dimension),
+                "metric": str(metric),
+                "count": int(count),
+            }
+        )
+    return stored

@@ -26,6 +26,7 @@ from cairn.domain.evidence import (
     PreparedEvent,
     Role,
     SessionKind,
+    Turn,
 )
 from cairn.domain.ids import AgentId, EventId, SessionId
 from cairn.store.extraction_state import EXTRACTED, PENDING, SKIPPED, WITHDRAWN
@@ -48,8 +49,11 @@ __all__ = [
     "IntakeResult",
     "content_hash",
     "event_from_row",
+    "event_fts_body",
     "insert_events",
     "load_events",
+    "mark_extracted",
+    "stored_turn",
 ]
 
 
@@ -74,21 +78,19 @@ class IntakeResult:
     redactions: int = 0
 
 
-def content_hash(event: PreparedEvent) -> str:
-    """Identity of an event's (redacted) content; ``at`` counts only when the caller gave it."""
-    canonical = json.dumps(
-        [
-            event.session_id,
-            event.role.value,
-            event.text,
-            event.speaker,
-            None if event.at is None else event.at.astimezone(dt.UTC).isoformat(),
-            event.kind.value,
-            event.replaces,
-        ],
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
+def content_hash(event: Turn | PreparedEvent) -> str:
+    """Identity of an event's (stored, so redacted) content; ``at`` counts only when the
+    caller gave it, ``kind`` only when it is not a plain message."""
+    fields: list[object] = [
+        event.session_id,
+        event.role.value,
+        event.text,
+        event.speaker,
+        None if event.at is None else event.at.astimezone(dt.UTC).isoformat(),
+    ]
+    if event.kind is not EventKind.MESSAGE:
+        fields.append(event.kind.value)
+    canonical = json.dumps(fields, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -180,12 +182,12 @@ def _insert_row(
         ),
     )
     rowid = connection.last_insert_rowid()
-    # Indexed with the turn: the speaker's name ("what does Ana like?"), the date in
-    # words ("when did…"), and the turn it replies to, whose words a question about
-    # the reply often uses (design/recall.md measures each).
-    context = "" if previous is None else str(previous[1])
-    body = index_text(
-        f"{event.speaker or ''} {text} {occurred_at:%d %B %Y} {context}", prefix
+    body = _fts_body(
+        prefix,
+        event.speaker,
+        text,
+        occurred_at,
+        None if previous is None else str(previous[1]),
     )
     connection.execute(
         "INSERT INTO event_fts (rowid, body) VALUES (?, ?)", (rowid, body)
@@ -278,7 +280,7 @@ def insert_events(
                 event,
                 f"{event.event_id}{SEGMENT_SEPARATOR}{index}",
                 segment,
-                hashlib.sha256(segment.encode()).hexdigest(),
+                content_hash(attrs.evolve(event, text=segment)),
                 occurred_at,
                 received,
                 state,
@@ -295,6 +297,62 @@ def insert_events(
             )
         )
     return results
+
+
+def event_fts_body(
+    agent_id: str,
+    speaker: str | None,
+    text: str,
+    occurred_at: dt.datetime,
+    context: str | None,
+) -> str:
+    """The event's row in ``event_fts``, from its stored columns and the text of the turn
+    it replies to (so a damaged contentless index can be rebuilt from the events table).
+
+    Indexed with the turn: the speaker's name ("what does Ana like?"), the date in words
+    ("when did…"), and the turn it replies to, whose words a question about the reply
+    often uses (design/recall.md measures each).
+    """
+    return _fts_body(namespace(agent_id), speaker, text, occurred_at, context)
+
+
+def _fts_body(
+    prefix: str,
+    speaker: str | None,
+    text: str,
+    occurred_at: dt.datetime,
+    context: str | None,
+) -> str:
+    return index_text(
+        f"{speaker or ''} {text} {occurred_at:%d %B %Y} {context or ''}", prefix
+    )
+
+
+def stored_turn(turn: Turn) -> PreparedEvent:
+    """A turn whose text is stored text already (an import of an export): one segment,
+    no redaction pass (it ran when the text was first ingested)."""
+    return PreparedEvent(
+        event_id=turn.event_id,
+        session_id=turn.session_id,
+        role=turn.role,
+        kind=turn.kind,
+        text=turn.text,
+        segments=(turn.text,),
+        at=turn.at,
+        speaker=turn.speaker,
+        replaces=turn.replaces,
+    )
+
+
+def mark_extracted(
+    connection: apsw.Connection, agent_id: AgentId, rowids: Iterable[int]
+) -> None:
+    """Settle pending events as extracted (withdrawn or skipped ones keep their state)."""
+    connection.execute(
+        "UPDATE events SET extracted = ? WHERE agent_id = ? AND extracted = ?"
+        " AND rowid IN (SELECT value FROM json_each(?))",
+        (EXTRACTED, agent_id, PENDING, json.dumps(sorted(set(rowids)))),
+    )
 
 
 EVENT_COLUMNS = (

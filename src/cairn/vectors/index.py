@@ -335,9 +335,13 @@ class ExactVectorIndex:
             found = found[alive]
             similarities = similarities[alive]
         found = found[:k]
-        return list(
+        pairs = list(
             zip(snap.keys[found].tolist(), similarities[:k].tolist(), strict=True)
         )
+        # Equal similarities rank by key, not by row position, so a projection rebuilt
+        # from blobs or imported (other row order) ranks exactly like the one it replaces.
+        pairs.sort(key=lambda pair: (-pair[1], pair[0]))
+        return pairs
 
     # ------------------------------------------------------------------ writer side
 

@@ -192,6 +192,16 @@ class VectorStoreManager:
         self._save(agent_id, identity, entry)
         return index
 
+    def release(self, agent_id: str, identity: EmbeddingIdentity) -> None:
+        """Save the index if it has unsaved writes, then let it go from memory.
+
+        For an identity that stopped serving: its file stays, so switching back reloads it.
+        """
+        self._check_open()
+        entry = self._entries.pop((agent_id, identity), None)
+        if entry is not None and entry.index.version != entry.saved_version:
+            self._save(agent_id, identity, entry)
+
     def drop_agent(self, agent_id: str) -> None:
         """Forget the agent's indexes and delete its directory with every file in it."""
         self._check_open()

@@ -1,9 +1,12 @@
 """HTTP model providers: OpenAI-compatible and Ollama embedders, plus their call policy.
 
 Building blocks of the provider gateway (architecture section 8): one shared httpx client and
-a JSON POST with error mapping and retries (:mod:`.client`), the embedders, the adaptive
-query deadline (:mod:`.deadline`) and the query-embedding circuit breaker (:mod:`.breaker`).
-Internal to cairn; the runtime wires them together.
+a JSON POST with error mapping, retries and Retry-After (:mod:`.client`), the embedders and
+text providers (each with its own timeouts and in-flight bound), the factories that build them
+from settings over the shared client (:mod:`.factory`, imported directly to keep
+``cairn.providers.settings`` free of an import cycle), the adaptive query deadline
+(:mod:`.deadline`) and the query-embedding circuit breaker (:mod:`.breaker`). Internal to
+cairn; the runtime wires them together.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from cairn.providers.http.breaker import (
     FailureKind as FailureKind,
 )
 from cairn.providers.http.client import ApiKey as ApiKey
+from cairn.providers.http.client import RetryAfterError as RetryAfterError
 from cairn.providers.http.client import RetryPolicy as RetryPolicy
 from cairn.providers.http.client import create_http_client as create_http_client
 from cairn.providers.http.client import open_http_client as open_http_client
@@ -52,6 +56,7 @@ __all__ = [
     "OllamaTextProvider",
     "OpenAICompatibleEmbedder",
     "OpenAICompatibleTextProvider",
+    "RetryAfterError",
     "RetryPolicy",
     "TextIdentity",
     "TextProvider",

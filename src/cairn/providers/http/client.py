@@ -7,6 +7,15 @@ a body that does not match the expected msgspec type is
 :class:`~cairn.errors.ProviderContractError` and is never retried, because asking again gets the
 same answer.
 
+Rate limits: a 429 or 503 with a ``Retry-After`` header (delta seconds or an HTTP-date) is a
+:class:`RetryAfterError` carrying the parsed wait; the next attempt comes after exactly that
+wait, capped at :attr:`RetryPolicy.retry_after_max_s`, instead of the computed backoff. The
+wait is a ``trio.sleep`` inside stamina, so cancelling during it ends the call with no further
+attempt (``test_cancel_during_retry_after_wait_makes_no_new_attempt``).
+
+Timeouts are per request (:class:`httpx.Timeout` passed to ``client.post``), so one shared
+client serves providers with different connect and read timeouts.
+
 Cancellation is not an error: ``trio.Cancelled`` (a ``BaseException``) passes through the retry
 loop untouched, so our own deadline, a trio cancel scope around the call, ends the call at once
 with no further attempt (``test_hung_request_is_cancelled_without_retry``).
@@ -18,8 +27,11 @@ response bodies (``test_no_secret_in_errors_logs_or_reprs``).
 
 from __future__ import annotations
 
+import datetime as dt
+import email.utils
 import logging
 import os
+import time
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -34,12 +46,18 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Mapping
 
 __all__ = [
+    "DEFAULT_CONNECT_TIMEOUT_S",
+    "DEFAULT_READ_TIMEOUT_S",
     "DEFAULT_RETRY",
     "ApiKey",
+    "RetryAfterError",
     "RetryPolicy",
     "create_http_client",
     "open_http_client",
+    "parse_retry_after",
     "post_json",
+    "provider_timeout",
+    "request_timeout",
     "safe_endpoint",
 ]
 
@@ -52,6 +70,22 @@ _ENCODER: Final = msgspec.json.Encoder()
 _SECRET_HEADERS: Final = frozenset({"authorization", "api-key", "x-api-key"})
 _MASK: Final = "***"
 _BODY_SNIPPET_CHARS: Final = 200
+DEFAULT_CONNECT_TIMEOUT_S: Final = 5.0
+DEFAULT_READ_TIMEOUT_S: Final = 30.0
+# Statuses whose Retry-After header we honour (RFC 9110 section 10.2.3).
+_RETRY_AFTER_STATUSES: Final = frozenset({429, 503})
+
+
+class RetryAfterError(TransientProviderError):
+    """A transient refusal (429 or 503) where the server said how long to wait.
+
+    ``retry_after_s`` is the parsed, non-negative wait in seconds, uncapped; only that number
+    is kept, never the response's headers.
+    """
+
+    def __init__(self, message: str, retry_after_s: float) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 @attrs.frozen
@@ -59,7 +93,9 @@ class RetryPolicy:
     """How often and how patiently transient failures are retried.
 
     ``attempts`` counts the first try. Waits grow exponentially from ``wait_initial_s`` up to
-    ``wait_max_s`` plus up to ``wait_jitter_s`` of random jitter. There is deliberately no
+    ``wait_max_s`` plus up to ``wait_jitter_s`` of random jitter, except after a
+    :class:`RetryAfterError`, which waits what the server asked, at most
+    ``retry_after_max_s``. There is deliberately no
     overall timeout here: the caller bounds the whole call with a trio cancel scope.
     """
 
@@ -67,6 +103,17 @@ class RetryPolicy:
     wait_initial_s: float = attrs.field(default=0.1, validator=attrs.validators.ge(0.0))
     wait_max_s: float = attrs.field(default=2.0, validator=attrs.validators.ge(0.0))
     wait_jitter_s: float = attrs.field(default=0.1, validator=attrs.validators.ge(0.0))
+    # A server asking for a longer wait than this gets this much: the caller's own deadline
+    # still bounds the call, and a wrong or hostile header must not park work for hours.
+    retry_after_max_s: float = attrs.field(
+        default=30.0, validator=attrs.validators.ge(0.0)
+    )
+
+    def backoff(self, error: Exception) -> bool | float:
+        """stamina's backoff hook: retry transient errors, after Retry-After when given."""
+        if isinstance(error, RetryAfterError):
+            return min(error.retry_after_s, self.retry_after_max_s)
+        return isinstance(error, TransientProviderError)
 
 
 DEFAULT_RETRY: Final = RetryPolicy()
@@ -100,8 +147,8 @@ class ApiKey:
 
 def create_http_client(
     *,
-    connect_timeout_s: float = 5.0,
-    read_timeout_s: float = 30.0,
+    connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+    read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
     max_connections: int = 16,
     trust_env: bool = True,
 ) -> httpx.AsyncClient:
@@ -110,9 +157,7 @@ def create_http_client(
     The caller owns it and must ``aclose()`` it; prefer :func:`open_http_client`. The httpx
     read timeout catches a stalled server; the per-call deadline is the caller's cancel scope.
     """
-    timeout = httpx.Timeout(
-        connect=connect_timeout_s, read=read_timeout_s, write=read_timeout_s, pool=None
-    )
+    timeout = request_timeout(connect_timeout_s, read_timeout_s)
     limits = httpx.Limits(
         max_connections=max_connections, max_keepalive_connections=max_connections
     )
@@ -122,8 +167,8 @@ def create_http_client(
 @asynccontextmanager
 async def open_http_client(
     *,
-    connect_timeout_s: float = 5.0,
-    read_timeout_s: float = 30.0,
+    connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+    read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
     max_connections: int = 16,
     trust_env: bool = True,
 ) -> AsyncIterator[httpx.AsyncClient]:
@@ -143,6 +188,66 @@ def safe_endpoint(url: str | httpx.URL) -> str:
     parsed = httpx.URL(url)
     port = f":{parsed.port}" if parsed.port is not None else ""
     return f"{parsed.scheme}://{parsed.host}{port}{parsed.path}"
+
+
+def request_timeout(connect_timeout_s: float, read_timeout_s: float) -> httpx.Timeout:
+    """The per-request httpx timeout for one provider (writes share the read budget)."""
+    return httpx.Timeout(
+        connect=connect_timeout_s, read=read_timeout_s, write=read_timeout_s, pool=None
+    )
+
+
+def provider_timeout(
+    connect_timeout_s: float | None, read_timeout_s: float | None
+) -> httpx.Timeout | None:
+    """A provider's per-request timeout, or None (the shared client's) when neither is set.
+
+    One set and one not: the unset one takes :func:`create_http_client`'s default.
+    """
+    if connect_timeout_s is None and read_timeout_s is None:
+        return None
+    return request_timeout(
+        DEFAULT_CONNECT_TIMEOUT_S if connect_timeout_s is None else connect_timeout_s,
+        DEFAULT_READ_TIMEOUT_S if read_timeout_s is None else read_timeout_s,
+    )
+
+
+def parse_retry_after(
+    value: str | None, *, now: dt.datetime | None = None
+) -> float | None:
+    """Seconds to wait from a ``Retry-After`` value, or None when absent or unreadable.
+
+    Accepts delta seconds (``"120"``) or an HTTP-date, measured from ``now`` (the response's
+    own ``Date`` header when the caller has it, which cancels clock skew; else our clock). A
+    date in the past means "now": 0.
+    """
+    if value is None:
+        return None
+    text = value.strip()
+    if text.isascii() and text.isdigit():
+        return float(text)
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # RFC 9110 dates are GMT; "-0000" parses naive
+        when = when.replace(tzinfo=dt.UTC)
+    # Protocol wall time (the server's date is wall time too), not business time.
+    reference = dt.datetime.fromtimestamp(time.time(), dt.UTC) if now is None else now
+    return max(0.0, (when - reference).total_seconds())
+
+
+def _retry_after_of(response: httpx.Response) -> float | None:
+    now: dt.datetime | None = None
+    date = response.headers.get("date")
+    if date is not None:
+        try:
+            now = email.utils.parsedate_to_datetime(date)
+        except (TypeError, ValueError, IndexError):
+            now = None
+        if now is not None and now.tzinfo is None:
+            now = now.replace(tzinfo=dt.UTC)
+    return parse_retry_after(response.headers.get("retry-after"), now=now)
 
 
 def _secrets_in(headers: Mapping[str, str]) -> list[str]:
@@ -175,12 +280,16 @@ async def post_json(
     headers: Mapping[str, str],
     decoder: msgspec.json.Decoder[T],
     retry: RetryPolicy = DEFAULT_RETRY,
+    http_timeout: httpx.Timeout | None = None,
 ) -> T:
     """POST ``payload`` as JSON and decode the 2xx answer with ``decoder``.
 
+    ``http_timeout`` is this provider's per-request httpx timeout (:func:`provider_timeout`);
+    None uses the shared client's default.
+
     Raises:
         TransientProviderError: every attempt failed with a connect/read error, a timeout,
-            429 or 5xx.
+            429 or 5xx (:class:`RetryAfterError` when the last answer said when to retry).
         ProviderContractError: another 4xx, malformed JSON or a schema mismatch (not retried).
 
     Cancellation: a cancelled call raises ``trio.Cancelled`` immediately and is never retried;
@@ -192,7 +301,7 @@ async def post_json(
     endpoint = safe_endpoint(url)
     result: T | None = None
     async for attempt in stamina.retry_context(
-        on=TransientProviderError,
+        on=retry.backoff,
         attempts=retry.attempts,
         timeout=None,
         wait_initial=retry.wait_initial_s,
@@ -201,7 +310,14 @@ async def post_json(
     ):
         with attempt:
             result = await _post_once(
-                client, url, body, request_headers, decoder, endpoint, secrets
+                client,
+                url,
+                body,
+                request_headers,
+                decoder,
+                endpoint,
+                secrets,
+                http_timeout,
             )
     if result is None:  # pragma: no cover - stamina either returns a result or raises
         raise TransientProviderError(f"POST {endpoint}: no attempt was made")
@@ -216,10 +332,16 @@ async def _post_once(
     decoder: msgspec.json.Decoder[T],
     endpoint: str,
     secrets: list[str],
+    http_timeout: httpx.Timeout | None,
 ) -> T:
     """One attempt, with every failure mapped onto the provider error tree."""
     try:
-        response = await client.post(url, content=body, headers=headers)
+        response = await client.post(
+            url,
+            content=body,
+            headers=headers,
+            timeout=httpx.USE_CLIENT_DEFAULT if http_timeout is None else http_timeout,
+        )
     except httpx.TimeoutException as exc:
         logger.warning("provider request to %s timed out", endpoint)
         raise TransientProviderError(
@@ -240,6 +362,20 @@ async def _post_once(
 
     status = response.status_code
     if status == 429 or status >= 500:
+        retry_after = (
+            _retry_after_of(response) if status in _RETRY_AFTER_STATUSES else None
+        )
+        if retry_after is not None:
+            logger.warning(
+                "provider %s answered HTTP %d, retry after %.3g s",
+                endpoint,
+                status,
+                retry_after,
+            )
+            raise RetryAfterError(
+                f"POST {endpoint}: HTTP {status} (retry after {retry_after:.3g} s)",
+                retry_after,
+            )
         logger.warning("provider %s answered HTTP %d", endpoint, status)
         raise TransientProviderError(f"POST {endpoint}: HTTP {status}")
     if not 200 <= status < 300:

@@ -8,7 +8,7 @@ the repr is hand-written so it stays safe even if a field is added carelessly la
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import attrs
 
@@ -16,9 +16,13 @@ from cairn.providers.http.client import (
     DEFAULT_RETRY,
     ApiKey,
     RetryPolicy,
+    provider_timeout,
     safe_endpoint,
 )
 from cairn.vectors.identity import MAX_DIMENSION
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["MAX_QUERY_CODE_POINTS", "HttpEmbedderConfig"]
 
@@ -33,6 +37,9 @@ class HttpEmbedderConfig:
     ``dimension`` is the vector size cairn expects (it is part of the embedding identity);
     with ``request_dimensions`` the OpenAI-compatible provider also asks the server for that
     size (Matryoshka models). ``max_batch_size`` is the provider's limit on inputs per request.
+    ``connect_timeout_s`` / ``read_timeout_s`` apply to each request to this provider (the
+    shared client may serve others with other timeouts; unset, the client's own apply); ``max_concurrency`` bounds this
+    provider's requests in flight at once.
     """
 
     base_url: str
@@ -44,6 +51,14 @@ class HttpEmbedderConfig:
     request_dimensions: bool = False
     max_batch_size: int = attrs.field(default=64, validator=attrs.validators.ge(1))
     retry: RetryPolicy = DEFAULT_RETRY
+    # None: the shared client's own timeout.
+    connect_timeout_s: float | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.gt(0.0))
+    )
+    read_timeout_s: float | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.gt(0.0))
+    )
+    max_concurrency: int = attrs.field(default=4, validator=attrs.validators.ge(1))
 
     def __repr__(self) -> str:
         return (
@@ -51,8 +66,15 @@ class HttpEmbedderConfig:
             f"model={self.model!r}, "
             f"dimension={self.dimension}, api_key={self.api_key!r}, "
             f"request_dimensions={self.request_dimensions}, "
-            f"max_batch_size={self.max_batch_size})"
+            f"max_batch_size={self.max_batch_size}, "
+            f"connect_timeout_s={self.connect_timeout_s}, "
+            f"read_timeout_s={self.read_timeout_s}, "
+            f"max_concurrency={self.max_concurrency})"
         )
+
+    def timeout(self) -> httpx.Timeout | None:
+        """The httpx timeout sent with each request to this provider (None: the client's)."""
+        return provider_timeout(self.connect_timeout_s, self.read_timeout_s)
 
     def endpoint(self, path: str) -> str:
         """``base_url`` joined with ``path`` without doubling or dropping a slash."""

@@ -13,12 +13,10 @@ import msgspec
 
 from cairn.providers.http.client import post_json, safe_endpoint
 from cairn.providers.http.embedder_base import HttpEmbedder
-from cairn.providers.http.shaping import to_unit_rows
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from cairn.providers.embedding import Vectors
 
 __all__ = ["OLLAMA_PROVIDER", "OllamaEmbedder"]
 
@@ -41,7 +39,7 @@ class OllamaEmbedder(HttpEmbedder):
 
     provider = OLLAMA_PROVIDER
 
-    async def _embed_batch(self, texts: Sequence[str]) -> Vectors:
+    async def _fetch_rows(self, texts: Sequence[str]) -> tuple[list[list[float]], str]:
         url = self.config.endpoint("/api/embed")
         headers = (
             {} if self.config.api_key is None else self.config.api_key.bearer_headers()
@@ -56,10 +54,6 @@ class OllamaEmbedder(HttpEmbedder):
             headers=headers,
             decoder=_DECODER,
             retry=self.config.retry,
+            http_timeout=self.config.timeout(),
         )
-        return to_unit_rows(
-            response.embeddings,
-            expected_rows=len(texts),
-            dimension=self.config.dimension,
-            endpoint=safe_endpoint(url),
-        )
+        return response.embeddings, safe_endpoint(url)

@@ -15,12 +15,9 @@ import msgspec
 from cairn.errors import ProviderContractError
 from cairn.providers.http.client import post_json, safe_endpoint
 from cairn.providers.http.embedder_base import HttpEmbedder
-from cairn.providers.http.shaping import to_unit_rows
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-
-    from cairn.providers.embedding import Vectors
 
 __all__ = ["OPENAI_COMPAT_PROVIDER", "OpenAICompatibleEmbedder"]
 
@@ -46,7 +43,7 @@ class OpenAICompatibleEmbedder(HttpEmbedder):
 
     provider = OPENAI_COMPAT_PROVIDER
 
-    async def _embed_batch(self, texts: Sequence[str]) -> Vectors:
+    async def _fetch_rows(self, texts: Sequence[str]) -> tuple[list[list[float]], str]:
         url = self.config.endpoint("/v1/embeddings")
         payload: dict[str, Any] = {
             "model": self.config.model,
@@ -65,6 +62,7 @@ class OpenAICompatibleEmbedder(HttpEmbedder):
             headers=headers,
             decoder=_DECODER,
             retry=self.config.retry,
+            http_timeout=self.config.timeout(),
         )
         endpoint = safe_endpoint(url)
         ordered = sorted(response.data, key=lambda item: item.index)
@@ -72,9 +70,4 @@ class OpenAICompatibleEmbedder(HttpEmbedder):
             raise ProviderContractError(
                 f"{endpoint}: response indices are not 0..{len(ordered) - 1}"
             )
-        return to_unit_rows(
-            [item.embedding for item in ordered],
-            expected_rows=len(texts),
-            dimension=self.config.dimension,
-            endpoint=endpoint,
-        )
+        return [item.embedding for item in ordered], endpoint

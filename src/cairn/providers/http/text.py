@@ -19,7 +19,7 @@ Implementations: :class:`~cairn.providers.http.text_openai.OpenAICompatibleTextP
 from __future__ import annotations
 
 import re
-from typing import Any, Final, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 
 import attrs
 import msgspec
@@ -29,10 +29,15 @@ from cairn.providers.http.client import (
     DEFAULT_RETRY,
     ApiKey,
     RetryPolicy,
+    provider_timeout,
     safe_endpoint,
 )
 
+if TYPE_CHECKING:
+    import httpx
+
 __all__ = [
+    "TOKEN_LIMIT_FIELDS",
     "HttpTextConfig",
     "TextIdentity",
     "TextProvider",
@@ -48,6 +53,10 @@ _REF_PREFIX: Final = "#/$defs/"
 # OpenAI's json_schema.name: letters, digits, underscores and dashes, at most 64 characters.
 _NAME_UNSAFE: Final = re.compile(r"[^A-Za-z0-9_-]+")
 _NAME_MAX_CHARS: Final = 64
+# The request field that carries the answer's token cap on OpenAI-compatible servers: older
+# servers and most local ones take max_tokens; newer OpenAI models reject it and want
+# max_completion_tokens.
+TOKEN_LIMIT_FIELDS: Final = ("max_tokens", "max_completion_tokens")
 
 
 @attrs.frozen
@@ -78,17 +87,54 @@ class HttpTextConfig:
 
     The API key is referenced by environment variable name only (:class:`ApiKey`); the repr
     is hand-written so it stays safe if a field is added carelessly later.
+
+    ``max_tokens`` (when set) is a ceiling: a call asking for more is clamped to it.
+    ``token_limit_field`` names the OpenAI-compatible request field for the cap (one of
+    :data:`TOKEN_LIMIT_FIELDS`; Ollama always uses ``options.num_predict``). Timeouts apply
+    per request (unset: the shared client's own); ``max_concurrency`` bounds this
+    provider's requests in flight.
     """
 
     base_url: str
     model: str
     api_key: ApiKey | None = None
     retry: RetryPolicy = DEFAULT_RETRY
+    max_tokens: int | None = attrs.field(
+        default=None,
+        validator=attrs.validators.optional(attrs.validators.ge(1)),
+    )
+    token_limit_field: str = attrs.field(
+        default="max_tokens", validator=attrs.validators.in_(TOKEN_LIMIT_FIELDS)
+    )
+    # None: the shared client's own timeout.
+    connect_timeout_s: float | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.gt(0.0))
+    )
+    read_timeout_s: float | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.gt(0.0))
+    )
+    max_concurrency: int = attrs.field(default=4, validator=attrs.validators.ge(1))
 
     def __repr__(self) -> str:
         return (
             f"HttpTextConfig(base_url={safe_endpoint(self.base_url)!r}, "
-            f"model={self.model!r}, api_key={self.api_key!r})"
+            f"model={self.model!r}, api_key={self.api_key!r}, "
+            f"max_tokens={self.max_tokens}, "
+            f"token_limit_field={self.token_limit_field!r}, "
+            f"connect_timeout_s={self.connect_timeout_s}, "
+            f"read_timeout_s={self.read_timeout_s}, "
+            f"max_concurrency={self.max_concurrency})"
+        )
+
+    def timeout(self) -> httpx.Timeout | None:
+        """The httpx timeout sent with each request to this provider (None: the client's)."""
+        return provider_timeout(self.connect_timeout_s, self.read_timeout_s)
+
+    def token_cap(self, max_tokens: int) -> int:
+        """The caller's cap, clamped to the configured ceiling."""
+        check_max_tokens(max_tokens)
+        return (
+            max_tokens if self.max_tokens is None else min(max_tokens, self.max_tokens)
         )
 
     def endpoint(self, path: str) -> str:

@@ -13,13 +13,13 @@ from typing import Any, Final, TypeVar
 import attrs
 import httpx
 import msgspec
+import trio
 
 from cairn.errors import ProviderContractError
 from cairn.providers.http.client import post_json, safe_endpoint
 from cairn.providers.http.text import (
     HttpTextConfig,
     TextIdentity,
-    check_max_tokens,
     decode_answer,
     json_schema_for,
 )
@@ -53,6 +53,12 @@ class OllamaTextProvider:
 
     client: httpx.AsyncClient
     config: HttpTextConfig
+    # Bounds this provider's requests in flight to config.max_concurrency.
+    _limiter: trio.CapacityLimiter = attrs.field(init=False, repr=False)
+
+    @_limiter.default
+    def _new_limiter(self) -> trio.CapacityLimiter:
+        return trio.CapacityLimiter(self.config.max_concurrency)
 
     @property
     def identity(self) -> TextIdentity:
@@ -61,7 +67,7 @@ class OllamaTextProvider:
     async def complete_json(
         self, system: str, user: str, schema: type[S], *, max_tokens: int
     ) -> S:
-        check_max_tokens(max_tokens)
+        max_tokens = self.config.token_cap(max_tokens)
         url = self.config.endpoint("/api/chat")
         payload: dict[str, Any] = {
             "model": self.config.model,
@@ -73,14 +79,16 @@ class OllamaTextProvider:
             "format": json_schema_for(schema),
             "options": {"num_predict": max_tokens, "temperature": 0},
         }
-        response = await post_json(
-            self.client,
-            url,
-            payload,
-            headers=self.config.headers(),
-            decoder=_DECODER,
-            retry=self.config.retry,
-        )
+        async with self._limiter:
+            response = await post_json(
+                self.client,
+                url,
+                payload,
+                headers=self.config.headers(),
+                decoder=_DECODER,
+                retry=self.config.retry,
+                http_timeout=self.config.timeout(),
+            )
         endpoint = safe_endpoint(url)
         if response.done_reason == "length":
             raise ProviderContractError(

@@ -7,8 +7,8 @@ yet, so work lost in a crash between commit and embedding is redone.
 
 from __future__ import annotations
 
+import functools
 import logging
-from typing import TYPE_CHECKING
 
 import attrs
 import numpy as np
@@ -16,12 +16,12 @@ import trio
 
 from cairn.domain.ids import AgentId
 from cairn.errors import StaleResultError
-from cairn.providers.embedding import EmbeddingProvider
 from cairn.retrieval.candidates import claim_key, event_key
-from cairn.runtime.database import Database
+from cairn.runtime.database import Database, Reader
 from cairn.runtime.fence import AgentFence
 from cairn.runtime.mailbox import WorkCounter
 from cairn.runtime.messages import EmbedJob, StoreEmbeddings, WriteRequest
+from cairn.runtime.providers import ActiveEmbedder
 from cairn.runtime.threads import Limiters, run_in_thread
 from cairn.store.embeddings import (
     count_embeddings,
@@ -31,11 +31,9 @@ from cairn.store.embeddings import (
 )
 from cairn.store.evidence import load_events
 from cairn.vectors.codec import encode_vector
+from cairn.vectors.identity import EmbeddingIdentity
 from cairn.vectors.index import ExactVectorIndex
 from cairn.vectors.manager import VectorStoreManager
-
-if TYPE_CHECKING:
-    import apsw
 
 __all__ = ["EmbeddingActor", "VectorSlot"]
 
@@ -44,14 +42,22 @@ logger = logging.getLogger(__name__)
 
 @attrs.define(eq=False)
 class VectorSlot:
-    """The agent's live vector projection, or ``None`` while unavailable."""
+    """The agent's live vector projection and its identity, or ``None`` while unavailable."""
 
     index: ExactVectorIndex | None = None
+    identity: EmbeddingIdentity | None = None
     # True while a backlog of evidence is being (re-)embedded for the current identity,
     # e.g. after the embedding model changed: recall says `reindexing` meanwhile.
     reindexing: bool = False
     caught_up: trio.Event = attrs.field(factory=trio.Event)
     ready: trio.Event = attrs.field(factory=trio.Event)
+
+    def retire(self) -> None:
+        """Stop serving the current projection at once (the embedding identity changed)."""
+        self.index = None
+        self.identity = None
+        self.reindexing = True
+        self.caught_up = trio.Event()
 
 
 def _key(target: str, rowid: int) -> int:
@@ -64,7 +70,7 @@ class EmbeddingActor:
     database: Database
     limiters: Limiters
     fence: AgentFence
-    embedder: EmbeddingProvider
+    active: ActiveEmbedder
     vectors: VectorStoreManager
     slot: VectorSlot
     jobs_receive: trio.MemoryReceiveChannel[EmbedJob]
@@ -75,37 +81,82 @@ class EmbeddingActor:
     embedded: int = 0
     stale: int = 0
     failed: int = 0
+    restarts: int = 0
+    deferred: int = 0
+    _deferring: bool = False
+    _serving: trio.CancelScope = attrs.field(factory=trio.CancelScope)
+    _served_identity: EmbeddingIdentity | None = None
+
+    def restart(self) -> None:
+        """Drop what is in flight and warm up again with the embedder now active."""
+        self._serving.cancel(reason="embedding identity changed")
+
+    def defer(self) -> None:
+        """Stop calling the provider for good (the agent is stopping).
+
+        The call in flight is cancelled, not awaited (a hung provider must not hold up a
+        stop), and later jobs settle without a vector: the evidence and claims are
+        committed, so the next start's warm-up sweep embeds them.
+        """
+        self._deferring = True
+        self._serving.cancel(reason="agent stopping")
 
     async def run(
         self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
         async with self.jobs_receive, self.write_requests_send:
             task_status.started()
-            await self._warm_up()
-            closed = False
-            while not closed:
+            while not self._deferring:
+                with self._serving:
+                    await self._warm_up()
+                    await self._serve()
+                    return
+                # A switch cancelled this identity's service; whatever it dropped has no
+                # vector of the new identity, so the next warm-up's sweep finds it.
+                self.restarts += 1
+                self._serving = trio.CancelScope()
+            async for _job in self.jobs_receive:
+                self.deferred += 1
+                self.work.done(1)
+
+    async def _serve(self) -> None:
+        while True:
+            batch: list[EmbedJob] = []
+            try:
                 try:
-                    batch = [await self.jobs_receive.receive()]
+                    batch.append(await self.jobs_receive.receive())
                 except trio.EndOfChannel:
                     return
+                closed = False
                 with trio.move_on_after(self.linger_s):
                     try:
                         while len(batch) < self.batch_size:
                             batch.append(await self.jobs_receive.receive())
                     except trio.EndOfChannel:
                         closed = True
-                try:
-                    stale_before = self.stale
-                    await self._embed(batch)
-                    if self.stale != stale_before:
-                        # The batch's evidence is committed but its vectors were refused
-                        # (the epoch moved on): sweep for whatever has no vector now.
-                        await self._embed_missing()
-                finally:
-                    self.work.done(len(batch))
+                stale_before = self.stale
+                await self._embed(batch)
+                if self.stale != stale_before:
+                    # The batch's evidence is committed but its vectors were refused
+                    # (the epoch moved on): sweep for whatever has no vector now.
+                    await self._embed_missing()
+                if closed:
+                    return
+            finally:
+                # Counted even when cancelled: a received job is settled either way.
+                self.work.done(len(batch))
 
     async def _warm_up(self) -> None:
-        agent_id, identity = self.agent_id, self.embedder.identity
+        agent_id, identity = self.agent_id, self.active.identity
+        generation, caught_up = self.active.generation, self.slot.caught_up
+        previous = self._served_identity
+        if previous is not None and previous != identity:
+            # The old projection is saved and let go; switching back reloads it.
+            await run_in_thread(
+                lambda: self.vectors.release(agent_id, previous),
+                limiter=self.limiters.index,
+            )
+        self._served_identity = identity
         index = await run_in_thread(
             lambda: self.vectors.get(agent_id, identity), limiter=self.limiters.index
         )
@@ -126,34 +177,39 @@ class EmbeddingActor:
                 lambda: self.vectors.rebuild(agent_id, identity, rows),
                 limiter=self.limiters.index,
             )
-        self.slot.index = index
         backlog = await self.database.read(
             lambda reader: count_missing(reader.connection, agent_id, identity)
         )
+        # A switch may have landed while that read finished: never install a projection
+        # of an identity that is no longer active.
+        await trio.lowlevel.checkpoint_if_cancelled()
+        self.slot.index = index
+        self.slot.identity = identity
         self.slot.reindexing = backlog > 0
         self.slot.ready.set()
         try:
             await self._embed_missing()
         finally:
-            self.slot.reindexing = False
-        self.slot.caught_up.set()
+            if self.active.generation == generation:
+                self.slot.reindexing = False
+        caught_up.set()
 
     async def _embed_missing(self) -> None:
         """Embed, batch by batch, everything that has no vector of the current identity."""
         while True:
             missing = await self.database.read(
-                lambda reader: self._missing_jobs(reader.connection)
+                functools.partial(self._missing_jobs, identity=self.active.identity)
             )
             if not missing:
                 return
             if not await self._embed(missing):
                 return
 
-    def _missing_jobs(self, connection: apsw.Connection) -> list[EmbedJob]:
-        agent_id = self.agent_id
-        missing = missing_targets(
-            connection, agent_id, self.embedder.identity, self.batch_size
-        )
+    def _missing_jobs(
+        self, reader: Reader, *, identity: EmbeddingIdentity
+    ) -> list[EmbedJob]:
+        agent_id, connection = self.agent_id, reader.connection
+        missing = missing_targets(connection, agent_id, identity, self.batch_size)
         events = load_events(
             connection,
             agent_id,
@@ -169,14 +225,15 @@ class EmbeddingActor:
 
     async def _embed(self, batch: list[EmbedJob]) -> bool:
         """Embed, commit and index one batch; False if it failed or went stale."""
+        # Snapshot together, with no checkpoint between: a switch replaces the embedder and
+        # advances the epoch together, so these two always belong to each other.
         identity = self.fence.current()
-        embedding_identity = self.embedder.identity
+        embedder = self.active.provider
+        embedding_identity = embedder.identity
         completed = False
         with self.fence.pass_scope(identity):
             try:
-                vectors = await self.embedder.embed_documents(
-                    [job.text for job in batch]
-                )
+                vectors = await embedder.embed_documents([job.text for job in batch])
             except Exception:
                 # A failed batch is not lost: the next warm-up finds it without vectors.
                 self.failed += len(batch)
@@ -197,7 +254,7 @@ class EmbeddingActor:
                 [_key(job.target, job.rowid) for job in batch], dtype=np.int64
             )
             index = self.slot.index
-            if index is not None:
+            if index is not None and self.slot.identity == embedding_identity:
                 await run_in_thread(
                     lambda: index.upsert(keys, vectors), limiter=self.limiters.index
                 )

@@ -19,7 +19,6 @@ from cairn.runtime.actors.embedding import VectorSlot
 from cairn.runtime.database import Database
 from cairn.runtime.threads import Limiters, run_in_thread
 from cairn.store.requests import append_audit
-from cairn.vectors.identity import EmbeddingIdentity
 from cairn.vectors.manager import VectorStoreManager
 
 if TYPE_CHECKING:
@@ -68,7 +67,6 @@ class MaintenanceActor:
     database: Database
     limiters: Limiters
     vectors: VectorStoreManager
-    identity: EmbeddingIdentity
     slot: VectorSlot
     audit: AuditBuffer
     interval_s: float
@@ -87,10 +85,12 @@ class MaintenanceActor:
         """One bounded pass; also called once more by the supervisor when it stops."""
         agent_id = self.agent_id
         # The manager knows whether the index changed since its last save (a version
-        # compare); asking costs nothing, the file is written only then.
-        if self.vectors.is_dirty(agent_id, self.identity):
+        # compare); asking costs nothing, the file is written only then. Only the
+        # projection serving now: one that stopped serving was saved when it was released.
+        identity = self.slot.identity
+        if identity is not None and self.vectors.is_dirty(agent_id, identity):
             await run_in_thread(
-                lambda: self.vectors.publish(agent_id, self.identity),
+                lambda: self.vectors.publish(agent_id, identity),
                 limiter=self.limiters.index,
             )
         rows = self.audit.take()

@@ -1,0 +1,183 @@
+"""The typer application, its shared options and the glue every command uses.
+
+Each command group lives in its own ``commands_*`` module and registers itself on
+:data:`app` when imported; :mod:`cairn.cli.main` imports them all. A command body is an
+``async`` function run by :func:`run`, which maps cairn's typed errors to exit code 2.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import attrs
+import trio
+import typer
+from rich.console import Console
+
+from cairn.clock import DomainClock
+from cairn.config import MemoryConfig
+from cairn.errors import CairnError
+from cairn.providers.embedding import EmbeddingProvider
+from cairn.runtime.memory import open_memory
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Awaitable
+
+    from cairn.runtime.memory import Memory
+
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_REJECTED",
+    "CliContext",
+    "JsonOption",
+    "app",
+    "default_data_dir",
+    "emit_json",
+    "run",
+    "stderr_console",
+    "stdout_console",
+]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_REJECTED = 3
+EXIT_INTERRUPTED = 130
+
+EXIT_CODES = (
+    "Exit codes: 0 success; 1 unexpected failure, a failing provider check, or doctor"
+    " found problems it did not repair; 2 bad usage, input or configuration (nothing"
+    " stored); 3 some input lines were rejected (the rest is stored); 130 interrupted."
+)
+
+app = typer.Typer(
+    name="cairn",
+    help="Long-term memory for AI agents.",
+    epilog=EXIT_CODES,
+    no_args_is_help=True,
+    add_completion=False,
+    # A traceback must never print local variables: they may hold turn text or secrets.
+    pretty_exceptions_show_locals=False,
+    pretty_exceptions_short=True,
+)
+
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Machine-readable JSON on stdout.")
+]
+
+
+def default_data_dir() -> Path:
+    """``$CAIRN_DATA``, else ``$XDG_DATA_HOME/cairn``, else ``~/.local/share/cairn``."""
+    if explicit := os.environ.get("CAIRN_DATA"):
+        return Path(explicit)
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "cairn"
+
+
+@attrs.define
+class CliContext:
+    """What every command needs: the data directory and how to open the memory there.
+
+    Tests pass their own (``CliRunner.invoke(app, ..., obj=CliContext(...))``) with a fast
+    deterministic embedder and a fixed clock; the command line uses the configured ones.
+    """
+
+    data_dir: Path | None = None
+    config: MemoryConfig | None = None
+    clock: DomainClock | None = None
+    embedder: Callable[[], EmbeddingProvider] | None = None
+
+    @property
+    def data(self) -> Path:
+        return self.data_dir or default_data_dir()
+
+    @contextlib.asynccontextmanager
+    async def open(self, data_dir: Path | None = None) -> AsyncIterator[Memory]:
+        async with open_memory(
+            data_dir or self.data,
+            self.config,
+            clock=self.clock,
+            embedder=None if self.embedder is None else self.embedder(),
+        ) as memory:
+            yield memory
+
+
+@app.callback()
+def _options(
+    context: typer.Context,
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            "--data",
+            help="Data directory (default $CAIRN_DATA, else $XDG_DATA_HOME/cairn).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    if not isinstance(context.obj, CliContext):
+        context.obj = CliContext()
+    if data is not None:
+        context.obj.data_dir = data
+
+
+def stdout_console() -> Console:
+    # Built per call, so output follows whatever sys.stdout is now (tests redirect it).
+    return Console(file=sys.stdout, highlight=False, soft_wrap=True)
+
+
+def stderr_console() -> Console:
+    return Console(file=sys.stderr, highlight=False, soft_wrap=True)
+
+
+def emit_json(data: Any) -> None:
+    """One JSON document on one line of stdout."""
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def _cairn_errors(error: BaseException) -> list[CairnError] | None:
+    """The typed errors ``error`` consists of, or None if anything else is in it."""
+    if isinstance(error, CairnError):
+        return [error]
+    if isinstance(error, BaseExceptionGroup):
+        matched, rest = error.split(CairnError)
+        if matched is not None and rest is None:
+            leaves: list[CairnError] = []
+            for leaf in matched.exceptions:
+                leaves.extend(_cairn_errors(leaf) or [])
+            return leaves
+    return None
+
+
+def run(body: Callable[[], Awaitable[int]]) -> None:
+    """Run an async command body under trio; exit with its code, or 2 on a typed error.
+
+    Anything else propagates: typer prints the traceback (without locals) and exits 1.
+    """
+    try:
+        code = trio.run(body)
+    except (CairnError, BaseExceptionGroup) as error:
+        leaves = _cairn_errors(error)
+        if leaves is None:
+            raise
+        for leaf in leaves:
+            print(f"cairn: {leaf}", file=sys.stderr)
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+    except KeyboardInterrupt:
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except BrokenPipeError:
+        # The reader went away (`cairn … | head`): not an error of ours. Point stdout at
+        # devnull so the interpreter's final flush does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise typer.Exit(EXIT_OK) from None
+    if code:
+        raise typer.Exit(code)

@@ -1,0 +1,267 @@
+"""``ingest``, ``recall`` and ``demo``: turns in, memory out."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import tempfile
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import trio
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from cairn.cli.app import (
+    EXIT_OK,
+    EXIT_REJECTED,
+    CliContext,
+    JsonOption,
+    app,
+    emit_json,
+    run,
+    stderr_console,
+    stdout_console,
+)
+from cairn.cli.progress import progress_bar
+from cairn.cli.turns import read_turns
+from cairn.errors import InvalidInputError
+from cairn.runtime.threads import run_in_thread
+from cairn.serde.recall import recall_to_dict
+from cairn.store.evidence import IntakeOutcome
+
+if TYPE_CHECKING:
+    from cairn.domain.evidence import Turn
+    from cairn.retrieval.types import Recall
+    from cairn.runtime.memory import Memory
+
+__all__ = ["ingest_file", "recall_json"]
+
+_INGEST_CHUNK = 512
+
+
+async def ingest_file(
+    memory: Memory, agent: str, path: Path, *, as_json: bool = True
+) -> dict[str, Any]:
+    """Ingest every valid line of ``path``; returns counts and the rejected lines."""
+    counts = {"ingested": 0, "duplicate": 0}
+    rejected: list[dict[str, Any]] = []
+    chunk: list[tuple[int, Turn]] = []
+
+    async def flush() -> None:
+        report = await memory.ingest(agent, [turn for _, turn in chunk])
+        for (number, turn), result in zip(chunk, report.results, strict=True):
+            if result.outcome is IntakeOutcome.INGESTED:
+                counts["ingested"] += 1
+            elif result.outcome is IntakeOutcome.DUPLICATE:
+                counts["duplicate"] += 1
+            else:
+                rejected.append(
+                    {"line": number, "id": turn.event_id, "reason": result.reason}
+                )
+        chunk.clear()
+
+    # The file is read in the CLI's own thread, a chunk at a time: never on the loop.
+    files = trio.CapacityLimiter(1)
+    total = await run_in_thread(lambda: path.stat().st_size, limiter=files)
+    lines = read_turns(path)
+    with progress_bar(f"ingest {path.name}", total, as_json=as_json) as bar:
+        while batch := await run_in_thread(
+            lambda: list(itertools.islice(lines, _INGEST_CHUNK)), limiter=files
+        ):
+            for line in batch:
+                bar.advance(line.size)
+                if line.turn is None:
+                    if line.error is not None:
+                        rejected.append(
+                            {
+                                "line": line.number,
+                                "id": line.event_id,
+                                "reason": line.error,
+                            }
+                        )
+                    continue
+                chunk.append((line.number, line.turn))
+            if chunk:
+                await flush()
+    await memory.wait_idle(agent)
+    return {**counts, "rejected": rejected}
+
+
+@app.command()
+def ingest(
+    context: typer.Context,
+    file: Annotated[Path, typer.Argument(help="JSONL of turns.", show_default=False)],
+    agent: Annotated[str, typer.Option(help="Agent ID.", show_default=False)],
+    as_json: JsonOption = False,
+) -> None:
+    """Ingest turns from a JSONL file; returns once they are extracted and embedded."""
+    cli: CliContext = context.obj
+
+    async def body() -> int:
+        if not file.is_file():
+            raise InvalidInputError(f"no such file: {file}")
+        async with cli.open() as memory:
+            summary = await ingest_file(memory, agent, file, as_json=as_json)
+        if as_json:
+            emit_json(summary)
+        else:
+            stdout_console().print(
+                f"ingested {summary['ingested']}, duplicate {summary['duplicate']},"
+                f" rejected {len(summary['rejected'])}"
+            )
+            if summary["rejected"]:
+                table = Table("line", "id", "reason", title="rejected lines")
+                for rejection in summary["rejected"]:
+                    table.add_row(
+                        str(rejection["line"]),
+                        Text(rejection["id"] or ""),
+                        Text(rejection["reason"]),
+                    )
+                stderr_console().print(table)
+        return EXIT_REJECTED if summary["rejected"] else EXIT_OK
+
+    run(body)
+
+
+def recall_json(recall: Recall) -> dict[str, Any]:
+    """The JSON shape of one recall: the full result with compact items."""
+    data = recall_to_dict(recall)
+    data["items"] = [
+        {
+            "id": item["id"],
+            "kind": item["kind"],
+            "text": item["text"],
+            "score": item["score"],
+            "source_refs": item["source_refs"],
+        }
+        for item in data["items"]
+    ]
+    return data
+
+
+def _print_recall(recall: Recall, as_json: bool, query_id: str | None = None) -> None:
+    if as_json:
+        data = recall_json(recall)
+        emit_json(data if query_id is None else {"id": query_id, **data})
+        return
+    console = stdout_console()
+    if recall.status != "ok":
+        console.print(f"pending: request {recall.request_id}")
+        return
+    table = Table(
+        "#",
+        "kind",
+        "memory",
+        "sources",
+        title=None if query_id is None else Text(query_id),
+    )
+    for rank, item in enumerate(recall.items, start=1):
+        table.add_row(
+            str(rank), item.kind, Text(item.text), Text(", ".join(item.source_refs))
+        )
+    if recall.items:
+        console.print(table)
+    else:
+        console.print("(no memory matched)")
+
+
+def _read_queries(path: Path) -> list[tuple[str, str, str | None]]:
+    queries = []
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+                query_id, query = str(data["id"]), str(data["query"])
+                session = data.get("session")
+            except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
+                raise InvalidInputError(f"{path}:{number}: need id and query") from None
+            queries.append((query_id, query, None if session is None else str(session)))
+    return queries
+
+
+@app.command()
+def recall(
+    context: typer.Context,
+    agent: Annotated[str, typer.Option(help="Agent ID.", show_default=False)],
+    query: Annotated[
+        str | None, typer.Argument(help="What to recall.", show_default=False)
+    ] = None,
+    session: Annotated[str | None, typer.Option(help="Session ID.")] = None,
+    k: Annotated[int, typer.Option("--k", help="At most this many items.")] = 10,
+    budget: Annotated[
+        int | None, typer.Option(help="Budget in UTF-8 bytes.", show_default=False)
+    ] = None,
+    wait: Annotated[float, typer.Option(help="Wait budget in seconds.")] = 30.0,
+    queries: Annotated[
+        Path | None,
+        typer.Option(help="JSONL of {id, query, session?}.", show_default=False),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Recall memory for a query (or for every line of --queries)."""
+    cli: CliContext = context.obj
+
+    async def body() -> int:
+        if queries is None and not query:
+            raise InvalidInputError("give a QUERY or --queries FILE")
+        batch = (
+            _read_queries(queries) if queries is not None else [(None, query, session)]
+        )
+        async with cli.open() as memory:
+            for query_id, text, query_session in batch:
+                assert text is not None  # noqa: S101 - checked above
+                result = await memory.recall(
+                    agent,
+                    text,
+                    session_id=query_session or session,
+                    k=k,
+                    budget_bytes=budget,
+                    wait_s=wait,
+                )
+                _print_recall(result, as_json, query_id)
+        return EXIT_OK
+
+    run(body)
+
+
+_DEMO_QUESTIONS = (
+    "What drink does Mei like?",
+    "When is the trip to Kyoto?",
+    "Where does Mei live now?",
+    "梅喜欢喝什么？",
+    "东京的会议是什么时候？",
+)
+
+
+@app.command()
+def demo(context: typer.Context) -> None:
+    """Ingest a shipped English and Chinese conversation and show what recall returns."""
+    cli: CliContext = context.obj
+
+    async def body() -> int:
+        script = resources.files("cairn.data") / "demo.jsonl"
+        console = stdout_console()
+        with tempfile.TemporaryDirectory(prefix="cairn-demo-") as directory:
+            turns = Path(directory) / "demo.jsonl"
+            turns.write_text(script.read_text(encoding="utf-8"), encoding="utf-8")
+            async with cli.open(Path(directory) / "data") as memory:
+                summary = await ingest_file(memory, "demo", turns, as_json=False)
+                console.print(
+                    f"ingested {summary['ingested']} turns into {directory}\n"
+                )
+                for question in _DEMO_QUESTIONS:
+                    result = await memory.recall("demo", question, k=4, wait_s=30.0)
+                    console.print(f"Q: {question}", markup=False)
+                    for item in result.items:
+                        labels = [item.kind, (item.at or "")[:10], item.qualifier or ""]
+                        label = ", ".join(part for part in labels if part)
+                        console.print(f"   [{label}] {item.text}", markup=False)
+                    console.print()
+        return EXIT_OK
+
+    run(body)

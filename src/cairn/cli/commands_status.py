@@ -1,0 +1,106 @@
+"""``status``: counts, epochs, pending clear jobs per agent; runtime state of live agents."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from cairn.cli.app import EXIT_OK, CliContext, JsonOption, app, emit_json, run
+from cairn.cli.app import stdout_console as console
+from cairn.store.agents import agent_epochs
+from cairn.store.clear_jobs import pending_clear_jobs
+from cairn.store.embeddings import embeddings_by_identity
+
+if TYPE_CHECKING:
+    from cairn.runtime.memory import Memory
+
+__all__ = ["read_status"]
+
+
+async def read_status(memory: Memory) -> dict[str, Any]:
+    """``Memory.status()`` plus, for every agent, its stored epoch and pending clear jobs.
+
+    Agents this process runs (``live``) also carry ``runtime``, ``query_breaker`` and
+    ``vector_identity`` (the projection serving); for the others those are ``null``.
+    ``stored_vectors`` counts the stored vectors of each embedding identity.
+    """
+    status = await memory.status()
+    epochs, jobs, vectors = await memory.database.read(
+        lambda reader: (
+            agent_epochs(reader.connection),
+            pending_clear_jobs(reader.connection),
+            embeddings_by_identity(reader.connection),
+        )
+    )
+    for agent, entry in status["agents"].items():
+        live = "runtime" in entry
+        entry["live"] = live
+        if not live:
+            entry.update(
+                epoch=epochs.get(agent, 0),
+                runtime=None,
+                query_breaker=None,
+                vector_identity=None,
+            )
+        entry["stored_vectors"] = vectors.get(agent, [])
+        entry["clear_jobs_pending"] = [
+            {k: v for k, v in job.items() if k != "agent_id"}
+            for job in jobs
+            if job["agent_id"] == agent
+        ]
+    return status
+
+
+def _print(status: dict[str, Any]) -> None:
+    out = console()
+    embedder = status["embedder"]
+    out.print(
+        Text(
+            f"data: {status['data_dir']}\nembedder: {embedder['provider']}"
+            f" {embedder['model']} ({embedder['dimension']} dimensions)"
+        )
+    )
+    table = Table(
+        "agent",
+        "events",
+        "pending extraction",
+        "claims",
+        "directives",
+        "embeddings",
+        "epoch",
+        "clear jobs",
+        "live",
+    )
+    for agent, entry in status["agents"].items():
+        table.add_row(
+            Text(agent),
+            str(entry["events"]),
+            str(entry["events_pending_extraction"]),
+            str(entry["claims"]),
+            str(entry["directives"]),
+            str(entry["embeddings"]),
+            str(entry["epoch"]),
+            str(len(entry["clear_jobs_pending"])),
+            "yes" if entry["live"] else "no",
+        )
+    out.print(table)
+
+
+@app.command()
+def status(context: typer.Context, as_json: JsonOption = False) -> None:
+    """Counts, epoch and pending clear jobs per agent; runtime state of live agents."""
+    cli: CliContext = context.obj
+
+    async def body() -> int:
+        async with cli.open() as memory:
+            report = await read_status(memory)
+        if as_json:
+            emit_json(report)
+        else:
+            _print(report)
+        return EXIT_OK
+
+    run(body)

@@ -1,0 +1,141 @@
+"""``export`` and ``import``: memory as JSON lines (format in design/cli.md)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TextIO
+
+import trio
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from cairn.cli.app import (
+    EXIT_OK,
+    EXIT_REJECTED,
+    CliContext,
+    JsonOption,
+    app,
+    emit_json,
+    run,
+    stderr_console,
+    stdout_console,
+)
+from cairn.cli.progress import progress_bar
+from cairn.errors import InvalidInputError
+from cairn.runtime.threads import run_in_thread
+from cairn.runtime.transfer import export_memory, import_memory
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+__all__: list[str] = []
+
+
+@contextlib.contextmanager
+def _sink(target: Path) -> Iterator[TextIO]:
+    """stdout for ``-``; else a sibling file renamed over ``target`` once complete, so a
+    failed export never leaves a truncated file under the name asked for."""
+    if str(target) == "-":
+        yield sys.stdout
+        return
+    partial = target.with_name(f".{target.name}.partial")
+    with partial.open("w", encoding="utf-8", newline="\n") as stream:
+        try:
+            yield stream
+        except BaseException:
+            stream.close()
+            partial.unlink(missing_ok=True)
+            raise
+    os.replace(partial, target)
+
+
+def _counts_table(title: str, rows: dict[str, Any]) -> Table:
+    table = Table("record", *next(iter(rows.values()), {}).keys(), title=title)
+    for kind, entry in rows.items():
+        table.add_row(kind, *(str(value) for value in entry.values()))
+    return table
+
+
+@app.command("export")
+def export_(
+    context: typer.Context,
+    file: Annotated[
+        Path, typer.Argument(help="Where to write the JSONL ('-': stdout).")
+    ],
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            help="Only this agent (default: every agent).", show_default=False
+        ),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Export evidence, claims, lineage, directives and tombstones as JSON lines."""
+    cli: CliContext = context.obj
+    to_stdout = str(file) == "-"
+
+    async def body() -> int:
+        if not to_stdout and not await run_in_thread(
+            file.parent.is_dir, limiter=trio.CapacityLimiter(1)
+        ):
+            raise InvalidInputError(f"no such directory: {file.parent}")
+        async with cli.open() as memory:
+            with (
+                progress_bar("export", None, as_json=as_json or to_stdout) as bar,
+                _sink(file) as sink,
+            ):
+                summary = await export_memory(memory, sink, agent, bar.advance)
+        summary["file"] = str(file)
+        if to_stdout:
+            return EXIT_OK
+        if as_json:
+            emit_json(summary)
+        else:
+            counts = {k: {"records": v} for k, v in summary["records"].items()}
+            stdout_console().print(_counts_table(f"exported to {file}", counts))
+        return EXIT_OK
+
+    run(body)
+
+
+@app.command("import")
+def import_(
+    context: typer.Context,
+    file: Annotated[Path, typer.Argument(help="A file written by `cairn export`.")],
+    as_json: JsonOption = False,
+) -> None:
+    """Import an export; records already stored are duplicates, conflicting ones rejected."""
+    cli: CliContext = context.obj
+
+    async def body() -> int:
+        size = await run_in_thread(
+            lambda: file.stat().st_size if file.is_file() else None,
+            limiter=trio.CapacityLimiter(1),
+        )
+        if size is None:
+            raise InvalidInputError(f"no such file: {file}")
+        async with cli.open() as memory:
+            with progress_bar(f"import {file.name}", size, as_json=as_json) as bar:
+                summary = await import_memory(memory, file, bar.advance)
+        if as_json:
+            emit_json(summary)
+        else:
+            stdout_console().print(
+                _counts_table(f"imported {file}", summary["records"])
+            )
+            if summary["rejected"]:
+                table = Table("line", "type", "reason", title="rejected lines")
+                for rejection in summary["rejected"]:
+                    table.add_row(
+                        str(rejection["line"]),
+                        Text(rejection["type"]),
+                        Text(rejection["reason"]),
+                    )
+                stderr_console().print(table)
+        return EXIT_REJECTED if summary["rejected"] else EXIT_OK
+
+    run(body)

@@ -1,0 +1,205 @@
+"""``clear``, ``reindex``, ``doctor`` and ``replay``: operator upkeep of a data
+directory."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from cairn.cli.app import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    EXIT_OK,
+    CliContext,
+    JsonOption,
+    app,
+    emit_json,
+    run,
+    stdout_console,
+)
+from cairn.cli.progress import progress_bar, shows_progress
+from cairn.runtime import upkeep
+
+__all__: list[str] = []
+
+_COUNTS = ("events", "claims", "directives", "embeddings")
+
+
+def _counts(status: dict[str, Any], agent: str) -> dict[str, int]:
+    entry = status["agents"].get(agent, {})
+    return {name: int(entry.get(name, 0)) for name in _COUNTS}
+
+
+@app.command()
+def clear(
+    context: typer.Context,
+    agent: Annotated[str, typer.Argument(help="Agent ID.", show_default=False)],
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Delete every memory (claim) of AGENT durably; evidence and directives are kept."""
+    cli: CliContext = context.obj
+    if not yes:
+        if as_json or not sys.stdin.isatty():
+            print(
+                "cairn: clear deletes memories; pass --yes to confirm", file=sys.stderr
+            )
+            raise typer.Exit(EXIT_BAD_INPUT)
+        typer.confirm(f"Delete every memory of {agent!r}?", abort=True)
+
+    async def body() -> int:
+        async with cli.open() as memory:
+            (agent_id,) = await upkeep.known_agents(memory, agent)
+            before = _counts(await memory.status(), agent_id)
+            result = await memory.clear(agent_id)
+            after = _counts(await memory.status(), agent_id)
+        report = {"agent": agent_id, **result, "before": before, "after": after}
+        if as_json:
+            emit_json(report)
+            return EXIT_OK
+        table = Table("", "before", "after", title=Text(f"clear {agent_id}"))
+        for name in _COUNTS:
+            table.add_row(name, str(before[name]), str(after[name]))
+        console = stdout_console()
+        console.print(table)
+        console.print(f"removed: {', '.join(result['removed'])}")
+        console.print(f"kept: {', '.join(result['kept'])}")
+        return EXIT_OK
+
+    run(body)
+
+
+@app.command()
+def reindex(
+    context: typer.Context,
+    agent: Annotated[
+        str | None,
+        typer.Argument(help="Agent ID (default: every agent).", show_default=False),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Rebuild vector projections from stored vectors and embed what has none."""
+    cli: CliContext = context.obj
+
+    async def body() -> int:
+        reports = []
+        async with cli.open() as memory:
+            for agent_id in await upkeep.known_agents(memory, agent):
+                with progress_bar(f"reindex {agent_id}", None, as_json=as_json) as bar:
+                    # The bar polls the database while drawn; no bar, no polling.
+                    watch = bar.update_to if shows_progress(as_json) else None
+                    reports.append(await upkeep.reindex(memory, agent_id, watch))
+        if as_json:
+            emit_json({"agents": reports})
+            return EXIT_OK
+        table = Table(
+            "agent", "from stored vectors", "embedded", "failed", "vectors live"
+        )
+        for report in reports:
+            table.add_row(
+                Text(report["agent"]),
+                str(report["vectors_from_blobs"]),
+                str(report["embedded"]),
+                str(report["embedding_failures"]),
+                str(report["vectors_live"]),
+            )
+        stdout_console().print(table)
+        return EXIT_OK
+
+    run(body)
+
+
+def _print_doctor(report: dict[str, Any]) -> None:
+    console = stdout_console()
+    table = Table("check", "result")
+    table.add_row("sqlite integrity_check", Text(str(report["sqlite_integrity"])))
+    for name, entry in report["fts"].items():
+        table.add_row(
+            f"{name} integrity-check",
+            Text(
+                f"{entry['integrity']}; {entry['rows_without_owner']} rows without owner,"
+                f" {entry['owners_without_row']} owners without row"
+            ),
+        )
+    for name, count in report["orphans"].items():
+        table.add_row(name.replace("_", " "), str(count))
+    for entry in report["projections"]:
+        table.add_row(
+            Text(f"projection {entry['agent']} {entry['identity']['model']}"),
+            f"{entry['state']}: {entry['vectors']} vectors,"
+            f" {entry['embeddings']} stored",
+        )
+    table.add_row("clear jobs pending", str(len(report["clear_jobs_pending"])))
+    console.print(table)
+    for line in report.get("repairs", []):
+        console.print(Text(f"repaired: {line}"))
+    for line in report["problems"]:
+        console.print(Text(f"problem: {line}"))
+    console.print("healthy" if report["ok"] else "problems remain")
+
+
+@app.command()
+def doctor(
+    context: typer.Context,
+    repair: Annotated[
+        bool, typer.Option("--repair", help="Rebuild what can be rebuilt.")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Check integrity (SQLite, FTS, vectors against stored blobs, orphans, clear jobs)."""
+    cli: CliContext = context.obj
+
+    async def body() -> int:
+        async with cli.open() as memory:
+            report = await upkeep.check(memory)
+            if repair:
+                found = report
+                repairs = await upkeep.repair(memory, found)
+                report = await upkeep.check(memory)
+                report["found"] = found["problems"]
+                report["repairs"] = repairs
+        if as_json:
+            emit_json(report)
+        else:
+            _print_doctor(report)
+        return EXIT_OK if report["ok"] else EXIT_FAILED
+
+    run(body)
+
+
+@app.command()
+def replay(
+    context: typer.Context,
+    agent: Annotated[str, typer.Argument(help="Agent ID.", show_default=False)],
+    as_json: JsonOption = False,
+) -> None:
+    """Give AGENT's dead extraction batches (dead letters) fresh attempts and wait."""
+    cli: CliContext = context.obj
+
+    async def body() -> int:
+        async with cli.open() as memory:
+            (agent_id,) = await upkeep.known_agents(memory, agent)
+            replayed = await memory.replay_dead_letters(agent_id)
+            await memory.wait_idle(agent_id)
+            entry = (await memory.status())["agents"].get(agent_id, {})
+        report = {
+            "agent": agent_id,
+            "replayed_batches": replayed,
+            "dead_letters": int(entry.get("extraction_dead_letters", 0)),
+        }
+        if as_json:
+            emit_json(report)
+        else:
+            stdout_console().print(
+                f"replayed {replayed} dead batches of {agent_id};"
+                f" {report['dead_letters']} dead again"
+            )
+        return EXIT_OK
+
+    run(body)

@@ -1,0 +1,192 @@
+"""Export and import of memory as JSON lines (cairn.store.export), over the runtime.
+
+Export settles each agent first (accepted turns extracted and embedded) and then writes
+every record from one read snapshot. Import writes batches of records through
+``Database.write``, each record in its own savepoint so a bad one is rejected alone, then
+starts each imported agent and waits until it is idle: its warm-up embeds everything
+imported (vectors are never exported) and extraction runs for evidence that was not yet
+extracted at export time.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+from typing import TYPE_CHECKING, Any, TextIO
+
+import trio
+
+from cairn.errors import InvalidInputError
+from cairn.ingestion.validate import validate_drafts
+from cairn.runtime.threads import run_in_thread
+from cairn.runtime.upkeep import known_agents
+from cairn.store.evidence import IntakeOutcome
+from cairn.store.export import (
+    FORMAT,
+    FORMAT_VERSION,
+    encode_line,
+    header,
+    iter_export,
+)
+from cairn.store.import_records import import_record
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
+    from pathlib import Path
+
+    import apsw
+
+    from cairn.domain.claim import ClaimDraft
+    from cairn.domain.evidence import EvidenceEvent
+    from cairn.domain.ids import AgentId
+    from cairn.runtime.memory import Memory
+
+__all__ = ["export_memory", "import_memory"]
+
+_IMPORT_BATCH = 256
+
+
+async def export_memory(
+    memory: Memory,
+    sink: TextIO,
+    agent_id: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """Write the export of one agent (or every agent) to ``sink``; returns counts by type."""
+    agents = await known_agents(memory, agent_id)
+    for agent in agents:
+        await memory.wait_idle(agent)
+
+    def write(connection: apsw.Connection) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        sink.write(encode_line(header()))
+        for record in iter_export(connection, agents):
+            sink.write(encode_line(record))
+            counts[record["type"]] = counts.get(record["type"], 0) + 1
+            if progress is not None:
+                progress(1)
+        sink.flush()
+        return counts
+
+    counts = await memory.database.read(lambda reader: write(reader.connection))
+    return {"agents": list(agents), "records": counts}
+
+
+def _check_header(number: int, record: object) -> None:
+    if not (
+        isinstance(record, dict)
+        and record.get("type") == "header"
+        and record.get("format") == FORMAT
+    ):
+        raise InvalidInputError(f"line {number}: not a {FORMAT} file (no header line)")
+    if record.get("version") != FORMAT_VERSION:
+        raise InvalidInputError(
+            f"line {number}: {FORMAT} version {record.get('version')!r} is not"
+            f" supported (this cairn reads version {FORMAT_VERSION})"
+        )
+
+
+def _parsed_lines(path: Path) -> Iterator[tuple[int, int, object]]:
+    """``(line number, size in bytes, record or error message)`` per non-blank line."""
+    with path.open("rb") as lines:
+        for number, raw in enumerate(lines, start=1):
+            if not raw.strip():
+                continue
+            try:
+                yield number, len(raw), json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as error:
+                yield number, len(raw), InvalidInputError(f"not a JSON line: {error}")
+
+
+def _accept_claim(draft: ClaimDraft, events: Sequence[EvidenceEvent]) -> bool:
+    # The rule every extracted draft passes before commit (cairn.ingestion.validate).
+    return bool(validate_drafts([draft], events))
+
+
+_Result = tuple[int, IntakeOutcome, "AgentId | None", "str | None", str]
+
+
+def _import_batch(
+    connection: apsw.Connection,
+    batch: list[tuple[int, object]],
+    now: Any,
+    live: set[str],
+) -> list[_Result]:
+    results: list[_Result] = []
+    for number, record in batch:
+        kind = str(record.get("type")) if isinstance(record, dict) else "?"
+        if isinstance(record, InvalidInputError):
+            results.append((number, IntakeOutcome.REJECTED, None, str(record), kind))
+            continue
+        if isinstance(record, dict) and record.get("type") == "header":
+            try:
+                _check_header(number, record)
+            except InvalidInputError as error:
+                results.append((number, IntakeOutcome.REJECTED, None, str(error), kind))
+            else:
+                results.append((number, IntakeOutcome.DUPLICATE, None, None, kind))
+            continue
+        if isinstance(record, dict) and record.get("agent") in live:
+            reason = "the agent is running in this process"
+            results.append((number, IntakeOutcome.REJECTED, None, reason, kind))
+            continue
+        try:
+            with connection:  # a savepoint: a rejected record leaves no trace
+                outcome = import_record(connection, record, now, _accept_claim)
+        except InvalidInputError as error:
+            results.append((number, IntakeOutcome.REJECTED, None, str(error), kind))
+            continue
+        results.append((number, outcome.outcome, outcome.agent, outcome.reason, kind))
+    return results
+
+
+async def import_memory(
+    memory: Memory, path: Path, progress: Callable[[int], None] | None = None
+) -> dict[str, Any]:
+    """Import an export file; returns counts by type and the rejected lines.
+
+    A file without a valid header line raises InvalidInputError before anything is
+    written. Records of agents already running in this runtime are rejected: their
+    imported rows would miss the warm-up that embeds them.
+    """
+    files = trio.CapacityLimiter(1)
+    lines = _parsed_lines(path)
+    first = await run_in_thread(lambda: next(lines, None), limiter=files)
+    if first is None:
+        raise InvalidInputError(f"{path} is empty")
+    _check_header(first[0], first[2])
+    if progress is not None:
+        progress(first[1])
+    live = {
+        agent
+        for agent, entry in (await memory.status())["agents"].items()
+        if "runtime" in entry
+    }
+    counts: dict[str, dict[str, int]] = {}
+    rejected: list[dict[str, Any]] = []
+    agents: dict[AgentId, None] = {}
+    while chunk := await run_in_thread(
+        lambda: list(itertools.islice(lines, _IMPORT_BATCH)), limiter=files
+    ):
+        batch = [(number, record) for number, _, record in chunk]
+        results = await memory.database.write(
+            functools.partial(
+                _import_batch, batch=batch, now=memory.clock.now(), live=live
+            )
+        )
+        for number, outcome, agent, reason, kind in results:
+            if outcome is IntakeOutcome.REJECTED:
+                rejected.append({"line": number, "type": kind, "reason": reason})
+                continue
+            if kind == "header":
+                continue
+            if agent is not None:
+                agents[agent] = None
+            entry = counts.setdefault(kind, {"imported": 0, "duplicate": 0})
+            entry["imported" if outcome is IntakeOutcome.INGESTED else "duplicate"] += 1
+        if progress is not None:
+            progress(sum(size for _, size, _ in chunk))
+    for agent in agents:
+        await memory.wait_idle(agent)
+    return {"agents": list(agents), "records": counts, "rejected": rejected}

@@ -1,0 +1,378 @@
+"""Operator upkeep of a data directory: rebuild vector projections, check and repair.
+
+Both work on agents this runtime has not started yet (the CLI opens its own runtime): the
+projection files are then nobody's live state, and starting the agent afterwards runs the
+ordinary warm-up (cairn.runtime.actors.embedding), which rebuilds a projection from the
+stored blobs when it disagrees with them and embeds whatever has no vector yet.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from cairn.domain.ids import AgentId, validate_agent_id
+from cairn.errors import (
+    InvalidInputError,
+    VectorIdentityMismatchError,
+    VectorIndexCorruptError,
+)
+from cairn.retrieval.candidates import claim_key, event_key
+from cairn.runtime.threads import run_in_thread
+from cairn.store.agents import list_agents
+from cairn.store.clear_jobs import pending_clear_jobs
+from cairn.store.embeddings import count_embeddings, count_missing, iter_embeddings
+from cairn.store.integrity import (
+    FTS_TABLES,
+    delete_orphan_embeddings,
+    fts_integrity,
+    fts_row_gaps,
+    orphan_counts,
+    rebuild_fts,
+    sqlite_integrity,
+)
+from cairn.vectors.identity import EmbeddingIdentity
+from cairn.vectors.publish import load_index
+
+if TYPE_CHECKING:
+    import apsw
+
+    from cairn.runtime.memory import Memory
+
+__all__ = ["ProgressCallback", "check", "known_agents", "reindex", "repair"]
+
+# (done, total): a progress bar's view of long work.
+ProgressCallback = Callable[[int, int], None]
+
+
+async def known_agents(memory: Memory, agent_id: str | None = None) -> list[AgentId]:
+    """Every stored agent, or just ``agent_id`` (which must exist)."""
+    stored = await memory.database.read(lambda reader: list_agents(reader.connection))
+    if agent_id is None:
+        return stored
+    try:
+        agent = validate_agent_id(agent_id)
+    except ValueError as error:
+        raise InvalidInputError(str(error)) from None
+    if agent not in stored:
+        raise InvalidInputError(f"no agent {agent_id!r} in {memory.path}")
+    return [agent]
+
+
+async def _refuse_live(memory: Memory, agents: list[AgentId]) -> None:
+    live = {
+        agent
+        for agent, entry in (await memory.status())["agents"].items()
+        if "runtime" in entry
+    }
+    if running := sorted(live & set(agents)):
+        raise InvalidInputError(
+            f"agents already running in this process: {', '.join(running)}"
+        )
+
+
+def _key(target: str, rowid: int) -> int:
+    return claim_key(rowid) if target == "claim" else event_key(rowid)
+
+
+# -- reindex ------------------------------------------------------------------------------
+
+
+async def reindex(
+    memory: Memory, agent_id: AgentId, progress: ProgressCallback | None = None
+) -> dict[str, Any]:
+    """Rebuild the agent's projection of the active identity from its stored blobs, then
+    embed everything that has no vector yet; returns what it found and did.
+
+    The projection file is dropped and the agent started: its warm-up finds the file
+    disagreeing with the ``embeddings`` table, rebuilds it from the blobs (no provider call)
+    and sweeps for missing vectors. The file is only ever a projection of the table.
+    """
+    await _refuse_live(memory, [agent_id])
+    identity = memory.embedder.identity
+    path = memory.vectors.path_for(agent_id, identity)
+
+    def counts(reader: Any) -> tuple[int, int]:
+        connection = reader.connection
+        return (
+            count_embeddings(connection, agent_id, identity),
+            count_missing(connection, agent_id, identity),
+        )
+
+    stored, missing = await memory.database.read(counts)
+    dropped = await run_in_thread(lambda: _unlink(path), limiter=memory.limiters.index)
+    total = stored + missing
+    async with trio.open_nursery() as nursery:
+        if progress is not None:
+            nursery.start_soon(_watch, memory, counts, total, progress)
+        await memory.wait_idle(agent_id)
+        nursery.cancel_scope.cancel(reason="reindex finished")
+    after, missing_after = await memory.database.read(counts)
+    runtime = (await memory.status())["agents"][agent_id]["runtime"]
+    return {
+        "agent": agent_id,
+        "identity": identity.as_dict(),
+        "projection_file_dropped": dropped,
+        "vectors_from_blobs": stored,
+        "embedded": runtime["vectors_embedded"],
+        "embedding_failures": runtime["embedding_failures"],
+        "vectors_live": runtime["vectors_live"],
+        "embeddings_stored": after,
+        "events_unembedded": missing_after,
+    }
+
+
+def _unlink(path: Any) -> bool:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+async def _watch(
+    memory: Memory,
+    counts: Callable[[Any], tuple[int, int]],
+    total: int,
+    progress: ProgressCallback,
+) -> None:
+    # Only drawn on a terminal: a progress bar polls, the work itself never does.
+    while True:
+        stored, _ = await memory.database.read(counts)
+        progress(min(stored, total), total)
+        await trio.sleep(0.2)
+
+
+# -- doctor -------------------------------------------------------------------------------
+
+
+def _projection(
+    memory: Memory,
+    agent_id: AgentId,
+    identity: EmbeddingIdentity,
+    blob_keys: set[int],
+) -> dict[str, Any]:
+    """Compare the projection file of ``(agent, identity)`` with its blobs, read-only."""
+    path = memory.vectors.path_for(agent_id, identity)
+    state, keys = "ok", set[int]()
+    try:
+        index = load_index(path, identity, storage="f32")
+        keys = {int(key) for key in index.keys()}  # noqa: SIM118 - an array, not a dict
+    except FileNotFoundError:
+        state = "missing"
+    except VectorIndexCorruptError:
+        state = "corrupt"
+    except VectorIdentityMismatchError:
+        state = "identity_mismatch"
+    if state == "missing" and not blob_keys:
+        state = "empty"
+    missing, extra = len(blob_keys - keys), len(keys - blob_keys)
+    if state == "ok" and (missing or extra):
+        state = "stale"
+    return {
+        "state": state,
+        "vectors": len(keys),
+        "missing_from_projection": missing,
+        "extra_in_projection": extra,
+    }
+
+
+def _identities(connection: apsw.Connection) -> dict[str, EmbeddingIdentity]:
+    return {
+        str(key): EmbeddingIdentity(str(p), str(m), int(d), str(metric))  # type: ignore[arg-type] # validated by attrs
+        for key, p, m, d, metric in connection.execute(
+            "SELECT identity_key, provider, model, dimension, metric FROM vector_identity"
+        )
+    }
+
+
+def _blob_keys(
+    connection: apsw.Connection, agents: list[AgentId], active: EmbeddingIdentity
+) -> dict[tuple[AgentId, str], tuple[EmbeddingIdentity, set[int]]]:
+    identities = _identities(connection)
+    identities.setdefault(active.key(), active)
+    pairs: dict[tuple[AgentId, str], tuple[EmbeddingIdentity, set[int]]] = {}
+    for agent in agents:
+        used = {
+            str(row[0])
+            for row in connection.execute(
+                "SELECT DISTINCT identity_key FROM embeddings WHERE agent_id = ?",
+                (agent,),
+            )
+        }
+        for key in sorted(used | {active.key()}):
+            identity = identities[key]
+            keys = {
+                _key(target, rowid)
+                for target, rowid, _ in iter_embeddings(connection, agent, identity)
+            }
+            pairs[agent, key] = (identity, keys)
+    return pairs
+
+
+async def check(memory: Memory) -> dict[str, Any]:
+    """Every integrity check, read-only except FTS5's own check (an INSERT command)."""
+    agents = await known_agents(memory)
+    active = memory.embedder.identity
+
+    def read(reader: Any) -> dict[str, Any]:
+        connection = reader.connection
+        return {
+            "sqlite": sqlite_integrity(connection),
+            "gaps": {table: fts_row_gaps(connection, table) for table in FTS_TABLES},
+            "orphans": orphan_counts(connection),
+            "clear_jobs": pending_clear_jobs(connection),
+            "pending_extraction": {
+                agent: int(
+                    connection.execute(
+                        "SELECT count(*) FROM events WHERE agent_id = ? AND extracted = 0",
+                        (agent,),
+                    ).fetchone()[0]
+                )
+                for agent in agents
+            },
+            "unembedded": {
+                agent: count_missing(connection, agent, active) for agent in agents
+            },
+            "blobs": _blob_keys(connection, agents, active),
+        }
+
+    found = await memory.database.read(read)
+    fts_errors = await memory.database.write(
+        lambda connection: {
+            table: fts_integrity(connection, table) for table in FTS_TABLES
+        }
+    )
+    projections = []
+    for (agent, key), (identity, keys) in found["blobs"].items():
+        entry = await run_in_thread(
+            functools.partial(_projection, memory, agent, identity, keys),
+            limiter=memory.limiters.index,
+        )
+        projections.append(
+            {
+                "agent": agent,
+                "identity_key": key,
+                "identity": identity.as_dict(),
+                "active": identity == active,
+                "embeddings": len(keys),
+                **entry,
+            }
+        )
+    fts = {
+        table: {"integrity": fts_errors[table] or "ok", **found["gaps"][table]}
+        for table in FTS_TABLES
+    }
+    report: dict[str, Any] = {
+        "data_dir": str(memory.path),
+        "sqlite_integrity": found["sqlite"] or "ok",
+        "fts": fts,
+        "orphans": found["orphans"],
+        "projections": projections,
+        "events_unembedded": found["unembedded"],
+        "events_pending_extraction": found["pending_extraction"],
+        "clear_jobs_pending": found["clear_jobs"],
+    }
+    report["problems"] = _problems(report)
+    report["ok"] = not report["problems"]
+    return report
+
+
+def _problems(report: dict[str, Any]) -> list[str]:
+    problems = []
+    if report["sqlite_integrity"] != "ok":
+        problems.append("sqlite integrity_check failed")
+    for table, entry in report["fts"].items():
+        if entry["integrity"] != "ok":
+            problems.append(f"{table} integrity-check failed")
+        if entry["rows_without_owner"] or entry["owners_without_row"]:
+            problems.append(f"{table} rows out of step with their table")
+    for name, count in report["orphans"].items():
+        if count:
+            problems.append(f"{count} {name.replace('_', ' ')}")
+    problems.extend(
+        f"projection of {entry['agent']} ({entry['identity_key']}): {entry['state']}"
+        for entry in report["projections"]
+        if entry["state"] not in {"ok", "empty"}
+    )
+    for agent, count in report["events_unembedded"].items():
+        if count:
+            problems.append(f"{count} events of {agent} have no vector")
+    for agent, count in report["events_pending_extraction"].items():
+        if count:
+            problems.append(f"{count} events of {agent} wait for extraction")
+    problems.extend(
+        f"clear job {job['job_id']} of {job['agent_id']} is pending"
+        for job in report["clear_jobs_pending"]
+    )
+    return problems
+
+
+async def repair(memory: Memory, report: dict[str, Any]) -> list[str]:
+    """Rebuild what can be rebuilt from the rows it derives from; returns what it did.
+
+    Not repaired (reported only): a failing SQLite integrity check (restore a backup or
+    export what is readable), and extracted claims that cite no evidence (memory, so an
+    operator decides).
+    """
+    done: list[str] = []
+    for table, entry in report["fts"].items():
+        if (
+            entry["integrity"] != "ok"
+            or entry["rows_without_owner"]
+            or entry["owners_without_row"]
+        ):
+            rows = await memory.database.write(
+                functools.partial(rebuild_fts, table=table)
+            )
+            done.append(f"rebuilt {table} from {rows} rows")
+    if report["orphans"]["embeddings_without_target"]:
+        deleted = await memory.database.write(delete_orphan_embeddings)
+        done.append(f"deleted {deleted} vectors whose claim or event is gone")
+    for entry in report["projections"]:
+        if entry["state"] in {"ok", "empty"}:
+            continue
+        agent = AgentId(entry["agent"])
+        identity = EmbeddingIdentity(**entry["identity"])
+        count = await _rebuild_projection(memory, agent, identity)
+        done.append(
+            f"rebuilt projection of {agent} ({entry['identity_key']}) from {count} blobs"
+        )
+    restart = {a for a, n in report["events_unembedded"].items() if n}
+    restart |= {a for a, n in report["events_pending_extraction"].items() if n}
+    clearing = {job["agent_id"] for job in report["clear_jobs_pending"]}
+    for agent in sorted(restart | clearing):
+        # Starting the agent runs its warm-up (missing vectors embedded), extraction of
+        # pending events and any pending clear job.
+        await memory.wait_idle(agent)
+        if agent in clearing:
+            await memory.wait_cleared(agent)
+            done.append(f"finished the pending clear job of {agent}")
+        if agent in restart:
+            done.append(f"started {agent}: pending extraction and embedding done")
+    return done
+
+
+async def _rebuild_projection(
+    memory: Memory, agent_id: AgentId, identity: EmbeddingIdentity
+) -> int:
+    rows = await memory.database.read(
+        lambda reader: [
+            (_key(target, rowid), blob)
+            for target, rowid, blob in iter_embeddings(
+                reader.connection, agent_id, identity
+            )
+        ]
+    )
+
+    def rebuild() -> None:
+        # get() first sets a corrupt or foreign file aside (kept for inspection).
+        memory.vectors.get(agent_id, identity)
+        memory.vectors.rebuild(agent_id, identity, rows)
+        memory.vectors.release(agent_id, identity)
+
+    await run_in_thread(rebuild, limiter=memory.limiters.index)
+    return len(rows)

@@ -1,0 +1,517 @@
+"""Import of export records (cairn.store.export; format in design/cli.md).
+
+Every record is validated as a normal write would be: the same domain constructors, the
+same intake of turns (``insert_events``), and for claims the same draft validation a
+committed extraction passes (handed in by the caller, which may import ingestion).
+Import is idempotent: a record already stored with the same content is a duplicate, with
+other content it is rejected and the stored row is left as it was.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+
+from cairn.domain.claim import (
+    ClaimDraft,
+    ClaimKind,
+    Lifecycle,
+    Origin,
+    SourceSpan,
+)
+from cairn.domain.evidence import EvidenceEvent, Role, Turn
+from cairn.domain.ids import AgentId, EventId, SessionId, validate_agent_id
+from cairn.domain.scope import Scope, ScopeKind
+from cairn.domain.temporal import TemporalSpan, TimePrecision
+from cairn.errors import InvalidInputError
+from cairn.store.agents import ensure_agent
+from cairn.store.claims import claim_fts_body
+from cairn.store.claims import content_hash as claim_content_hash
+from cairn.store.clear_jobs import pending_clear
+from cairn.store.evidence import (
+    IntakeOutcome,
+    insert_events,
+    load_events,
+    mark_extracted,
+    stored_turn,
+)
+from cairn.store.export import RECORD_TYPES, claim_records
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    import apsw
+
+__all__ = ["ImportOutcome", "import_record"]
+
+_HASH = re.compile(r"^[0-9a-f]{64}$")
+
+
+@attrs.frozen
+class ImportOutcome:
+    outcome: IntakeOutcome
+    agent: AgentId | None = None
+    reason: str | None = None
+
+
+def _ok(agent: AgentId) -> ImportOutcome:
+    return ImportOutcome(IntakeOutcome.INGESTED, agent)
+
+
+def _duplicate(agent: AgentId) -> ImportOutcome:
+    return ImportOutcome(IntakeOutcome.DUPLICATE, agent)
+
+
+def _rejected(agent: AgentId, reason: str) -> ImportOutcome:
+    return ImportOutcome(IntakeOutcome.REJECTED, agent, reason)
+
+
+class _Fields:
+    """Typed access to one record's fields: a wrong type is an InvalidInputError."""
+
+    def __init__(self, record: dict[str, Any], allowed: set[str]) -> None:
+        unknown = set(record) - allowed - {"type", "agent"}
+        if unknown:
+            raise InvalidInputError(f"unknown fields: {', '.join(sorted(unknown))}")
+        self.record = record
+
+    def text(self, name: str, *, optional: bool = False) -> str:
+        value = self.record.get(name)
+        if value is None and optional:
+            return ""
+        if not isinstance(value, str):
+            raise InvalidInputError(f"field {name!r} must be a string")
+        return value
+
+    def maybe_text(self, name: str) -> str | None:
+        value = self.record.get(name)
+        if value is not None and not isinstance(value, str):
+            raise InvalidInputError(f"field {name!r} must be a string or null")
+        return value
+
+    def time(self, name: str) -> str:
+        return _iso(_parse_time(self.text(name), name))
+
+    def maybe_time(self, name: str) -> str | None:
+        value = self.maybe_text(name)
+        return None if value is None else _iso(_parse_time(value, name))
+
+    def integer(self, name: str) -> int:
+        value = self.record.get(name)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise InvalidInputError(f"field {name!r} must be an integer")
+        return value
+
+    def number(self, name: str, source: dict[str, Any] | None = None) -> float:
+        value = (self.record if source is None else source).get(name)
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise InvalidInputError(f"field {name!r} must be a number")
+        return float(value)
+
+
+def _parse_time(value: str, name: str) -> dt.datetime:
+    try:
+        moment = dt.datetime.fromisoformat(value)
+    except ValueError:
+        raise InvalidInputError(f"{name!r} is not ISO-8601: {value!r}") from None
+    if moment.utcoffset() is None:
+        raise InvalidInputError(f"{name!r} must carry a UTC offset: {value!r}")
+    return moment
+
+
+def _iso(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.UTC).isoformat()
+
+
+def import_record(
+    connection: apsw.Connection,
+    record: object,
+    now: dt.datetime,
+    validate_claim: Callable[[ClaimDraft, Sequence[EvidenceEvent]], bool],
+) -> ImportOutcome:
+    """Validate and store one record; the caller owns the transaction.
+
+    Raises InvalidInputError for a malformed record (the caller reports the line);
+    returns the outcome otherwise.
+    """
+    if not isinstance(record, dict):
+        raise InvalidInputError("each line must be a JSON object")
+    kind = record.get("type")
+    if kind not in RECORD_TYPES:
+        raise InvalidInputError(f"unknown record type {kind!r}")
+    agent_value = record.get("agent")
+    if not isinstance(agent_value, str):
+        raise InvalidInputError("field 'agent' must be a string")
+    try:
+        agent = validate_agent_id(agent_value)
+    except ValueError as error:
+        raise InvalidInputError(str(error)) from None
+    ensure_agent(connection, agent, now)
+    importer = {
+        "event": _import_event,
+        "claim": _import_claim,
+        "derivation": _import_derivation,
+        "directive": _import_directive,
+        "tombstone": _import_tombstone,
+    }[kind]
+    try:
+        return importer(connection, agent, record, validate_claim)
+    except ValueError as error:  # a domain constructor refused a value
+        raise InvalidInputError(str(error)) from None
+
+
+def _import_event(
+    connection: apsw.Connection,
+    agent: AgentId,
+    record: dict[str, Any],
+    _validate: object,
+) -> ImportOutcome:
+    fields = _Fields(
+        record,
+        {
+            "id",
+            "session",
+            "role",
+            "speaker",
+            "text",
+            "at",
+            "received_at",
+            "extracted",
+            "kind",
+        },
+    )
+    extracted = record.get("extracted")
+    if not isinstance(extracted, bool):
+        raise InvalidInputError("field 'extracted' must be true or false")
+    at = fields.maybe_text("at")
+    turn = Turn(
+        EventId(fields.text("id")),
+        SessionId(fields.text("session")),
+        Role(fields.text("role")),
+        fields.text("text"),
+        None if at is None else _parse_time(at, "at"),
+        fields.maybe_text("speaker"),
+        fields.maybe_text("kind") or "message",
+    )
+    received = _parse_time(fields.text("received_at"), "received_at")
+    # Exported text is stored text: redacted and cut when it was first ingested.
+    (result,) = insert_events(connection, agent, [stored_turn(turn)], received)
+    if result.outcome is IntakeOutcome.INGESTED and extracted:
+        assert result.rowid is not None  # noqa: S101 - set for every inserted turn
+        mark_extracted(connection, agent, [result.rowid])
+    return ImportOutcome(result.outcome, agent, result.reason)
+
+
+def _event_rowids(
+    connection: apsw.Connection, agent: AgentId, event_ids: Sequence[str]
+) -> dict[str, int]:
+    return {
+        str(event_id): int(rowid)
+        for event_id, rowid in connection.execute(
+            "SELECT event_id, rowid FROM events WHERE agent_id = ?"
+            " AND event_id IN (SELECT value FROM json_each(?))",
+            (agent, json.dumps(list(event_ids))),
+        )
+    }
+
+
+def _claim_draft(fields: _Fields) -> tuple[ClaimDraft, list[tuple[str, int, int]]]:
+    record = fields.record
+    sources = record.get("sources")
+    if not isinstance(sources, list):
+        raise InvalidInputError("field 'sources' must be a list")
+    spans: list[tuple[str, int, int]] = []
+    for source in sources:
+        if not isinstance(source, dict) or set(source) != {"event", "start", "end"}:
+            raise InvalidInputError("each source is {event, start, end}")
+        event, start, end = source["event"], source["start"], source["end"]
+        if not isinstance(event, str) or not all(
+            isinstance(n, int) and not isinstance(n, bool) for n in (start, end)
+        ):
+            raise InvalidInputError("a source names an event ID and integer offsets")
+        spans.append((event, start, end))
+    temporal = None
+    raw = record.get("temporal")
+    if raw is not None:
+        if not isinstance(raw, dict) or set(raw) != {
+            "valid_from",
+            "valid_until",
+            "precision",
+            "timezone",
+            "confidence",
+        }:
+            raise InvalidInputError(
+                "'temporal' is null or {valid_from, valid_until, precision, timezone,"
+                " confidence}"
+            )
+        bounds = []
+        for name in ("valid_from", "valid_until"):
+            value = raw[name]
+            if value is not None and not isinstance(value, str):
+                raise InvalidInputError(f"temporal {name!r} must be a string or null")
+            bounds.append(None if value is None else _parse_time(value, name))
+        if not isinstance(raw["precision"], str) or not isinstance(
+            raw["timezone"], str
+        ):
+            raise InvalidInputError("temporal precision and timezone are strings")
+        temporal = TemporalSpan(
+            valid_from=bounds[0],
+            valid_until=bounds[1],
+            precision=TimePrecision(raw["precision"]),
+            timezone=raw["timezone"],
+            confidence=fields.number("confidence", raw),
+        )
+    confidence = fields.number("confidence")
+    if not 0 <= confidence <= 1:
+        raise InvalidInputError("claim confidence must be within [0, 1]")
+    draft = ClaimDraft(
+        kind=ClaimKind(fields.text("kind")),
+        text=fields.text("text"),
+        spans=tuple(SourceSpan(EventId(e), s, n) for e, s, n in spans),
+        confidence=confidence,
+        temporal=temporal,
+        subject=fields.maybe_text("subject"),
+        predicate=fields.maybe_text("predicate"),
+        scope=Scope(ScopeKind(fields.text("scope")), fields.maybe_text("scope_key")),
+    )
+    return draft, spans
+
+
+_CLAIM_FIELDS: Final = {
+    "id",
+    "kind",
+    "lifecycle",
+    "origin",
+    "text",
+    "subject",
+    "predicate",
+    "confidence",
+    "temporal",
+    "scope",
+    "scope_key",
+    "revision",
+    "provenance_key",
+    "created_at",
+    "updated_at",
+    "sources",
+}
+
+
+def _import_claim(
+    connection: apsw.Connection,
+    agent: AgentId,
+    record: dict[str, Any],
+    validate_claim: Callable[[ClaimDraft, Sequence[EvidenceEvent]], bool],
+) -> ImportOutcome:
+    fields = _Fields(record, _CLAIM_FIELDS)
+    draft, spans = _claim_draft(fields)
+    claim_id = fields.text("id")
+    lifecycle = Lifecycle(fields.text("lifecycle"))
+    origin = Origin(fields.text("origin"))
+    provenance = fields.text("provenance_key")
+    if not _HASH.match(provenance):
+        raise InvalidInputError("'provenance_key' must be 64 lowercase hex digits")
+    revision = fields.integer("revision")
+    if revision < 1:
+        raise InvalidInputError("'revision' must be at least 1")
+    created_at, updated_at = fields.time("created_at"), fields.time("updated_at")
+
+    existing = connection.execute(
+        "SELECT agent_id FROM claims WHERE claim_id = ?", (claim_id,)
+    ).fetchone()
+    if existing is not None:
+        if str(existing[0]) != agent:
+            return _rejected(agent, "claim id already stored for another agent")
+        stored = next(claim_records(connection, agent, claim_id), None)
+        same = stored is not None and stored == {
+            **record,
+            "created_at": created_at,
+            "updated_at": updated_at,
+        }
+        return (
+            _duplicate(agent)
+            if same
+            else _rejected(agent, "claim id already stored with different content")
+        )
+    if pending_clear(connection, agent) is not None:
+        return _rejected(agent, "a clear job is pending for the agent")
+    digest = claim_content_hash(agent, draft.text)
+    if connection.execute(
+        "SELECT 1 FROM tombstones WHERE agent_id = ? AND (provenance_hash = ?"
+        " OR content_hash = ?) LIMIT 1",
+        (agent, provenance, digest),
+    ).fetchone():
+        return _rejected(agent, "forgotten: a tombstone covers this claim")
+    if connection.execute(
+        "SELECT 1 FROM claims WHERE agent_id = ? AND provenance_key = ?",
+        (agent, provenance),
+    ).fetchone():
+        return _rejected(agent, "another claim has the same provenance")
+    rowids = _event_rowids(connection, agent, [event for event, _, _ in spans])
+    if missing := sorted({event for event, _, _ in spans} - set(rowids)):
+        return _rejected(agent, f"cites events not stored: {', '.join(missing)}")
+    if spans:
+        events = list(load_events(connection, agent, rowids.values()).values())
+        if not validate_claim(draft, events):
+            return _rejected(agent, "the claim does not validate against its evidence")
+    elif origin is Origin.EXTRACTED:
+        return _rejected(agent, "an extracted claim needs sources")
+    temporal = draft.temporal
+    connection.execute(
+        "INSERT INTO claims (claim_id, agent_id, kind, lifecycle, origin, text, subject,"
+        " predicate, confidence, temporal_confidence, valid_from, valid_until,"
+        " time_precision, timezone, scope, scope_key, revision, provenance_key,"
+        " content_hash, created_at, updated_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            claim_id,
+            agent,
+            draft.kind.value,
+            lifecycle.value,
+            origin.value,
+            draft.text,
+            draft.subject,
+            draft.predicate,
+            draft.confidence,
+            None if temporal is None else temporal.confidence,
+            None
+            if temporal is None or temporal.valid_from is None
+            else _iso(temporal.valid_from),
+            None
+            if temporal is None or temporal.valid_until is None
+            else _iso(temporal.valid_until),
+            None if temporal is None else temporal.precision.value,
+            None if temporal is None else temporal.timezone,
+            draft.scope.kind.value,
+            draft.scope.key,
+            revision,
+            provenance,
+            digest,
+            created_at,
+            updated_at,
+        ),
+    )
+    rowid = connection.last_insert_rowid()
+    connection.executemany(
+        "INSERT OR IGNORE INTO claim_sources (claim_rowid, event_rowid, span_start,"
+        " span_end) VALUES (?, ?, ?, ?)",
+        [(rowid, rowids[event], start, end) for event, start, end in spans],
+    )
+    connection.execute(
+        "INSERT INTO claim_fts (rowid, body) VALUES (?, ?)",
+        (
+            rowid,
+            claim_fts_body(
+                agent,
+                draft.text,
+                draft.predicate,
+                draft.scope.kind.value,
+                draft.scope.key,
+            ),
+        ),
+    )
+    connection.execute(
+        "INSERT INTO dirty_work (agent_id, claim_rowid, generation) VALUES (?, ?, 1)"
+        " ON CONFLICT DO UPDATE SET generation = generation + 1",
+        (agent, rowid),
+    )
+    return _ok(agent)
+
+
+def _claim_rowid(connection: apsw.Connection, agent: AgentId, claim_id: str) -> int:
+    row = connection.execute(
+        "SELECT rowid FROM claims WHERE agent_id = ? AND claim_id = ?",
+        (agent, claim_id),
+    ).fetchone()
+    if row is None:
+        raise InvalidInputError(f"claim {claim_id!r} is not stored for {agent!r}")
+    return int(row[0])
+
+
+def _import_derivation(
+    connection: apsw.Connection,
+    agent: AgentId,
+    record: dict[str, Any],
+    _validate: object,
+) -> ImportOutcome:
+    fields = _Fields(record, {"parent", "child", "relation", "created_at"})
+    relation = fields.text("relation")
+    if relation not in {"supersede", "merge", "reflection", "edit"}:
+        raise InvalidInputError(f"unknown relation {relation!r}")
+    parent = _claim_rowid(connection, agent, fields.text("parent"))
+    child = _claim_rowid(connection, agent, fields.text("child"))
+    created_at = fields.time("created_at")
+    if connection.execute(
+        "SELECT 1 FROM derivations WHERE agent_id = ? AND parent_rowid = ?"
+        " AND child_rowid = ? AND relation = ?",
+        (agent, parent, child, relation),
+    ).fetchone():
+        return _duplicate(agent)
+    connection.execute(
+        "INSERT INTO derivations (agent_id, parent_rowid, child_rowid, relation,"
+        " created_at) VALUES (?, ?, ?, ?, ?)",
+        (agent, parent, child, relation, created_at),
+    )
+    return _ok(agent)
+
+
+def _import_directive(
+    connection: apsw.Connection,
+    agent: AgentId,
+    record: dict[str, Any],
+    _validate: object,
+) -> ImportOutcome:
+    fields = _Fields(
+        record, {"id", "kind", "text", "status", "created_at", "updated_at"}
+    )
+    directive_id, kind, text = (
+        fields.text("id"),
+        fields.text("kind"),
+        fields.text("text"),
+    )
+    status = fields.text("status")
+    if kind not in {"instruction", "suppress_topic"}:
+        raise InvalidInputError(f"unknown directive kind {kind!r}")
+    if status not in {"draft", "active", "revoked"}:
+        raise InvalidInputError(f"unknown directive status {status!r}")
+    if not text.strip():
+        raise InvalidInputError("a directive needs text")
+    created_at, updated_at = fields.time("created_at"), fields.time("updated_at")
+    row = (agent, kind, text, status, created_at, updated_at)
+    existing = connection.execute(
+        "SELECT agent_id, kind, text, status, created_at, updated_at FROM directives"
+        " WHERE directive_id = ?",
+        (directive_id,),
+    ).fetchone()
+    if existing is not None:
+        if tuple(existing) == row:
+            return _duplicate(agent)
+        return _rejected(agent, "directive id already stored with different content")
+    connection.execute(
+        "INSERT INTO directives (directive_id, agent_id, kind, text, status, created_at,"
+        " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (directive_id, *row),
+    )
+    return _ok(agent)
+
+
+def _import_tombstone(
+    connection: apsw.Connection,
+    agent: AgentId,
+    record: dict[str, Any],
+    _validate: object,
+) -> ImportOutcome:
+    fields = _Fields(record, {"provenance_hash", "content_hash", "created_at"})
+    provenance, content = fields.text("provenance_hash"), fields.text("content_hash")
+    if not (_HASH.match(provenance) and _HASH.match(content)):
+        raise InvalidInputError("tombstone hashes are 64 lowercase hex digits")
+    connection.execute(
+        "INSERT OR IGNORE INTO tombstones (agent_id, provenance_hash, content_hash,"
+        " created_at) VALUES (?, ?, ?, ?)",
+        (agent, provenance, content, fields.time("created_at")),
+    )
+    return _ok(agent) if connection.changes() else _duplicate(agent)

@@ -1,0 +1,180 @@
+"""Integrity checks of the SQLite file and repairs of what is derived from other rows.
+
+The lexical indexes are contentless FTS5 tables, so FTS5's own ``'rebuild'`` cannot refill
+them (it reads the content table, and there is none). Every FTS row is a function of its
+claim or event row (:func:`~cairn.store.claims.claim_fts_body`,
+:func:`~cairn.store.evidence.event_fts_body`), so a rebuild here creates the table afresh
+from its stored DDL and writes every body again, in one transaction.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING, Final, Literal
+
+import apsw
+
+from cairn.store.claims import claim_fts_body
+from cairn.store.evidence import event_fts_body
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+__all__ = [
+    "FTS_TABLES",
+    "FtsTable",
+    "delete_orphan_embeddings",
+    "fts_integrity",
+    "fts_row_gaps",
+    "orphan_counts",
+    "rebuild_fts",
+    "sqlite_integrity",
+]
+
+FtsTable = Literal["claim_fts", "event_fts"]
+FTS_TABLES: Final[tuple[FtsTable, ...]] = ("claim_fts", "event_fts")
+_OWNER: Final[dict[FtsTable, str]] = {"claim_fts": "claims", "event_fts": "events"}
+_SAMPLE = 20
+
+
+def sqlite_integrity(connection: apsw.Connection) -> list[str]:
+    """``PRAGMA integrity_check``: the problems it lists, or ``[]`` when it says ``ok``."""
+    rows = [str(row[0]) for row in connection.execute("PRAGMA integrity_check")]
+    return [] if rows == ["ok"] else rows
+
+
+def fts_integrity(connection: apsw.Connection, table: FtsTable) -> str | None:
+    """FTS5 ``integrity-check`` of the index structure (rank 0: a contentless table has no
+    content to compare with); the error it raises, or ``None``.
+
+    The command is an INSERT, so it runs on the writer connection.
+    """
+    try:
+        connection.execute(
+            f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 0)"  # noqa: S608 - fixed names
+        )
+    except apsw.Error as error:
+        return f"{type(error).__name__}: {error}"
+    return None
+
+
+def fts_row_gaps(connection: apsw.Connection, table: FtsTable) -> dict[str, object]:
+    """Index rows whose claim or event is gone, and claims or events with no index row."""
+    owner = _OWNER[table]
+    orphans = [
+        int(row[0])
+        for row in connection.execute(
+            f"SELECT rowid FROM {table} EXCEPT SELECT rowid FROM {owner} ORDER BY 1"  # noqa: S608 - fixed names
+        )
+    ]
+    missing = [
+        int(row[0])
+        for row in connection.execute(
+            f"SELECT rowid FROM {owner} EXCEPT SELECT rowid FROM {table} ORDER BY 1"  # noqa: S608 - fixed names
+        )
+    ]
+    return {
+        "rows_without_owner": len(orphans),
+        "owners_without_row": len(missing),
+        "sample_rowids": (orphans + missing)[:_SAMPLE],
+    }
+
+
+def orphan_counts(connection: apsw.Connection) -> dict[str, int]:
+    """Rows that point at nothing, or extracted memories that cite no evidence."""
+
+    def count(sql: str) -> int:
+        row = connection.execute(sql).fetchone()
+        return 0 if row is None else int(row[0])
+
+    return {
+        # An extracted claim is always committed with its spans; user and model claims
+        # may legitimately stand without evidence.
+        "extracted_claims_without_sources": count(
+            "SELECT count(*) FROM claims c WHERE c.origin = 'extracted'"
+            " AND NOT EXISTS (SELECT 1 FROM claim_sources s WHERE s.claim_rowid = c.rowid)"
+        ),
+        "sources_without_claim_or_event": count(
+            "SELECT count(*) FROM claim_sources s"
+            " WHERE NOT EXISTS (SELECT 1 FROM claims c WHERE c.rowid = s.claim_rowid)"
+            " OR NOT EXISTS (SELECT 1 FROM events e WHERE e.rowid = s.event_rowid)"
+        ),
+        "embeddings_without_target": count(
+            "SELECT count(*) FROM embeddings m WHERE NOT EXISTS"
+            " (SELECT 1 FROM claims c WHERE m.target = 'claim'"
+            "  AND c.rowid = m.target_rowid AND c.agent_id = m.agent_id)"
+            " AND NOT EXISTS (SELECT 1 FROM events e WHERE m.target = 'event'"
+            "  AND e.rowid = m.target_rowid AND e.agent_id = m.agent_id)"
+        ),
+    }
+
+
+def delete_orphan_embeddings(connection: apsw.Connection) -> int:
+    """Drop vectors whose claim or event is gone (or belongs to another agent)."""
+    connection.execute(
+        "DELETE FROM embeddings WHERE NOT EXISTS"
+        " (SELECT 1 FROM claims c WHERE embeddings.target = 'claim'"
+        "  AND c.rowid = embeddings.target_rowid AND c.agent_id = embeddings.agent_id)"
+        " AND NOT EXISTS (SELECT 1 FROM events e WHERE embeddings.target = 'event'"
+        "  AND e.rowid = embeddings.target_rowid AND e.agent_id = embeddings.agent_id)"
+    )
+    return connection.changes()
+
+
+def _claim_bodies(connection: apsw.Connection) -> Iterator[tuple[int, str]]:
+    for rowid, agent_id, text, predicate, scope, scope_key in connection.execute(
+        "SELECT rowid, agent_id, text, predicate, scope, scope_key FROM claims"
+        " ORDER BY rowid"
+    ):
+        yield (
+            int(rowid),
+            claim_fts_body(
+                str(agent_id),
+                str(text),
+                None if predicate is None else str(predicate),
+                str(scope),
+                None if scope_key is None else str(scope_key),
+            ),
+        )
+
+
+def _event_bodies(connection: apsw.Connection) -> Iterator[tuple[int, str]]:
+    for rowid, agent_id, speaker, text, occurred_at, context in connection.execute(
+        "SELECT e.rowid, e.agent_id, e.speaker, e.text, e.occurred_at, p.text"
+        " FROM events e LEFT JOIN events p ON p.rowid = e.context_rowid"
+        " ORDER BY e.rowid"
+    ):
+        yield (
+            int(rowid),
+            event_fts_body(
+                str(agent_id),
+                None if speaker is None else str(speaker),
+                str(text),
+                dt.datetime.fromisoformat(str(occurred_at)),
+                None if context is None else str(context),
+            ),
+        )
+
+
+def rebuild_fts(connection: apsw.Connection, table: FtsTable) -> int:
+    """Empty ``table`` and write every body again from its owner rows; returns how many.
+
+    The caller owns the transaction: the index is never seen half rebuilt.
+    """
+    bodies = _claim_bodies if table == "claim_fts" else _event_bodies
+    rows = list(bodies(connection))
+    # Dropped and created again from its own stored DDL rather than emptied with
+    # 'delete-all': that resets the index's structure cookie, and another connection's
+    # cached structure can then pass as current and read pages that no longer exist. A
+    # schema change makes every connection load the table afresh.
+    row = connection.execute(
+        "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?", (table,)
+    ).fetchone()
+    assert row is not None  # noqa: S101 - created by the first migration
+    connection.execute(f"DROP TABLE {table}")
+    connection.execute(str(row[0]))
+    connection.executemany(
+        f"INSERT INTO {table} (rowid, body) VALUES (?, ?)",  # noqa: S608 - fixed names
+        rows,
+    )
+    return len(rows)

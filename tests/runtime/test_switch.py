@@ -1,0 +1,341 @@
+"""Live embedding switches: a new identity is an epoch change for every agent. In-flight work
+of the old identity never commits (A→B→A included), the old projection stops serving at once,
+the new one is rebuilt in the background while recall says `reindexing`, and breaker state is
+cleared. The same switch also works from the config file (`Memory.reconfigure`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+import trio
+from tests.conftest import TEST_CONFIG
+from tests.helpers import turn
+from tests.providers.fakes import open_fake_server
+
+from cairn import Degradation, Memory, open_memory
+from cairn.errors import InvalidInputError, StaleResultError, TransientProviderError
+from cairn.providers.embedding import Vectors
+from cairn.runtime.messages import StoreEmbeddings
+from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.vectors.codec import decode_vectors, encode_vector
+from cairn.vectors.identity import EmbeddingIdentity
+
+TURNS = [
+    turn("e1", "I adopted a grey cat called Miso."),
+    turn("e2", "My sister lives in Lisbon."),
+    turn("e3", "I play the cello on Sundays."),
+]
+
+
+class HeldOnce(HashingEmbedder):
+    """Model A. When ``hold`` is set, its next document batch cannot be cancelled (like
+    work in a thread), waits for ``release`` and then answers with ``marker`` vectors, so
+    a stale commit would be visible in the table."""
+
+    def __init__(self, dimension: int = 64) -> None:
+        super().__init__(dimension=dimension)
+        self.hold = False
+        self.entered = trio.Event()
+        self.release = trio.Event()
+        self.marker = np.zeros(dimension, dtype=np.float32)
+        self.marker[0] = 1.0
+
+    async def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        if self.hold:
+            self.hold = False
+            self.entered.set()
+            with trio.CancelScope(shield=True):
+                await self.release.wait()
+            return np.tile(self.marker, (len(texts), 1))
+        return await super().embed_documents(texts)
+
+
+class OtherModel(HashingEmbedder):
+    """Model B: same dimension, another model — another vector space."""
+
+    def __init__(self, dimension: int = 64, *, gated: bool = False) -> None:
+        super().__init__(dimension=dimension)
+        self.gate = trio.Event()
+        if not gated:
+            self.gate.set()
+
+    @property
+    def identity(self) -> EmbeddingIdentity:
+        return EmbeddingIdentity("testing", "other-model", self.dimension)
+
+    def _embed(self, text: str) -> Vectors:
+        # Reversed features: a genuinely different space with the same dimension.
+        vector: Vectors = super()._embed(text)[::-1].copy()
+        return vector
+
+    async def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        await self.gate.wait()
+        return await super().embed_documents(texts)
+
+
+async def _blobs(memory: Memory, agent: str) -> list[tuple[str, str, int, bytes]]:
+    return await memory.database.read(
+        lambda reader: [
+            (str(row[0]), str(row[1]), int(row[2]), bytes(row[3]))
+            for row in reader.connection.execute(
+                "SELECT i.model, e.target, i.dimension, e.vector FROM embeddings e"
+                " JOIN vector_identity i USING (identity_key) WHERE e.agent_id = ?",
+                (agent,),
+            )
+        ]
+    )
+
+
+async def test_a_b_a_switch_during_an_in_flight_batch_commits_nothing_stale(
+    data_dir: Path,
+) -> None:
+    model_a, model_b = HeldOnce(), OtherModel()
+    async with open_memory(
+        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=model_a
+    ) as memory:
+        await memory.ingest("a", TURNS[:2])
+        await memory.wait_idle("a")
+        model_a.hold = True
+        await memory.ingest("a", TURNS[2:])
+        with trio.fail_after(30):
+            await model_a.entered.wait()
+        supervisor = await memory._supervisor("a")
+        epoch = supervisor.fence.epoch
+        assert await memory.use_embedder(model_b)
+        assert await memory.use_embedder(model_a)
+        assert supervisor.fence.epoch == epoch + 2
+        model_a.release.set()  # the held batch of the first A epoch now answers
+        with trio.fail_after(30):
+            await memory.wait_idle("a")
+        rows = await _blobs(memory, "a")
+        recall = await memory.recall("a", "cello Sundays")
+        status = await memory.status()
+    marker = model_a.marker.astype(np.float16).tobytes()
+    assert all(blob != marker for *_, blob in rows), "a stale vector was committed"
+    a_rows = [row for row in rows if row[0] == model_a.identity.model]
+    # Every event and claim has exactly one vector of A, made in the current epoch.
+    assert len(a_rows) == len({(target, blob) for _, target, _, blob in a_rows})
+    index = supervisor.slot.index
+    assert index is not None
+    assert supervisor.slot.identity == model_a.identity
+    assert len(index) == status["agents"]["a"]["embeddings"] - sum(
+        1 for row in rows if row[0] == model_b.identity.model
+    )
+    assert recall.manifest is not None
+    assert recall.manifest.degradations == ()
+    assert any("cello" in item.text for item in recall.items)
+    assert status["embedder"]["model"] == model_a.identity.model
+
+
+async def test_same_dimension_switch_never_mixes_spaces(data_dir: Path) -> None:
+    model_a, model_b = HashingEmbedder(dimension=64), OtherModel(gated=True)
+    async with open_memory(
+        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=model_a
+    ) as memory:
+        await memory.ingest("a", TURNS)
+        await memory.wait_idle("a")
+        supervisor = await memory._supervisor("a")
+        assert await memory.use_embedder(model_b)
+        # The old projection stops serving at once, before any B vector exists.
+        assert supervisor.slot.index is None or supervisor.slot.identity == (
+            model_b.identity
+        )
+        during = await memory.recall("a", "cat Miso")
+        assert during.manifest is not None
+        assert Degradation.REINDEXING in during.manifest.degradations
+        assert any("Miso" in item.text for item in during.items)  # lexical serves
+        index = supervisor.slot.index
+        assert index is None or len(index) == 0
+        model_b.gate.set()
+        with trio.fail_after(30):
+            await memory.wait_idle("a")
+        after = await memory.recall("a", "cat Miso")
+        rows = await _blobs(memory, "a")
+    assert after.manifest is not None
+    assert after.manifest.degradations == ()
+    assert supervisor.slot.identity == model_b.identity
+    assert supervisor.slot.index is not None
+    b_blobs = [blob for model, _, _, blob in rows if model == "other-model"]
+    assert len(supervisor.slot.index) == len(b_blobs)
+    # Every B vector is B's own embedding of its text, none copied from A's space.
+    a_blobs = {blob for model, _, _, blob in rows if model == "hashing-v1"}
+    assert not a_blobs & set(b_blobs)
+    assert decode_vectors(b_blobs, 64).shape == (len(b_blobs), 64)
+
+
+class SlowQuery(HashingEmbedder):
+    """Its query embedding waits for the test (documents are instant)."""
+
+    def __init__(self) -> None:
+        super().__init__(dimension=32)
+        self.query_started = trio.Event()
+        self.release = trio.Event()
+
+    async def embed_query(self, text: str) -> Vectors:
+        self.query_started.set()
+        await self.release.wait()
+        return await super().embed_query(text)
+
+
+async def test_query_embedded_by_the_old_model_never_searches_the_new_projection(
+    data_dir: Path,
+) -> None:
+    model_a, model_b = SlowQuery(), HashingEmbedder(dimension=48)
+    async with open_memory(
+        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=model_a
+    ) as memory:
+        await memory.ingest("a", TURNS)
+        await memory.wait_idle("a")
+        results = []
+
+        async def recall() -> None:
+            results.append(await memory.recall("a", "cat Miso"))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(recall)
+            await model_a.query_started.wait()
+            await memory.use_embedder(model_b)
+            await memory.wait_idle("a")  # B's projection is complete and serving
+            model_a.release.set()
+    (result,) = results
+    assert result.manifest is not None
+    # A 32-dimensional query against the 48-dimensional projection would have raised.
+    assert Degradation.REINDEXING in result.manifest.degradations
+    assert any("Miso" in item.text for item in result.items)
+
+
+class FailingQueries(HashingEmbedder):
+    async def embed_query(self, text: str) -> Vectors:
+        await trio.lowlevel.checkpoint()
+        raise TransientProviderError("provider down")
+
+
+async def test_switch_clears_the_breaker(data_dir: Path) -> None:
+    failing = FailingQueries(dimension=64)
+    async with open_memory(
+        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=failing
+    ) as memory:
+        await memory.ingest("a", TURNS)
+        await memory.wait_idle("a")
+        for _ in range(TEST_CONFIG.breaker_failures):
+            await memory.recall("a", "cat")
+        opened = await memory.recall("a", "cat")
+        assert opened.manifest is not None
+        assert Degradation.BREAKER_OPEN in opened.manifest.degradations
+        assert (await memory.status())["agents"]["a"]["query_breaker"] == "open"
+        # Same identity (e.g. the base URL moved): no epoch change, but a fresh breaker.
+        supervisor = await memory._supervisor("a")
+        epoch = supervisor.fence.epoch
+        assert not await memory.use_embedder(HashingEmbedder(dimension=64))
+        assert supervisor.fence.epoch == epoch
+        assert (await memory.status())["agents"]["a"]["query_breaker"] == "closed"
+        after = await memory.recall("a", "cat")
+    assert after.manifest is not None
+    assert after.manifest.degradations == ()
+
+
+async def test_switch_reaches_agents_that_are_not_running(data_dir: Path) -> None:
+    model_a, model_b = HashingEmbedder(dimension=64), OtherModel()
+    async with open_memory(
+        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=model_a
+    ) as memory:
+        await memory.ingest("sleeping", TURNS)
+        await memory.wait_idle("sleeping")
+    async with open_memory(
+        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=model_a
+    ) as memory:
+        before = await memory.database.read(
+            lambda reader: reader.connection.execute(
+                "SELECT config_epoch FROM agents WHERE agent_id = 'sleeping'"
+            ).fetchone()
+        )
+        assert await memory.use_embedder(model_b)  # "sleeping" has no supervisor yet
+        await memory.wait_idle("sleeping")
+        supervisor = await memory._supervisor("sleeping")
+        epoch = supervisor.fence.epoch
+        recall = await memory.recall("sleeping", "sister Lisbon")
+    assert before is not None
+    assert epoch == int(before[0]) + 1
+    assert supervisor.slot.identity == model_b.identity
+    assert recall.manifest is not None
+    assert recall.manifest.degradations == ()
+
+
+def _write_config(data: Path, base_url: str, model: str, dimension: int) -> None:
+    (data / "cairn.toml").write_text(
+        f'[embedding]\nprovider = "openai-compatible"\nbase_url = "{base_url}"\n'
+        f'model = "{model}"\ndimension = {dimension}\n',
+        encoding="utf-8",
+    )
+
+
+async def test_reconfigure_switches_http_providers_from_the_config_file(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    with trio.fail_after(30):
+        async with (
+            open_fake_server(dimension=8) as server_a,
+            open_fake_server(dimension=12) as server_b,
+        ):
+            _write_config(data, server_a.base_url, "embed-a", 8)
+            async with open_memory(
+                data, TEST_CONFIG, clock=FixedDomainClock()
+            ) as memory:
+                await memory.ingest("a", TURNS)
+                await memory.wait_idle("a")
+                assert not await memory.reconfigure()  # unchanged file: same identity
+                _write_config(data, server_b.base_url, "embed-b", 12)
+                assert await memory.reconfigure()
+                await memory.wait_idle("a")
+                recall = await memory.recall("a", "cello")
+                status = await memory.status()
+                supervisor = await memory._supervisor("a")
+                (data / "cairn.toml").write_text(
+                    "[embedding]\nprovider = 'nope'\n", encoding="utf-8"
+                )
+                with pytest.raises(InvalidInputError):
+                    await memory.reconfigure()
+                assert memory.embedder.identity.model == "embed-b"  # unchanged
+    assert status["embedder"] == {
+        "provider": "openai-compatible",
+        "model": "embed-b",
+        "dimension": 12,
+        "metric": "cos",
+    }
+    assert supervisor.slot.index is not None
+    assert supervisor.slot.index.dimension == 12
+    assert recall.manifest is not None
+    assert recall.manifest.degradations == ()
+    assert server_b.requests, "the new provider was never called"
+
+
+async def test_embedding_result_of_the_old_identity_is_refused_at_commit(
+    data_dir: Path,
+) -> None:
+    """What cancellation misses (say, a batch already queued for the writer) the commit
+    transaction refuses: the epoch moved on, even though A is the identity again."""
+    model_a, model_b = HashingEmbedder(dimension=64), OtherModel()
+    async with open_memory(
+        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=model_a
+    ) as memory:
+        await memory.ingest("a", TURNS)
+        await memory.wait_idle("a")
+        supervisor = await memory._supervisor("a")
+        old = supervisor.fence.current()
+        rows_before = await _blobs(memory, "a")
+        await memory.use_embedder(model_b)
+        await memory.use_embedder(model_a)
+        vector = encode_vector(np.full(64, 0.125, dtype=np.float32))
+        request = StoreEmbeddings(old, model_a.identity, (("event", 1, vector),))
+        await supervisor.write_requests_send.send(request)
+        with pytest.raises(StaleResultError):
+            await request.reply.wait()
+        await memory.wait_idle("a")
+        rows_after = await _blobs(memory, "a")
+    a_after = sorted(row for row in rows_after if row[0] == "hashing-v1")
+    assert a_after == sorted(rows_before)
