@@ -226,3 +226,34 @@ def test_doctor_finishes_a_pending_clear_and_reports_what_it_cannot_repair(
     assert result["clear_jobs_pending"] == []
     assert result["problems"] == ["1 extracted claims without sources"]
     assert json_of(invoke("status", "--json"))["agents"]["b"]["claims"] == 0
+
+
+def test_doctor_reports_dead_letters_and_replay_clears_them(
+    data: Path, invoke: Invoke
+) -> None:
+    # A batch that failed every attempt: its events wait, unextracted, for a replay.
+    batch = sql(data, "SELECT min(batch_id) FROM event_batches WHERE agent_id = 'a'")
+    batch_id = batch[0][0]
+    sql(
+        data,
+        "UPDATE event_batches SET status = 'dead', receipt = NULL, committed_token = NULL,"
+        " attempts = 5, last_error = 'TransientProviderError' WHERE batch_id = ?",
+        batch_id,
+    )
+    sql(data, "UPDATE events SET extracted = 0 WHERE batch_id = ?", batch_id)
+    (dead_events,) = sql(
+        data, "SELECT count(*) FROM events WHERE batch_id = ?", batch_id
+    )[0]
+    found = invoke("doctor", "--json")
+    assert found.exit_code == 1
+    report = json_of(found)
+    assert report["events_in_dead_letters"]["a"] == dead_events
+    assert report["events_pending_extraction"]["a"] == 0
+    assert any("cairn replay a" in problem for problem in report["problems"])
+    status = json_of(invoke("status", "--json"))["agents"]["a"]
+    assert status["extraction_dead_letters"] == 1
+
+    replayed = json_of(invoke("replay", "a", "--json"))
+    assert replayed == {"agent": "a", "replayed_batches": 1, "dead_letters": 0}
+    assert json_of(invoke("doctor", "--json"))["ok"] is True
+    assert sql(data, "SELECT count(*) FROM events WHERE extracted = 0")[0][0] == 0

@@ -23,6 +23,7 @@ from cairn.errors import (
 from cairn.retrieval.candidates import claim_key, event_key
 from cairn.runtime.threads import run_in_thread
 from cairn.store.agents import list_agents
+from cairn.store.batches import batch_statistics, count_pending
 from cairn.store.clear_jobs import pending_clear_jobs
 from cairn.store.embeddings import count_embeddings, count_missing, iter_embeddings
 from cairn.store.integrity import (
@@ -226,12 +227,10 @@ async def check(memory: Memory) -> dict[str, Any]:
             "orphans": orphan_counts(connection),
             "clear_jobs": pending_clear_jobs(connection),
             "pending_extraction": {
-                agent: int(
-                    connection.execute(
-                        "SELECT count(*) FROM events WHERE agent_id = ? AND extracted = 0",
-                        (agent,),
-                    ).fetchone()[0]
-                )
+                agent: count_pending(connection, agent) for agent in agents
+            },
+            "dead_letters": {
+                agent: batch_statistics(connection, agent).dead_events
                 for agent in agents
             },
             "unembedded": {
@@ -274,6 +273,7 @@ async def check(memory: Memory) -> dict[str, Any]:
         "projections": projections,
         "events_unembedded": found["unembedded"],
         "events_pending_extraction": found["pending_extraction"],
+        "events_in_dead_letters": found["dead_letters"],
         "clear_jobs_pending": found["clear_jobs"],
     }
     report["problems"] = _problems(report)
@@ -304,6 +304,12 @@ def _problems(report: dict[str, Any]) -> list[str]:
     for agent, count in report["events_pending_extraction"].items():
         if count:
             problems.append(f"{count} events of {agent} wait for extraction")
+    for agent, count in report["events_in_dead_letters"].items():
+        if count:
+            problems.append(
+                f"{count} events of {agent} are in dead extraction batches"
+                f" (cairn replay {agent})"
+            )
     problems.extend(
         f"clear job {job['job_id']} of {job['agent_id']} is pending"
         for job in report["clear_jobs_pending"]
