@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import cairn
 import cairn.errors
+import cairn.ipc
 
 
 def test_public_surface() -> None:
@@ -27,6 +28,21 @@ def test_public_surface() -> None:
     ]
     for name in cairn.__all__:
         assert hasattr(cairn, name)
+
+
+def test_ipc_surface() -> None:
+    assert sorted(cairn.ipc.__all__) == [
+        "BlockingClient",
+        "Client",
+        "PROTOCOL_VERSION",
+        "ServerLimits",
+        "messages",
+        "open_client",
+        "open_stdio_client",
+        "open_unix_client",
+    ]
+    for name in cairn.ipc.__all__:
+        assert hasattr(cairn.ipc, name)
 
 
 def test_every_error_derives_from_cairn_error() -> None:

@@ -14,7 +14,14 @@ import attrs
 import trio
 
 from cairn.domain.evidence import Turn
-from cairn.errors import InvalidInputError, ProviderContractError, ProviderError
+from cairn.errors import (
+    DrainTimeoutError,
+    InvalidInputError,
+    ProviderContractError,
+    ProviderError,
+)
+from cairn.ipc.serve import request_drain, run_server
+from cairn.ipc.server import ServerLimits
 from cairn.providers.settings import load_embedding_settings
 from cairn.runtime.memory import Memory, open_memory
 from cairn.runtime.providers import open_embedder
@@ -29,7 +36,7 @@ if TYPE_CHECKING:
     from cairn.providers.embedding import Vectors
     from cairn.retrieval.types import Recall
 
-__all__ = ["dispatch", "parse_turn"]
+__all__ = ["dispatch", "parse_turn", "run_ipc_command"]
 
 _INGEST_CHUNK = 512
 _FIELDS = {"id", "session", "role", "text", "at", "speaker"}
@@ -290,3 +297,29 @@ async def dispatch(arguments: argparse.Namespace, data_dir: Path) -> int:
                 flat = {k: v for k, v in counts.items() if not isinstance(v, dict)}
                 print(f"  {agent}: " + ", ".join(f"{k} {v}" for k, v in flat.items()))
         return 0
+
+
+def run_ipc_command(arguments: argparse.Namespace, data_dir: Path) -> int:
+    """``serve`` runs its own trio loop (it owns stdio and signals); ``drain`` is a client."""
+    if arguments.command == "serve":
+        limits = ServerLimits()
+        if arguments.max_in_flight is not None:
+            limits = attrs.evolve(limits, max_in_flight=arguments.max_in_flight)
+        if arguments.max_frame_bytes is not None:
+            limits = attrs.evolve(limits, max_frame_bytes=arguments.max_frame_bytes)
+        return run_server(
+            data_dir,
+            socket_path=None if arguments.stdio else arguments.socket,
+            limits=limits,
+        )
+    try:
+        report = trio.run(
+            lambda: request_drain(
+                arguments.socket, timeout_s=arguments.timeout, resume=arguments.resume
+            )
+        )
+    except DrainTimeoutError as error:
+        print(json.dumps({"drained": False, "error": str(error)}))
+        return 1
+    print(json.dumps(report))
+    return 0

@@ -66,6 +66,20 @@ def _parser() -> argparse.ArgumentParser:
     providers = sub.add_parser("providers", help="the configured model providers")
     providers.add_argument("action", choices=["check"])
     providers.add_argument("--json", action="store_true")
+
+    serve = sub.add_parser("serve", help="serve the IPC protocol (design/ipc.md)")
+    transport = serve.add_mutually_exclusive_group(required=True)
+    transport.add_argument(
+        "--stdio", action="store_true", help="frames on stdin/stdout"
+    )
+    transport.add_argument("--socket", type=Path, help="a Unix socket at this path")
+    serve.add_argument("--max-in-flight", type=int, default=None)
+    serve.add_argument("--max-frame-bytes", type=int, default=None)
+
+    drain = sub.add_parser("drain", help="make a running server settle its work")
+    drain.add_argument("--socket", type=Path, required=True)
+    drain.add_argument("--timeout", type=float, default=None, help="seconds")
+    drain.add_argument("--resume", action="store_true", help="accept writes again")
     return parser
 
 
@@ -73,6 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = _parser().parse_args(argv)
     data_dir = arguments.data or default_data_dir()
     try:
+        if arguments.command in {"serve", "drain"}:
+            return commands.run_ipc_command(arguments, data_dir)
         return trio.run(commands.dispatch, arguments, data_dir)
     except CairnError as error:
         print(f"cairn: {error}", file=sys.stderr)
