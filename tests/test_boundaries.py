@@ -35,7 +35,7 @@ ALLOWED = {
     # ipc serves the runtime; it reaches cairn.testing only for the documented test seam
     # (CAIRN_SERVE_TEST_EMBEDDER in ipc/serve.py).
     "ipc": {"domain", "runtime", "retrieval", "store", "providers", "testing"},
-    "hosts": {"domain", "runtime", "retrieval", "store"},
+    "hosts": {"domain", "runtime", "retrieval", "store", "providers"},
     "cli": {"domain", "serde", "runtime", "retrieval", "store", "providers", "ipc"},
     "data": set(),
 }
