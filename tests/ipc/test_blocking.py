@@ -35,6 +35,7 @@ def test_blocking_client_over_a_socket(shared_server: SocketServer) -> None:
             client.fetch_recall("blocking", "nope")
         assert client.status()["agents"]["blocking"]["events"] == 1
         assert client.clear("blocking")["kept"]
+        client.ping()
 
 
 def test_blocking_client_spawns_a_stdio_server(tmp_path: Path) -> None:

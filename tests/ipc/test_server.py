@@ -36,6 +36,7 @@ async def test_embedded_api_round_trip(shared_server: SocketServer) -> None:
     with trio.fail_after(SERVER_TIMEOUT_S):
         async with open_unix_client(shared_server.socket_path) as client:
             assert client.welcome.version == 1
+            await client.ping()
             report = await client.ingest(
                 "round-trip",
                 [turn("t1", "I love oolong tea."), turn("t2", "I live in Lisbon.")],

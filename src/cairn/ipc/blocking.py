@@ -39,6 +39,8 @@ from cairn.ipc.messages import (
     IngestResult,
     IngestTurnRequest,
     IngestTurnResult,
+    PingRequest,
+    PingResult,
     RecallRequest,
     RecallResult,
     Request,
@@ -273,3 +275,7 @@ class BlockingClient:
 
     def resume(self) -> None:
         self.call(ResumeRequest(id=next(self._ids)), ResumeResult)
+
+    def ping(self) -> None:
+        """A round trip that touches nothing: is the server there and answering?"""
+        self.call(PingRequest(id=next(self._ids)), PingResult)

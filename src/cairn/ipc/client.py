@@ -51,6 +51,8 @@ from cairn.ipc.messages import (
     IngestResult,
     IngestTurnRequest,
     IngestTurnResult,
+    PingRequest,
+    PingResult,
     RecallRequest,
     RecallResult,
     Request,
@@ -274,6 +276,10 @@ class Client:
 
     async def resume(self) -> None:
         await self.call(ResumeRequest(id=self.next_id()), ResumeResult)
+
+    async def ping(self) -> None:
+        """A round trip that touches nothing: is the server there and answering?"""
+        await self.call(PingRequest(id=self.next_id()), PingResult)
 
 
 async def _handshake(stream: trio.abc.Stream, reader: FrameReader) -> Welcome:

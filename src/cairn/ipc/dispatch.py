@@ -9,6 +9,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import trio
+
 from cairn.domain.evidence import Turn
 from cairn.domain.ids import EventId, SessionId
 from cairn.domain.scope import RecallContext
@@ -26,6 +28,8 @@ from cairn.ipc.messages import (
     IngestResult,
     IngestTurnRequest,
     IngestTurnResult,
+    PingRequest,
+    PingResult,
     RecallRequest,
     RecallResult,
     Request,
@@ -181,3 +185,10 @@ async def _drain(memory: Memory, request: DrainRequest) -> Response:
 async def _resume(memory: Memory, request: ResumeRequest) -> Response:
     await memory.resume()
     return ResumeResult(id=request.id)
+
+
+@handles(PingRequest)
+async def _ping(memory: Memory, request: PingRequest) -> Response:
+    del memory
+    await trio.lowlevel.checkpoint()
+    return PingResult(id=request.id)

@@ -38,6 +38,8 @@ __all__ = [
     "IngestResult",
     "IngestTurnRequest",
     "IngestTurnResult",
+    "PingRequest",
+    "PingResult",
     "RecallRequest",
     "RecallResult",
     "Request",
@@ -146,6 +148,10 @@ class ResumeRequest(_Request, tag="resume"):
     pass
 
 
+class PingRequest(_Request, tag="ping"):
+    """A liveness check that touches nothing (also measures the bare round trip)."""
+
+
 # -- answers ---------------------------------------------------------------------------
 class _Answer(_Message):
     id: int
@@ -194,6 +200,10 @@ class ResumeResult(_Answer, tag="resume_result"):
     pass
 
 
+class PingResult(_Answer, tag="ping_result"):
+    pass
+
+
 class Busy(_Answer, tag="busy"):
     """The request was not started: ``max_in_flight`` requests are already running."""
 
@@ -219,6 +229,7 @@ REQUESTS: tuple[type[_Request], ...] = (
     StatusRequest,
     DrainRequest,
     ResumeRequest,
+    PingRequest,
 )
 RESULTS: tuple[type[_Answer], ...] = (
     IngestResult,
@@ -231,6 +242,7 @@ RESULTS: tuple[type[_Answer], ...] = (
     StatusResult,
     DrainResult,
     ResumeResult,
+    PingResult,
 )
 
 Request = _Request
