@@ -30,9 +30,12 @@ from cairn.ipc.messages import (
     RESULTS,
     Busy,
     Error,
+    Hello,
+    IngestTurnRequest,
     RecallRequest,
     StatusRequest,
     StatusResult,
+    TurnMessage,
 )
 
 
@@ -45,8 +48,21 @@ def test_every_request_has_one_handler_and_a_result() -> None:
 
 def test_sample_frame_bytes_are_stable() -> None:
     """The exact bytes design/ipc.md shows."""
-    assert encode_frame(StatusRequest(id=1)).hex() == (
-        "0000001182a474797065a6737461747573a2696401"
+    assert encode_frame(StatusRequest(id=1)) == bytes.fromhex(
+        "00000011 82 a474797065 a6737461747573 a26964 01"
+    )
+    assert encode_frame(Hello(versions=[1], client="demo")) == bytes.fromhex(
+        "00000023 83 a474797065 a568656c6c6f a876657273696f6e73 9101"
+        " a6636c69656e74 a464656d6f"
+    )
+    turn = TurnMessage(event_id="t1", session_id="s1", role="user", text="I love tea.")
+    frame = encode_frame(IngestTurnRequest(id=1, agent_id="a1", turn=turn))
+    assert len(frame) == 110
+    assert frame.startswith(
+        bytes.fromhex("0000006a 84 a474797065 ab696e676573745f7475726e")
+    )
+    assert encode_frame(Busy(id=7, max_in_flight=32)) == bytes.fromhex(
+        "0000001e 83 a474797065 a462757379 a26964 07 ad6d61785f696e5f666c69676874 20"
     )
 
 
