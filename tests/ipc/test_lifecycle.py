@@ -195,3 +195,32 @@ async def test_sigterm_stops_after_draining_accepted_work(
         counts = (await memory.status())["agents"]["stop"]
     assert counts["events"] == 800
     assert counts["events_pending_extraction"] == 0
+
+
+def test_operator_errors_are_clear(tmp_path: Path, sockets: Path) -> None:
+    """No server to drain, or a socket path the OS cannot bind: exit 2 and a reason."""
+    absent = subprocess.run(
+        [sys.executable, "-m", "cairn", "drain", "--socket", str(sockets / "none")],
+        capture_output=True,
+        text=True,
+        env=SERVER_ENV,
+        timeout=SERVER_TIMEOUT_S,
+        check=False,
+    )
+    assert absent.returncode == 2
+    assert "cannot connect" in absent.stderr
+    assert "Traceback" not in absent.stderr
+
+    too_long = sockets / ("x" * 120)
+    refused = subprocess.run(
+        serve_args(tmp_path / "data", "--socket", str(too_long)),
+        capture_output=True,
+        text=True,
+        env=SERVER_ENV,
+        stdin=subprocess.DEVNULL,
+        timeout=SERVER_TIMEOUT_S,
+        check=False,
+    )
+    assert refused.returncode == 2, refused.stderr
+    assert "cannot listen on" in refused.stderr
+    assert "Traceback" not in refused.stderr

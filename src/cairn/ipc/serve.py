@@ -116,7 +116,14 @@ async def _serve(
         if stdio is not None:
             logger.info("cairn serve: stdio, data %s", data_dir)
             async with stdio:
-                await serve_stream(stdio, memory, limits, label="stdio")
+                try:
+                    await serve_stream(stdio, memory, limits, label="stdio")
+                finally:
+                    # FdStream made the pipes non-blocking; their descriptions may be
+                    # shared with the host, so leave them as they were found.
+                    for end in (stdio.send_stream, stdio.receive_stream):
+                        with contextlib.suppress(OSError):
+                            os.set_blocking(end.fileno(), True)
             nursery.cancel_scope.cancel(reason="end of input")
             return
         assert socket_path is not None  # noqa: S101 - the other transport

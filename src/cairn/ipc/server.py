@@ -24,7 +24,7 @@ import attrs
 import trio
 
 import cairn
-from cairn.errors import CairnError
+from cairn.errors import CairnError, InvalidInputError
 from cairn.ipc.codes import INTERNAL, code_for
 from cairn.ipc.dispatch import dispatch
 from cairn.ipc.framing import (
@@ -123,7 +123,10 @@ class _Connection:
             body = reader.next_frame()
             if body is not None:
                 return body
-            data = await self.stream.receive_some(_RECEIVE_BYTES)
+            try:
+                data = await self.stream.receive_some(_RECEIVE_BYTES)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                data = b""  # reset by the peer: the same as it closing
             if not data:
                 if reader.has_partial_frame:
                     logger.info("%s: closed in the middle of a frame", self.label)
@@ -201,31 +204,32 @@ async def serve_stream(
         limits.max_in_flight + limits.outbound_slack
     )
     reader = FrameReader(limits.max_frame_bytes)
-    try:
-        async with trio.open_nursery() as connection_nursery:
-            connection_nursery.start_soon(
-                _write_frames, stream, outbound_receive, connection_nursery.cancel_scope
-            )
-            connection = _Connection(
-                stream,
-                memory,
-                limits,
-                label,
-                outbound_send,
-                connection_nursery.cancel_scope,
-            )
-            async with outbound_send:
-                if not await connection.handshake(reader):
-                    return
-                async with trio.open_nursery() as handlers:
-                    await connection.read_requests(reader, handlers)
-                    # End of requests: running ones finish (bounded) and are answered.
-                    handlers.cancel_scope.deadline = (
-                        trio.current_time() + limits.eof_grace_s
-                    )
-            # outbound_send closed: the writer flushes what is queued, then ends.
-    except trio.BrokenResourceError:
-        logger.info("%s: connection broken", label)
+    async with trio.open_nursery() as connection_nursery:
+        connection_nursery.start_soon(
+            _write_frames, stream, outbound_receive, connection_nursery.cancel_scope
+        )
+        connection = _Connection(
+            stream,
+            memory,
+            limits,
+            label,
+            outbound_send,
+            connection_nursery.cancel_scope,
+        )
+        async with outbound_send:
+            if not await connection.handshake(reader):
+                return
+            async with trio.open_nursery() as handlers:
+                await connection.read_requests(reader, handlers)
+                # End of requests: running ones finish (bounded) and are answered.
+                handlers.cancel_scope.deadline = (
+                    trio.current_time() + limits.eof_grace_s
+                )
+        # outbound_send closed: the writer flushes what is queued (bounded: a client that
+        # does not read cannot keep the connection), then ends.
+        connection_nursery.cancel_scope.deadline = (
+            trio.current_time() + limits.eof_grace_s
+        )
 
 
 async def serve_unix_socket(
@@ -244,7 +248,10 @@ async def serve_unix_socket(
     try:
         if await trio.Path(path).is_socket():
             await trio.Path(path).unlink()
-        await listening.bind(str(path))
+        try:
+            await listening.bind(str(path))
+        except OSError as error:
+            raise InvalidInputError(f"cannot listen on {path}: {error}") from None
         # Before listen(): nobody can connect yet, so no one ever sees a wider mode.
         os.chmod(path, 0o600)
         listening.listen(128)
