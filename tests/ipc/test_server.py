@@ -62,6 +62,14 @@ async def test_embedded_api_round_trip(shared_server: SocketServer) -> None:
             assert "Answer briefly." in recall.directive_block
             assert recall.manifest is not None
 
+            # A recall that misses its wait budget answers pending, fetchable by its ID.
+            first = await client.recall("round-trip", "oolong", wait_s=1e-9)
+            assert first.status is RecallStatus.PENDING
+            assert first.request_id
+            assert first.items == ()
+            later = await client.fetch_recall("round-trip", first.request_id)
+            assert later.status in {RecallStatus.PENDING, RecallStatus.OK}
+            assert later.request_id == first.request_id
             with pytest.raises(UnknownRequestError):
                 await client.fetch_recall("round-trip", "no-such-request")
             with pytest.raises(InvalidInputError):

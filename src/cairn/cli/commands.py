@@ -303,10 +303,13 @@ def run_ipc_command(arguments: argparse.Namespace, data_dir: Path) -> int:
     """``serve`` runs its own trio loop (it owns stdio and signals); ``drain`` is a client."""
     if arguments.command == "serve":
         limits = ServerLimits()
-        if arguments.max_in_flight is not None:
-            limits = attrs.evolve(limits, max_in_flight=arguments.max_in_flight)
-        if arguments.max_frame_bytes is not None:
-            limits = attrs.evolve(limits, max_frame_bytes=arguments.max_frame_bytes)
+        try:
+            if arguments.max_in_flight is not None:
+                limits = attrs.evolve(limits, max_in_flight=arguments.max_in_flight)
+            if arguments.max_frame_bytes is not None:
+                limits = attrs.evolve(limits, max_frame_bytes=arguments.max_frame_bytes)
+        except ValueError as error:
+            raise InvalidInputError(f"serve: {error}") from None
         return run_server(
             data_dir,
             socket_path=None if arguments.stdio else arguments.socket,

@@ -91,6 +91,7 @@ A = TypeVar("A")
 _RECEIVE_BYTES = 64 * 1024
 # The server's answers can be larger than what it accepts (a big status).
 CLIENT_MAX_FRAME_BYTES = 4 * DEFAULT_MAX_FRAME_BYTES
+SEND_TIMEOUT_S = 30.0
 
 
 def unwrap(answer: object, expected: type[A]) -> A:
@@ -159,16 +160,31 @@ class Client:
         try:
             frame = encode_frame(request)
             async with self._send_lock:
-                try:
-                    await self.stream.send_all(frame)
-                except (trio.BrokenResourceError, trio.ClosedResourceError):
-                    raise ConnectionLostError(
-                        "the server closed the connection"
-                    ) from None
+                await self._send_whole(frame)
             answer = await reply.wait()
         finally:
             self._pending.pop(request.id, None)
         return unwrap(answer, expected)
+
+    async def _send_whole(self, frame: bytes) -> None:
+        """Write a frame whole, even if the caller is cancelled meanwhile.
+
+        A frame cut in the middle would desynchronise the stream for every other caller,
+        so the write is shielded; the server reads eagerly, so it is short. If it cannot
+        finish in ``SEND_TIMEOUT_S`` the connection is given up.
+        """
+        with trio.CancelScope(
+            shield=True, deadline=trio.current_time() + SEND_TIMEOUT_S
+        ) as send_scope:
+            try:
+                await self.stream.send_all(frame)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                self._lost = ConnectionLostError("the server closed the connection")
+                raise self._lost from None
+        if send_scope.cancelled_caught:
+            self._lost = ConnectionLostError("the server stopped reading")
+            await trio.aclose_forcefully(self.stream)
+            raise self._lost
 
     async def read_answers(self) -> None:
         """Route every answer to its caller until the connection ends."""

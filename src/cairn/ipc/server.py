@@ -56,13 +56,17 @@ _COALESCE_BYTES = 256 * 1024
 class ServerLimits:
     """Per-connection bounds. Every one caps memory or time a client can hold."""
 
-    max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
-    max_in_flight: int = 32
+    max_frame_bytes: int = attrs.field(
+        default=DEFAULT_MAX_FRAME_BYTES, validator=attrs.validators.gt(0)
+    )
+    max_in_flight: int = attrs.field(default=32, validator=attrs.validators.gt(0))
     # Frames that may wait for the client to read them beyond one per in-flight request
     # (busy and error answers); past it the client is not reading and is dropped.
-    outbound_slack: int = 64
-    handshake_timeout_s: float = 10.0
-    eof_grace_s: float = 30.0
+    outbound_slack: int = attrs.field(default=64, validator=attrs.validators.gt(0))
+    handshake_timeout_s: float = attrs.field(
+        default=10.0, validator=attrs.validators.gt(0)
+    )
+    eof_grace_s: float = attrs.field(default=30.0, validator=attrs.validators.gt(0))
 
 
 @attrs.define(eq=False)
