@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 import trio
+import trio.testing
 from tests.helpers import turn
 from tests.ipc.harness import SERVER_TIMEOUT_S, SocketServer, raw_connection
 
@@ -283,3 +284,29 @@ async def test_disconnect_mid_request_loses_nothing_accepted(
             assert counts["events"] == 200
             assert counts["events_pending_extraction"] == 0
         assert shared_server.process.poll() is None
+
+
+async def test_a_cancelled_call_leaves_the_connection_usable(
+    shared_server: SocketServer,
+) -> None:
+    """The cancelled call's answer is dropped on arrival; later calls get their own."""
+    turns = [turn(f"x{i}", f"I collect stamp number {i}.") for i in range(300)]
+    with trio.fail_after(SERVER_TIMEOUT_S):
+        async with open_unix_client(shared_server.socket_path) as client:
+            async with trio.open_nursery() as nursery:
+                cancelled = trio.CancelScope()
+
+                async def wait_then_cancelled() -> None:
+                    with cancelled:
+                        await client.ingest("cancelled", turns)
+                        await client.wait_idle("cancelled")
+
+                nursery.start_soon(wait_then_cancelled)
+                await trio.testing.wait_all_tasks_blocked()
+                cancelled.cancel()
+            assert not client._pending
+            for _ in range(3):
+                assert (await client.status())["agents"]
+            await client.wait_idle("cancelled")
+            counts = (await client.status())["agents"]["cancelled"]
+            assert counts["events"] in {0, 300}  # whole or nothing
