@@ -221,14 +221,13 @@ async def serve_stream(
             connection_nursery.cancel_scope,
         )
         async with outbound_send:
-            if not await connection.handshake(reader):
-                return
-            async with trio.open_nursery() as handlers:
-                await connection.read_requests(reader, handlers)
-                # End of requests: running ones finish (bounded) and are answered.
-                handlers.cancel_scope.deadline = (
-                    trio.current_time() + limits.eof_grace_s
-                )
+            if await connection.handshake(reader):
+                async with trio.open_nursery() as handlers:
+                    await connection.read_requests(reader, handlers)
+                    # End of requests: running ones finish (bounded) and are answered.
+                    handlers.cancel_scope.deadline = (
+                        trio.current_time() + limits.eof_grace_s
+                    )
         # outbound_send closed: the writer flushes what is queued (bounded: a client that
         # does not read cannot keep the connection), then ends.
         connection_nursery.cancel_scope.deadline = (
