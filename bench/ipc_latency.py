@@ -84,6 +84,33 @@ async def embedded(data_dir: Path, questions: list[str]) -> list[float]:
     return timings
 
 
+async def embedded_concurrent(
+    data_dir: Path, tasks: int, seconds: float
+) -> dict[str, Any]:
+    """The same load as ``throughput`` but in-process: what the runtime itself sustains."""
+    questions = queries(97)
+    done = [0] * tasks
+    async with open_memory(
+        data_dir, CONFIG, clock=FixedDomainClock(), embedder=HashingEmbedder()
+    ) as memory:
+        await memory.recall(AGENT, questions[0])
+
+        async def one(index: int) -> None:
+            position = index
+            with trio.move_on_after(seconds):
+                while True:
+                    await memory.recall(AGENT, questions[position % len(questions)])
+                    done[index] += 1
+                    position += tasks
+
+        started = time.perf_counter()
+        async with trio.open_nursery() as nursery:
+            for index in range(tasks):
+                nursery.start_soon(one, index)
+        elapsed = time.perf_counter() - started
+    return {"tasks": tasks, "requests_per_s": round(sum(done) / elapsed, 1)}
+
+
 async def over_socket(
     socket_path: Path, questions: list[str]
 ) -> tuple[list[float], list[float]]:
@@ -181,6 +208,9 @@ def main() -> None:
         socket_path = Path(directory) / "cairn.sock"
         trio.run(load, data_dir, arguments.turns)
         embedded_ms = trio.run(embedded, data_dir, questions)
+        embedded_sustained = trio.run(
+            embedded_concurrent, data_dir, arguments.clients, arguments.seconds
+        )
         server = start_server(data_dir, socket_path)
         try:
             socket_ms, ping_ms = trio.run(over_socket, socket_path, questions)
@@ -221,6 +251,7 @@ def main() -> None:
                     socket_summary["p50"] - embedded_summary["p50"], 3
                 ),
                 "sustained_recall": sustained,
+                "sustained_recall_embedded": embedded_sustained,
                 "sustained_ping": sustained_ping,
             },
             indent=2,
