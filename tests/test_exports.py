@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import cairn
 import cairn.errors
+import cairn.hosts.asyncio_host
 import cairn.ipc
 
 
@@ -43,6 +44,13 @@ def test_ipc_surface() -> None:
     ]
     for name in cairn.ipc.__all__:
         assert hasattr(cairn.ipc, name)
+
+
+def test_asyncio_host_surface() -> None:
+    assert sorted(cairn.hosts.asyncio_host.__all__) == [
+        "AsyncioMemory",
+        "open_asyncio_memory",
+    ]
 
 
 def test_every_error_derives_from_cairn_error() -> None:

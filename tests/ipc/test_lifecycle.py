@@ -177,7 +177,7 @@ def test_a_second_server_on_the_same_data_directory_is_refused(
     assert not (sockets / "one.sock").exists()
 
 
-async def test_sigterm_stops_after_draining_accepted_work(
+async def test_sigterm_stops_after_draining_accepted_work_even_when_repeated(
     tmp_path: Path, sockets: Path
 ) -> None:
     data = tmp_path / "data"
@@ -186,6 +186,8 @@ async def test_sigterm_stops_after_draining_accepted_work(
         with trio.fail_after(SERVER_TIMEOUT_S):
             async with open_unix_client(server.socket_path) as client:
                 assert (await client.ingest("stop", _turns("t", 800))).ingested == 800
+            # A second signal while it drains must not cut the drain short.
+            os.kill(server.process.pid, signal.SIGTERM)
             os.kill(server.process.pid, signal.SIGTERM)
     finally:
         code = server.stop()

@@ -24,17 +24,18 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from cairn.errors import DataDirectoryInUseError, InvalidInputError
+from cairn.errors import CairnError, DataDirectoryInUseError, InvalidInputError
 from cairn.ipc.client import open_unix_client
 from cairn.ipc.server import ServerLimits, serve_stream, serve_unix_socket
 from cairn.runtime.memory import open_memory
 from cairn.testing import HashingEmbedder
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import AsyncIterator, Iterator, Mapping
     from pathlib import Path
 
     from cairn.providers.embedding import EmbeddingProvider
+    from cairn.runtime.memory import Memory
 
 __all__ = [
     "LOCK_NAME",
@@ -93,12 +94,47 @@ def _stdio_stream() -> trio.StapledStream[
     )
 
 
-async def _stop_on_signal(scope: trio.CancelScope) -> None:
-    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async for number in signals:
-            logger.info("cairn serve: %s, stopping", signal.Signals(number).name)
-            scope.cancel(reason="signal")
-            return
+async def _watch_signals(
+    signals: AsyncIterator[int], serving_scope: trio.CancelScope
+) -> None:
+    """The first SIGTERM/SIGINT stops serving; later ones are absorbed while the runtime
+    drains (the receiver stays installed until the process is done, so a repeated signal
+    can never kill a drain half-way)."""
+    async for number in signals:
+        name = signal.Signals(number).name
+        if serving_scope.cancel_called:
+            logger.info("cairn serve: %s, already stopping (draining)", name)
+            continue
+        logger.info("cairn serve: %s, stopping", name)
+        serving_scope.cancel(reason="signal")
+
+
+async def _serve_transport(
+    memory: Memory,
+    stdio: trio.StapledStream[trio.lowlevel.FdStream, trio.lowlevel.FdStream] | None,
+    socket_path: Path | None,
+    limits: ServerLimits,
+) -> None:
+    if stdio is not None:
+        logger.info("cairn serve: stdio, data %s", memory.path)
+        async with stdio:
+            try:
+                await serve_stream(stdio, memory, limits, label="stdio")
+            finally:
+                # FdStream made the pipes non-blocking; their descriptions may be
+                # shared with the host, so leave them as they were found.
+                for end in (stdio.send_stream, stdio.receive_stream):
+                    with contextlib.suppress(OSError):
+                        os.set_blocking(end.fileno(), True)
+        return
+    assert socket_path is not None  # noqa: S101 - the other transport
+    async with trio.open_nursery() as nursery:
+        await nursery.start(serve_unix_socket, memory, socket_path, limits)
+        # The readiness line: a supervisor (or a test) may wait for it.
+        ready = {"listening": str(socket_path), "pid": os.getpid()}
+        sys.stdout.write(json.dumps(ready) + "\n")
+        sys.stdout.flush()
+        logger.info("cairn serve: listening on %s, data %s", socket_path, memory.path)
 
 
 async def _serve(
@@ -108,31 +144,15 @@ async def _serve(
     embedder: EmbeddingProvider | None,
 ) -> None:
     stdio = _stdio_stream() if socket_path is None else None
-    async with (
-        open_memory(data_dir, embedder=embedder) as memory,
-        trio.open_nursery() as nursery,
-    ):
-        nursery.start_soon(_stop_on_signal, nursery.cancel_scope)
-        if stdio is not None:
-            logger.info("cairn serve: stdio, data %s", data_dir)
-            async with stdio:
-                try:
-                    await serve_stream(stdio, memory, limits, label="stdio")
-                finally:
-                    # FdStream made the pipes non-blocking; their descriptions may be
-                    # shared with the host, so leave them as they were found.
-                    for end in (stdio.send_stream, stdio.receive_stream):
-                        with contextlib.suppress(OSError):
-                            os.set_blocking(end.fileno(), True)
-            nursery.cancel_scope.cancel(reason="end of input")
-            return
-        assert socket_path is not None  # noqa: S101 - the other transport
-        await nursery.start(serve_unix_socket, memory, socket_path, limits)
-        # The readiness line: a supervisor (or a test) may wait for it.
-        ready = {"listening": str(socket_path), "pid": os.getpid()}
-        sys.stdout.write(json.dumps(ready) + "\n")
-        sys.stdout.flush()
-        logger.info("cairn serve: listening on %s, data %s", socket_path, data_dir)
+    serving_scope = trio.CancelScope()
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async with trio.open_nursery() as watcher:
+            watcher.start_soon(_watch_signals, signals, serving_scope)
+            async with open_memory(data_dir, embedder=embedder) as memory:
+                with serving_scope:
+                    await _serve_transport(memory, stdio, socket_path, limits)
+                # Leaving open_memory (outside the serving scope) drains accepted work.
+            watcher.cancel_scope.cancel(reason="stopped")
     logger.info("cairn serve: stopped")
 
 
@@ -149,8 +169,22 @@ def run_server(
     )
     embedder = _test_embedder(os.environ if environ is None else environ)
     with hold_data_directory(data_dir):
-        trio.run(_serve, data_dir, socket_path, limits or ServerLimits(), embedder)
+        try:
+            trio.run(_serve, data_dir, socket_path, limits or ServerLimits(), embedder)
+        except BaseExceptionGroup as group:
+            # Nurseries wrap; an operator should read "cannot listen on …", not a group.
+            reason = _only_cairn_error(group)
+            if reason is None:
+                raise
+            raise reason from None
     return 0
+
+
+def _only_cairn_error(error: BaseException) -> CairnError | None:
+    """The one CairnError a nest of exception groups holds, if that is all it holds."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error if isinstance(error, CairnError) else None
 
 
 async def request_drain(

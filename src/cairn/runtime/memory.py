@@ -31,6 +31,7 @@ from cairn.providers.embedding import EmbeddingProvider, Vectors
 from cairn.providers.gateway import QueryEmbeddingGateway
 from cairn.providers.settings import load_embedding_settings
 from cairn.runtime.database import Database
+from cairn.runtime.mailbox import WorkCounter
 from cairn.runtime.providers import open_embedder
 from cairn.runtime.recall import RecallPlan
 from cairn.runtime.supervisor import AgentSupervisor, open_agent_supervisor
@@ -41,7 +42,7 @@ from cairn.store.evidence import IntakeOutcome, IntakeResult
 from cairn.vectors.manager import VectorStoreManager
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Sequence
+    from collections.abc import AsyncIterator, Iterator, Sequence
 
     from cairn.domain.evidence import Turn
     from cairn.retrieval.types import Recall
@@ -98,6 +99,8 @@ class Memory:
     accepting: bool = True
     _supervisors: dict[AgentId, AgentSupervisor] = attrs.field(factory=dict)
     _starting: dict[AgentId, trio.Event] = attrs.field(factory=dict)
+    # Direct writes (clear, add_directive) in progress; ingestion is counted per agent.
+    _writes: WorkCounter = attrs.field(factory=WorkCounter)
 
     async def _supervisor(self, agent_id: str) -> AgentSupervisor:
         if self.closed:
@@ -214,7 +217,9 @@ class Memory:
         Resumes after a crash from the stored phase. Returns what was and was not removed.
         """
         self._check_accepting()
-        deleted = await (await self._supervisor(agent_id)).clear()
+        supervisor = await self._supervisor(agent_id)
+        with self._accepted_write():
+            deleted = await supervisor.clear()
         return {
             "claims_deleted": deleted,
             "removed": ["claims", "claim vectors", "lineage", "dirty work"],
@@ -232,13 +237,13 @@ class Memory:
             raise InvalidInputError(f"unknown directive kind {kind!r}")
         self._check_accepting()
         agent = (await self._supervisor(agent_id)).agent_id
-        self._check_accepting()
         now = self.clock.now()
-        return await self.database.write(
-            lambda connection: create_directive(
-                connection, agent, kind, text, "active", now
+        with self._accepted_write():
+            return await self.database.write(
+                lambda connection: create_directive(
+                    connection, agent, kind, text, "active", now
+                )
             )
-        )
 
     # -- status and lifecycle ------------------------------------------------------------
     async def status(self) -> dict[str, Any]:
@@ -274,6 +279,17 @@ class Memory:
         if not self.accepting:
             raise DrainingError("the memory runtime is drained; resume it to write")
 
+    @contextlib.contextmanager
+    def _accepted_write(self) -> Iterator[None]:
+        """Check and count a direct write in one step (no await between), so a drain
+        either refuses it or waits for it."""
+        self._check_accepting()
+        self._writes.add(1)
+        try:
+            yield
+        finally:
+            self._writes.done(1)
+
     async def drain(self, timeout_s: float | None = None) -> DrainReport:
         """Stop accepting writes, then wait until all accepted work is extracted and embedded.
 
@@ -289,6 +305,7 @@ class Memory:
         limit_s = self.config.drain_timeout_s if timeout_s is None else timeout_s
         started = trio.current_time()
         with trio.move_on_after(limit_s) as drain_scope:
+            await self._writes.wait_zero()
             await self.wait_idle()
         if drain_scope.cancelled_caught:
             raise DrainTimeoutError(f"accepted work did not settle in {limit_s} s")
