@@ -66,7 +66,11 @@ class AsyncioMemory:
             raise RuntimeClosedError("the memory runtime is closed")
         future: asyncio.Future[T] = self._loop.create_future()
         future.add_done_callback(self._cancel_if_abandoned)
-        self._token.run_sync_soon(self._start, function, future)
+        try:
+            self._token.run_sync_soon(self._start, function, future)
+        except trio.RunFinishedError:
+            future.cancel()
+            raise RuntimeClosedError("the memory runtime has stopped") from None
         return await future
 
     def _start(
