@@ -9,7 +9,13 @@ import pytest
 import trio
 import trio.testing
 from tests.helpers import turn
-from tests.ipc.harness import SERVER_TIMEOUT_S, SocketServer, raw_connection
+from tests.ipc.harness import (
+    SERVER_TIMEOUT_S,
+    SocketServer,
+    raw_connection,
+    short_directory,
+    start_socket_server,
+)
 
 from cairn import IntakeOutcome, RecallStatus
 from cairn.errors import (
@@ -310,3 +316,34 @@ async def test_a_cancelled_call_leaves_the_connection_usable(
             await client.wait_idle("cancelled")
             counts = (await client.status())["agents"]["cancelled"]
             assert counts["events"] in {0, 300}  # whole or nothing
+
+
+async def test_the_trio_client_queues_past_the_in_flight_bound(tmp_path) -> None:
+    """With --max-in-flight 2, twenty concurrent calls on one trio client all succeed:
+    the client waits for a slot (freed by the server's answer) instead of getting busy."""
+    with short_directory() as sockets:
+        server = start_socket_server(
+            tmp_path / "data",
+            sockets / "cairn.sock",
+            tmp_path / "server.log",
+            "--max-in-flight",
+            "2",
+        )
+        try:
+            with trio.fail_after(SERVER_TIMEOUT_S):
+                async with open_unix_client(server.socket_path) as client:
+                    assert client.welcome.max_in_flight == 2
+                    await client.ingest("queued", [turn("q1", "I love oolong tea.")])
+                    await client.wait_idle("queued")
+                    results = []
+
+                    async def ask() -> None:
+                        recall = await client.recall("queued", "oolong", wait_s=30.0)
+                        results.append(recall.items[0].source_refs)
+
+                    async with trio.open_nursery() as nursery:
+                        for _ in range(20):
+                            nursery.start_soon(ask)
+                    assert results == [("q1",)] * 20
+        finally:
+            assert server.stop() == 0, server.log()

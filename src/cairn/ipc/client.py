@@ -146,6 +146,14 @@ class Client:
     _send_lock: trio.StrictFIFOLock = attrs.field(factory=trio.StrictFIFOLock)
     _ids: itertools.count[int] = attrs.field(factory=lambda: itertools.count(1))
     _lost: IpcError | None = None
+    # The server answers `busy` past max_in_flight requests per connection; callers wait
+    # here for a slot instead. A slot is freed when the server *answers*, not when a
+    # caller gives up, so a cancelled call cannot make the next one busy.
+    _slots: trio.Semaphore = attrs.field(init=False)
+    _awaiting_answer: set[int] = attrs.field(factory=set)
+
+    def __attrs_post_init__(self) -> None:
+        self._slots = trio.Semaphore(max(1, self.welcome.max_in_flight))
 
     def next_id(self) -> int:
         return next(self._ids)
@@ -155,15 +163,25 @@ class Client:
         if self._lost is not None:
             await trio.lowlevel.checkpoint()
             raise self._lost
+        frame = encode_frame(request)
+        await self._slots.acquire()
         reply: Reply[Any] = Reply()
         self._pending[request.id] = reply
+        sent = False
         try:
-            frame = encode_frame(request)
             async with self._send_lock:
+                if self._lost is not None:
+                    raise self._lost
+                # From here the frame goes out whole (the write is shielded) or the
+                # connection is lost; either way the slot is freed by the answer side.
+                self._awaiting_answer.add(request.id)
+                sent = True
                 await self._send_whole(frame)
             answer = await reply.wait()
         finally:
             self._pending.pop(request.id, None)
+            if not sent:
+                self._slots.release()
         return unwrap(answer, expected)
 
     async def _send_whole(self, frame: bytes) -> None:
@@ -202,6 +220,9 @@ class Client:
                 if isinstance(answer, Error) and answer.id is None:
                     lost = error_for(answer.code, answer.message)  # type: ignore[assignment]
                     continue
+                if answer.id in self._awaiting_answer:
+                    self._awaiting_answer.discard(answer.id)
+                    self._slots.release()
                 reply = self._pending.pop(answer.id, None)
                 if reply is not None:
                     reply.set(answer)
@@ -213,6 +234,9 @@ class Client:
             self._lost = lost
             for reply in self._pending.values():
                 reply.fail(lost)
+            for _ in self._awaiting_answer:
+                self._slots.release()  # wake callers waiting for a slot: they see _lost
+            self._awaiting_answer.clear()
 
     # -- the embedded API --------------------------------------------------------------
     async def ingest(self, agent_id: str, turns: Sequence[Turn]) -> IngestReport:
