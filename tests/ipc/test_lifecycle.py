@@ -23,6 +23,7 @@ from tests.ipc.harness import (
     short_directory,
     start_socket_server,
 )
+from tests.providers.fakes import open_fake_server
 
 from cairn import IntakeOutcome, open_memory
 from cairn.errors import DrainingError, DrainTimeoutError
@@ -226,3 +227,49 @@ def test_operator_errors_are_clear(tmp_path: Path, sockets: Path) -> None:
     assert refused.returncode == 2, refused.stderr
     assert "cannot listen on" in refused.stderr
     assert "Traceback" not in refused.stderr
+
+
+async def test_reconfigure_switches_the_served_embedder_live(
+    server: SocketServer, tmp_path: Path
+) -> None:
+    """An operator edits cairn.toml and asks the running server to apply it: the new
+    provider serves from then on, without a restart, and work settles under it."""
+    with trio.fail_after(SERVER_TIMEOUT_S):
+        async with (
+            open_fake_server(dimension=12) as provider,
+            open_unix_client(server.socket_path) as client,
+        ):
+            await client.ingest("switch", _turns("before-", 5))
+            await client.wait_idle("switch")
+            (tmp_path / "data" / "cairn.toml").write_text(
+                f'[embedding]\nprovider = "ollama"\nbase_url = "{provider.base_url}"\n'
+                'model = "served-embed"\ndimension = 12\n',
+                encoding="utf-8",
+            )
+            changed = await _cairn("reconfigure", "--socket", str(server.socket_path))
+            assert changed == {
+                "changed": True,
+                "embedder": {
+                    "provider": "ollama",
+                    "model": "served-embed",
+                    "dimension": 12,
+                    "metric": "cos",
+                },
+            }
+            assert (await client.reconfigure())[0] is False  # already applied
+            later = [
+                turn(f"after-{i}", f"I visited museum number {i} in Porto with Rui.")
+                for i in range(5, 10)
+            ]
+            await client.ingest("switch", later)
+            await client.wait_idle("switch")
+            recall = await client.recall("switch", "museum in Porto", wait_s=30.0)
+            status = await client.status()
+    assert status["embedder"]["model"] == "served-embed"
+    assert status["agents"]["switch"]["vector_identity"]["dimension"] == 12
+    assert recall.manifest is not None
+    assert recall.manifest.degradations == ()
+    # Every event, old and new, was embedded by the new provider.
+    embedded = {text for request in provider.requests for text in request.body["input"]}
+    for i in range(10):
+        assert any(f"museum number {i} " in text for text in embedded), i

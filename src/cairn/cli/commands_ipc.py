@@ -20,10 +20,11 @@ from cairn.cli.app import (
     run,
 )
 from cairn.errors import CairnError, DrainTimeoutError, InvalidInputError
+from cairn.ipc import open_unix_client
 from cairn.ipc.serve import request_drain, run_server
 from cairn.ipc.server import ServerLimits
 
-__all__ = ["drain", "serve"]
+__all__ = ["drain", "reconfigure", "serve"]
 
 
 @app.command()
@@ -92,6 +93,25 @@ def drain(
             emit_json({"drained": False, "error": str(error)})
             return EXIT_FAILED
         emit_json(report)
+        return EXIT_OK
+
+    run(body)
+
+
+@app.command()
+def reconfigure(
+    socket: Annotated[
+        Path, typer.Option("--socket", help="The running server's socket.")
+    ],
+) -> None:
+    """Make a running server re-read its provider configuration (cairn.toml and its
+    environment) and switch live: ``{"changed", "embedder"}``. A new embedding identity
+    re-embeds in the background; recall says ``reindexing`` meanwhile. Always JSON."""
+
+    async def body() -> int:
+        async with open_unix_client(socket) as client:
+            changed, embedder = await client.reconfigure()
+        emit_json({"changed": changed, "embedder": embedder})
         return EXIT_OK
 
     run(body)

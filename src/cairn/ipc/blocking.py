@@ -43,6 +43,8 @@ from cairn.ipc.messages import (
     PingResult,
     RecallRequest,
     RecallResult,
+    ReconfigureRequest,
+    ReconfigureResult,
     Request,
     ResumeRequest,
     ResumeResult,
@@ -272,6 +274,12 @@ class BlockingClient:
             DrainRequest(id=next(self._ids), timeout_s=timeout_s), DrainResult
         )
         return DrainReport(result.agents, result.elapsed_s)
+
+    def reconfigure(self) -> tuple[bool, dict[str, Any]]:
+        """Have the server re-read its provider configuration live: whether the embedding
+        identity changed, and the embedder serving now."""
+        result = self.call(ReconfigureRequest(id=next(self._ids)), ReconfigureResult)
+        return result.changed, result.embedder
 
     def resume(self) -> None:
         self.call(ResumeRequest(id=next(self._ids)), ResumeResult)

@@ -55,6 +55,8 @@ from cairn.ipc.messages import (
     PingResult,
     RecallRequest,
     RecallResult,
+    ReconfigureRequest,
+    ReconfigureResult,
     Request,
     ResumeRequest,
     ResumeResult,
@@ -313,6 +315,14 @@ class Client:
         request = DrainRequest(id=self.next_id(), timeout_s=timeout_s)
         result = await self.call(request, DrainResult)
         return DrainReport(result.agents, result.elapsed_s)
+
+    async def reconfigure(self) -> tuple[bool, dict[str, Any]]:
+        """Have the server re-read its provider configuration live: whether the embedding
+        identity changed, and the embedder serving now."""
+        result = await self.call(
+            ReconfigureRequest(id=self.next_id()), ReconfigureResult
+        )
+        return result.changed, result.embedder
 
     async def resume(self) -> None:
         await self.call(ResumeRequest(id=self.next_id()), ResumeResult)

@@ -32,6 +32,8 @@ from cairn.ipc.messages import (
     PingResult,
     RecallRequest,
     RecallResult,
+    ReconfigureRequest,
+    ReconfigureResult,
     Request,
     Response,
     ResumeRequest,
@@ -185,6 +187,14 @@ async def _drain(memory: Memory, request: DrainRequest) -> Response:
 async def _resume(memory: Memory, request: ResumeRequest) -> Response:
     await memory.resume()
     return ResumeResult(id=request.id)
+
+
+@handles(ReconfigureRequest)
+async def _reconfigure(memory: Memory, request: ReconfigureRequest) -> Response:
+    changed = await memory.reconfigure()
+    return ReconfigureResult(
+        id=request.id, changed=changed, embedder=memory.embedder.identity.as_dict()
+    )
 
 
 @handles(PingRequest)

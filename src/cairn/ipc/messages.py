@@ -42,6 +42,8 @@ __all__ = [
     "PingResult",
     "RecallRequest",
     "RecallResult",
+    "ReconfigureRequest",
+    "ReconfigureResult",
     "Request",
     "Response",
     "ResumeRequest",
@@ -148,6 +150,10 @@ class ResumeRequest(_Request, tag="resume"):
     pass
 
 
+class ReconfigureRequest(_Request, tag="reconfigure"):
+    """Re-read the provider configuration (file and the server's environment), live."""
+
+
 class PingRequest(_Request, tag="ping"):
     """A liveness check that touches nothing (also measures the bare round trip)."""
 
@@ -200,6 +206,11 @@ class ResumeResult(_Answer, tag="resume_result"):
     pass
 
 
+class ReconfigureResult(_Answer, tag="reconfigure_result"):
+    changed: bool
+    embedder: dict[str, Any]
+
+
 class PingResult(_Answer, tag="ping_result"):
     pass
 
@@ -229,6 +240,7 @@ REQUESTS: tuple[type[_Request], ...] = (
     StatusRequest,
     DrainRequest,
     ResumeRequest,
+    ReconfigureRequest,
     PingRequest,
 )
 RESULTS: tuple[type[_Answer], ...] = (
@@ -242,6 +254,7 @@ RESULTS: tuple[type[_Answer], ...] = (
     StatusResult,
     DrainResult,
     ResumeResult,
+    ReconfigureResult,
     PingResult,
 )
 
