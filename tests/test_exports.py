@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import cairn
 import cairn.errors
+import cairn.hosts.asyncio_host
+import cairn.ipc
 
 
 def test_public_surface() -> None:
@@ -27,6 +29,28 @@ def test_public_surface() -> None:
     ]
     for name in cairn.__all__:
         assert hasattr(cairn, name)
+
+
+def test_ipc_surface() -> None:
+    assert sorted(cairn.ipc.__all__) == [
+        "BlockingClient",
+        "Client",
+        "PROTOCOL_VERSION",
+        "ServerLimits",
+        "messages",
+        "open_client",
+        "open_stdio_client",
+        "open_unix_client",
+    ]
+    for name in cairn.ipc.__all__:
+        assert hasattr(cairn.ipc, name)
+
+
+def test_asyncio_host_surface() -> None:
+    assert sorted(cairn.hosts.asyncio_host.__all__) == [
+        "AsyncioMemory",
+        "open_asyncio_memory",
+    ]
 
 
 def test_every_error_derives_from_cairn_error() -> None:

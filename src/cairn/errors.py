@@ -22,7 +22,14 @@ catch it, from the closest builtin as well::
     │   ├── VectorIndexCorruptError           file unreadable: quarantined, recall degrades
     │   └── VectorIdentityMismatchError       file built by another embedding identity
     ├── RuntimeClosedError (RuntimeError)     the memory runtime is stopped or stopping
-    └── DrainTimeoutError (TimeoutError)      accepted work did not settle in time
+    │   └── DrainingError                     writes refused while drained (until resume)
+    ├── DrainTimeoutError (TimeoutError)      accepted work did not settle in time
+    ├── DataDirectoryInUseError               another server holds the data directory
+    └── IpcError                              the IPC conversation failed
+        ├── ProtocolError                     a malformed, oversize or unexpected frame
+        │   └── ProtocolVersionError          no protocol version in common
+        ├── ServerBusyError                   too many requests in flight on the connection
+        └── ConnectionLostError (ConnectionError)  the peer closed the connection
 """
 
 from __future__ import annotations
@@ -31,15 +38,22 @@ __all__ = [
     "CairnError",
     "ClearPendingError",
     "ConflictingEventError",
+    "ConnectionLostError",
+    "DataDirectoryInUseError",
     "DrainTimeoutError",
+    "DrainingError",
     "InvalidInputError",
     "InvalidScopeError",
     "InvalidTemporalError",
+    "IpcError",
     "ProposalRejectedError",
+    "ProtocolError",
+    "ProtocolVersionError",
     "ProviderContractError",
     "ProviderError",
     "RuntimeClosedError",
     "SchemaVersionError",
+    "ServerBusyError",
     "StaleLeaseError",
     "StaleResultError",
     "StoreError",
@@ -143,3 +157,34 @@ class RuntimeClosedError(CairnError, RuntimeError):
 
 class DrainTimeoutError(CairnError, TimeoutError):
     """Accepted work did not settle within the drain timeout; nothing was closed under it."""
+
+
+class DrainingError(RuntimeClosedError):
+    """The runtime is drained: writes are refused until it is resumed."""
+
+
+class DataDirectoryInUseError(CairnError):
+    """Another cairn server holds the data directory's lock."""
+
+
+class IpcError(CairnError):
+    """The IPC conversation with a cairn server failed."""
+
+
+class ProtocolError(IpcError):
+    """A frame was malformed, oversize, or not expected at this point of the conversation."""
+
+
+class ProtocolVersionError(ProtocolError):
+    """Client and server share no protocol version."""
+
+
+class ServerBusyError(IpcError):
+    """The connection already has as many requests in flight as the server allows.
+
+    Nothing was started; retry once an answer arrives.
+    """
+
+
+class ConnectionLostError(IpcError, ConnectionError):
+    """The peer closed the connection; a request without an answer may or may not have run."""

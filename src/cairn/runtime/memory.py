@@ -21,13 +21,20 @@ from cairn.config import MemoryConfig
 from cairn.domain.evidence import SessionInfo, SessionKind
 from cairn.domain.ids import AgentId, EventId, SessionId, validate_agent_id
 from cairn.domain.scope import RecallContext
-from cairn.errors import ConflictingEventError, InvalidInputError, RuntimeClosedError
+from cairn.errors import (
+    ConflictingEventError,
+    DrainingError,
+    DrainTimeoutError,
+    InvalidInputError,
+    RuntimeClosedError,
+)
 from cairn.ingestion.extract import RuleExtractor
 from cairn.providers.gateway import QueryEmbeddingGateway
 from cairn.providers.http.client import create_http_client
 from cairn.providers.http.text import TextProvider
 from cairn.providers.settings import EmbeddingSettings, load_embedding_settings
 from cairn.runtime.database import Database
+from cairn.runtime.mailbox import WorkCounter
 from cairn.runtime.providers import ActiveEmbedder, build_embedder
 from cairn.runtime.recall import RecallPlan
 from cairn.runtime.supervisor import AgentSupervisor, open_agent_supervisor
@@ -40,13 +47,13 @@ from cairn.store.sessions import session_cursor
 from cairn.vectors.manager import VectorStoreManager
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Sequence
+    from collections.abc import AsyncIterator, Iterator, Sequence
 
     from cairn.domain.evidence import Turn
     from cairn.providers.embedding import EmbeddingProvider, Vectors
     from cairn.retrieval.types import Recall
 
-__all__ = ["IngestReport", "Memory", "open_memory"]
+__all__ = ["DrainReport", "IngestReport", "Memory", "open_memory"]
 
 DATABASE_NAME = "cairn.db"
 
@@ -73,6 +80,14 @@ class IngestReport:
         return tuple(r for r in self.results if r.outcome is IntakeOutcome.REJECTED)
 
 
+@attrs.frozen
+class DrainReport:
+    """What a drain settled: how many agents, in how long (trio clock)."""
+
+    agents: int
+    elapsed_s: float
+
+
 @attrs.define(eq=False)
 class Memory:
     path: Path
@@ -88,11 +103,15 @@ class Memory:
     extractor: RuleExtractor = attrs.field(factory=RuleExtractor)
     text_provider: TextProvider | None = None
     closed: bool = False
+    # False between drain() and resume(): every write entry point refuses new work.
+    accepting: bool = True
     _supervisors: dict[AgentId, AgentSupervisor] = attrs.field(factory=dict)
     _starting: dict[AgentId, trio.Event] = attrs.field(factory=dict)
     # Held while a supervisor starts and while the embedder is switched, so a starting
     # agent never reads its epoch before a switch and misses the switch itself.
     _switching: trio.Lock = attrs.field(factory=trio.Lock)
+    # Direct writes (clear, add_directive) in progress; ingestion is counted per agent.
+    _writes: WorkCounter = attrs.field(factory=WorkCounter)
 
     @property
     def embedder(self) -> EmbeddingProvider:
@@ -115,6 +134,7 @@ class Memory:
             try:
                 async with self._switching:
                     supervisor = await self.nursery.start(self._run_supervisor, agent)
+                    supervisor.accepting = self.accepting
                     self._supervisors[agent] = supervisor
             finally:
                 self._starting.pop(agent).set()
@@ -148,7 +168,9 @@ class Memory:
 
         Atomic with respect to cancellation: the batch commits whole or not at all.
         """
+        self._check_accepting()
         supervisor = await self._supervisor(agent_id)
+        self._check_accepting()  # a drain may have begun while the supervisor started
         return IngestReport(tuple(await supervisor.ingest(turns)))
 
     async def ingest_turn(self, agent_id: str, turn: Turn) -> IntakeResult:
@@ -264,7 +286,10 @@ class Memory:
 
         Resumes after a crash from the stored phase. Returns what was and was not removed.
         """
-        deleted = await (await self._supervisor(agent_id)).clear()
+        self._check_accepting()
+        supervisor = await self._supervisor(agent_id)
+        with self._accepted_write():
+            deleted = await supervisor.clear()
         return {
             "claims_deleted": deleted,
             "removed": ["claims", "claim vectors", "lineage", "dirty work"],
@@ -285,13 +310,15 @@ class Memory:
             raise InvalidInputError("a directive needs text")
         if kind not in {"instruction", "suppress_topic"}:
             raise InvalidInputError(f"unknown directive kind {kind!r}")
+        self._check_accepting()
         agent = (await self._supervisor(agent_id)).agent_id
         now = self.clock.now()
-        return await self.database.write(
-            lambda connection: create_directive(
-                connection, agent, kind, text, "active", now
+        with self._accepted_write():
+            return await self.database.write(
+                lambda connection: create_directive(
+                    connection, agent, kind, text, "active", now
+                )
             )
-        )
 
     # -- providers ---------------------------------------------------------------------
     async def reconfigure(self, settings: EmbeddingSettings | None = None) -> bool:
@@ -376,6 +403,52 @@ class Memory:
             "embedder": attrs.asdict(self.embedder.identity),
             "agents": agents,
         }
+
+    # -- drain -------------------------------------------------------------------------
+    def _check_accepting(self) -> None:
+        if not self.accepting:
+            raise DrainingError("the memory runtime is drained; resume it to write")
+
+    @contextlib.contextmanager
+    def _accepted_write(self) -> Iterator[None]:
+        """Check and count a direct write in one step (no await between), so a drain
+        either refuses it or waits for it."""
+        self._check_accepting()
+        self._writes.add(1)
+        try:
+            yield
+        finally:
+            self._writes.done(1)
+
+    async def drain(self, timeout_s: float | None = None) -> DrainReport:
+        """Stop accepting writes, then wait until all accepted work is extracted and embedded.
+
+        New writes (ingest, clear, add_directive) raise :class:`DrainingError` from the
+        moment this is called; reads keep working. A write already accepted (counted by its
+        supervisor) is waited for, never dropped. On timeout (default
+        ``MemoryConfig.drain_timeout_s``) raises :class:`DrainTimeoutError` and stays drained;
+        :meth:`resume` re-arms in either case.
+        """
+        self.accepting = False
+        for supervisor in self._supervisors.values():
+            supervisor.accepting = False
+        limit_s = self.config.drain_timeout_s if timeout_s is None else timeout_s
+        started = trio.current_time()
+        with trio.move_on_after(limit_s) as drain_scope:
+            await self._writes.wait_zero()
+            await self.wait_idle()
+        if drain_scope.cancelled_caught:
+            raise DrainTimeoutError(f"accepted work did not settle in {limit_s} s")
+        return DrainReport(len(self._supervisors), trio.current_time() - started)
+
+    async def resume(self) -> None:
+        """Accept writes again after :meth:`drain`."""
+        await trio.lowlevel.checkpoint()
+        if self.closed:
+            raise RuntimeClosedError("the memory runtime is closed")
+        self.accepting = True
+        for supervisor in self._supervisors.values():
+            supervisor.accepting = True
 
     async def aclose(self) -> None:
         """Stop every agent: stop accepting, drain within the timeout, publish, close."""

@@ -1,0 +1,1 @@
+"""Adapters that run cairn inside hosts that are not trio programs."""

@@ -1,0 +1,84 @@
+"""Error codes on the wire, and the cairn error each one stands for (design/ipc.md).
+
+The server names a failure by the most specific code in ``ERROR_CODES`` that matches the
+raised error; the client raises that class again, so ``except InvalidInputError`` works the
+same over IPC as embedded.
+"""
+
+from __future__ import annotations
+
+from cairn.errors import (
+    CairnError,
+    ClearPendingError,
+    ConflictingEventError,
+    DataDirectoryInUseError,
+    DrainingError,
+    DrainTimeoutError,
+    InvalidInputError,
+    InvalidScopeError,
+    InvalidTemporalError,
+    ProtocolError,
+    ProtocolVersionError,
+    ProviderContractError,
+    ProviderError,
+    RuntimeClosedError,
+    SchemaVersionError,
+    StaleResultError,
+    StoreError,
+    TransientProviderError,
+    UnknownRequestError,
+    VectorIndexError,
+)
+
+__all__ = ["ERROR_CODES", "INTERNAL", "code_for", "error_for"]
+
+INTERNAL = "internal"
+
+# Most specific first: the first class the error is an instance of names it.
+ERROR_CODES: tuple[tuple[type[CairnError], str], ...] = (
+    (ConflictingEventError, "conflicting_event"),
+    (InvalidScopeError, "invalid_scope"),
+    (InvalidTemporalError, "invalid_temporal"),
+    (InvalidInputError, "invalid_input"),
+    (UnknownRequestError, "unknown_request"),
+    (SchemaVersionError, "schema_version"),
+    (ClearPendingError, "clear_pending"),
+    (StoreError, "store_error"),
+    (StaleResultError, "stale_result"),
+    (TransientProviderError, "provider_unavailable"),
+    (ProviderContractError, "provider_contract"),
+    (ProviderError, "provider_error"),
+    (VectorIndexError, "vector_index"),
+    (DrainingError, "draining"),
+    (RuntimeClosedError, "runtime_closed"),
+    (DrainTimeoutError, "drain_timeout"),
+    (DataDirectoryInUseError, "data_directory_in_use"),
+    (ProtocolVersionError, "version_mismatch"),
+    (CairnError, "cairn_error"),
+)
+# Frame-level codes: the frame itself was refused (all raise ProtocolError on the client).
+PROTOCOL_CODES = frozenset(
+    {"malformed", "unknown_type", "frame_too_large", "handshake_required"}
+)
+_CLASSES = {code: kind for kind, code in ERROR_CODES}
+
+
+def code_for(error: CairnError) -> str:
+    for kind, code in ERROR_CODES:
+        if isinstance(error, kind):
+            return code
+    return "cairn_error"  # pragma: no cover - CairnError closes the table
+
+
+def error_for(code: str, message: str) -> CairnError:
+    """The cairn error a code names; unknown codes (a newer server) stay CairnError."""
+    if code in PROTOCOL_CODES:
+        return ProtocolError(f"{code}: {message}")
+    if code == INTERNAL:
+        return CairnError(f"internal server error: {message}")
+    kind = _CLASSES.get(code, CairnError)
+    # Rebuilt from the message alone: constructors with extra arguments (ConflictingEventError)
+    # are bypassed so every class carries the server's text unchanged.
+    error = kind.__new__(kind)
+    error.args = (message,)
+    return error

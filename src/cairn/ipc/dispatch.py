@@ -1,0 +1,204 @@
+"""The one dispatch table: request type → the Memory call that answers it.
+
+A new method is a request/result pair in cairn.ipc.messages plus one ``@handles`` function
+here; tests/ipc/test_protocol.py checks that every request type has a handler.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import trio
+
+from cairn.domain.evidence import Turn
+from cairn.domain.ids import EventId, SessionId
+from cairn.domain.scope import RecallContext
+from cairn.errors import InvalidInputError
+from cairn.ipc.messages import (
+    AddDirectiveRequest,
+    AddDirectiveResult,
+    ClearRequest,
+    ClearResult,
+    DrainRequest,
+    DrainResult,
+    FetchRecallRequest,
+    FetchRecallResult,
+    IngestRequest,
+    IngestResult,
+    IngestTurnRequest,
+    IngestTurnResult,
+    PingRequest,
+    PingResult,
+    RecallRequest,
+    RecallResult,
+    ReconfigureRequest,
+    ReconfigureResult,
+    Request,
+    Response,
+    ResumeRequest,
+    ResumeResult,
+    StatusRequest,
+    StatusResult,
+    TurnMessage,
+    WaitIdleRequest,
+    WaitIdleResult,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from cairn.runtime.memory import Memory
+
+__all__ = ["HANDLERS", "dispatch", "turn_from_message", "turn_to_message"]
+
+R = TypeVar("R", bound=Request)
+HANDLERS: dict[type[Request], Callable[[Memory, Any], Awaitable[Response]]] = {}
+
+
+def handles(
+    kind: type[R],
+) -> Callable[
+    [Callable[[Memory, R], Awaitable[Response]]],
+    Callable[[Memory, R], Awaitable[Response]],
+]:
+    def register(
+        handler: Callable[[Memory, R], Awaitable[Response]],
+    ) -> Callable[[Memory, R], Awaitable[Response]]:
+        HANDLERS[kind] = handler
+        return handler
+
+    return register
+
+
+async def dispatch(memory: Memory, request: Request) -> Response:
+    """Answer one request; cairn errors propagate for the server to turn into error frames."""
+    return await HANDLERS[type(request)](memory, request)
+
+
+def turn_from_message(message: TurnMessage) -> Turn:
+    at = None
+    if message.at is not None:
+        try:
+            at = dt.datetime.fromisoformat(message.at)
+        except ValueError:
+            raise InvalidInputError(f"'at' is not ISO-8601: {message.at!r}") from None
+        if at.utcoffset() is None:
+            raise InvalidInputError(f"'at' needs a UTC offset: {message.at!r}")
+    try:
+        return Turn(
+            EventId(message.event_id),
+            SessionId(message.session_id),
+            message.role,
+            message.text,
+            at,
+            message.speaker,
+        )
+    except ValueError as error:
+        raise InvalidInputError(f"turn {message.event_id!r}: {error}") from None
+
+
+def turn_to_message(turn: Turn) -> TurnMessage:
+    return TurnMessage(
+        event_id=turn.event_id,
+        session_id=turn.session_id,
+        role=turn.role.value,
+        text=turn.text,
+        at=None if turn.at is None else turn.at.isoformat(),
+        speaker=turn.speaker,
+    )
+
+
+@handles(IngestRequest)
+async def _ingest(memory: Memory, request: IngestRequest) -> Response:
+    turns = [turn_from_message(turn) for turn in request.turns]
+    report = await memory.ingest(request.agent_id, turns)
+    return IngestResult(id=request.id, results=list(report.results))
+
+
+@handles(IngestTurnRequest)
+async def _ingest_turn(memory: Memory, request: IngestTurnRequest) -> Response:
+    result = await memory.ingest_turn(request.agent_id, turn_from_message(request.turn))
+    return IngestTurnResult(id=request.id, result=result)
+
+
+@handles(WaitIdleRequest)
+async def _wait_idle(memory: Memory, request: WaitIdleRequest) -> Response:
+    await memory.wait_idle(request.agent_id)
+    return WaitIdleResult(id=request.id)
+
+
+@handles(RecallRequest)
+async def _recall(memory: Memory, request: RecallRequest) -> Response:
+    context = RecallContext(
+        session_id=request.session_id,
+        user_id=request.user_id,
+        project_id=request.project_id,
+    )
+    recall = await memory.recall(
+        request.agent_id,
+        request.query,
+        context=context,
+        k=request.k,
+        budget_bytes=request.budget_bytes,
+        wait_s=request.wait_s,
+        query_vector=request.query_vector,
+    )
+    return RecallResult(id=request.id, recall=recall)
+
+
+@handles(FetchRecallRequest)
+async def _fetch_recall(memory: Memory, request: FetchRecallRequest) -> Response:
+    recall = await memory.fetch_recall(request.agent_id, request.request_id)
+    return FetchRecallResult(id=request.id, recall=recall)
+
+
+@handles(ClearRequest)
+async def _clear(memory: Memory, request: ClearRequest) -> Response:
+    report = await memory.clear(request.agent_id)
+    return ClearResult(
+        id=request.id,
+        claims_deleted=int(report["claims_deleted"]),
+        removed=list(report["removed"]),
+        kept=list(report["kept"]),
+    )
+
+
+@handles(AddDirectiveRequest)
+async def _add_directive(memory: Memory, request: AddDirectiveRequest) -> Response:
+    directive_id = await memory.add_directive(
+        request.agent_id, request.text, kind=request.kind
+    )
+    return AddDirectiveResult(id=request.id, directive_id=str(directive_id))
+
+
+@handles(StatusRequest)
+async def _status(memory: Memory, request: StatusRequest) -> Response:
+    return StatusResult(id=request.id, status=await memory.status())
+
+
+@handles(DrainRequest)
+async def _drain(memory: Memory, request: DrainRequest) -> Response:
+    report = await memory.drain(request.timeout_s)
+    return DrainResult(id=request.id, agents=report.agents, elapsed_s=report.elapsed_s)
+
+
+@handles(ResumeRequest)
+async def _resume(memory: Memory, request: ResumeRequest) -> Response:
+    await memory.resume()
+    return ResumeResult(id=request.id)
+
+
+@handles(ReconfigureRequest)
+async def _reconfigure(memory: Memory, request: ReconfigureRequest) -> Response:
+    changed = await memory.reconfigure()
+    return ReconfigureResult(
+        id=request.id, changed=changed, embedder=memory.embedder.identity.as_dict()
+    )
+
+
+@handles(PingRequest)
+async def _ping(memory: Memory, request: PingRequest) -> Response:
+    del memory
+    await trio.lowlevel.checkpoint()
+    return PingResult(id=request.id)

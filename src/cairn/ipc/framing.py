@@ -1,0 +1,143 @@
+"""Frames: a 4-byte big-endian unsigned length, then that many bytes of MessagePack.
+
+The reader is sync and transport-free (bytes in, frames out), so the trio server, the trio
+client and the blocking client share it.
+"""
+
+from __future__ import annotations
+
+import struct
+import typing
+from typing import Any
+
+import attrs
+import msgspec
+
+from cairn.errors import ProtocolError
+from cairn.ipc.messages import REQUESTS, RESULTS, Busy, Error, Hello, Request, Welcome
+
+__all__ = [
+    "DEFAULT_MAX_FRAME_BYTES",
+    "HEADER",
+    "FrameReader",
+    "RejectedFrameError",
+    "decode_answer",
+    "decode_hello",
+    "decode_request",
+    "encode_frame",
+]
+
+HEADER = struct.Struct(">I")
+DEFAULT_MAX_FRAME_BYTES = 8 * 1024 * 1024
+
+_encoder = msgspec.msgpack.Encoder()
+_request_decoder: msgspec.msgpack.Decoder[Any] = msgspec.msgpack.Decoder(
+    typing.Union[REQUESTS]  # noqa: UP007 - a union of a runtime tuple
+)
+_answer_decoder: msgspec.msgpack.Decoder[Any] = msgspec.msgpack.Decoder(
+    typing.Union[(*RESULTS, Busy, Error, Welcome)]
+)
+_hello_decoder = msgspec.msgpack.Decoder(Hello)
+_tagged: list[type[msgspec.Struct]] = [*REQUESTS, Hello]
+_known_types = {kind.__struct_config__.tag for kind in _tagged}
+
+
+class RejectedFrameError(ProtocolError):
+    """A frame the reader could not accept; ``code`` and ``request_id`` go on the error frame."""
+
+    def __init__(self, code: str, message: str, request_id: int | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.request_id = request_id
+
+
+def encode_frame(message: msgspec.Struct) -> bytes:
+    """One message as a complete frame (header + body)."""
+    buffer = bytearray(HEADER.size)
+    _encoder.encode_into(message, buffer, HEADER.size)
+    HEADER.pack_into(buffer, 0, len(buffer) - HEADER.size)
+    return bytes(buffer)
+
+
+@attrs.define(eq=False)
+class FrameReader:
+    """Accumulates bytes and cuts complete frame bodies off the front."""
+
+    max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
+    _buffer: bytearray = attrs.field(factory=bytearray, init=False)
+
+    def feed(self, data: bytes | bytearray) -> None:
+        self._buffer += data
+
+    @property
+    def has_partial_frame(self) -> bool:
+        return bool(self._buffer)
+
+    def next_frame(self) -> bytes | None:
+        """The next complete body, or None until more bytes arrive.
+
+        Raises RejectedFrameError (``frame_too_large``) as soon as a header announces more
+        than ``max_frame_bytes``: the stream cannot be trusted after that, so the caller
+        answers with an error frame and closes.
+        """
+        if len(self._buffer) < HEADER.size:
+            return None
+        (length,) = HEADER.unpack_from(self._buffer)
+        if length > self.max_frame_bytes:
+            raise RejectedFrameError(
+                "frame_too_large",
+                f"frame of {length} bytes exceeds the limit of {self.max_frame_bytes}",
+            )
+        end = HEADER.size + length
+        if len(self._buffer) < end:
+            return None
+        body = bytes(self._buffer[HEADER.size : end])
+        del self._buffer[:end]
+        return body
+
+
+def _rejection(body: bytes, error: msgspec.MsgspecError) -> RejectedFrameError:
+    """Say what was wrong, keeping the request ID when the frame has a readable one."""
+    try:
+        raw = msgspec.msgpack.decode(body)
+    except msgspec.MsgspecError:
+        return RejectedFrameError("malformed", f"not MessagePack: {error}")
+    if not isinstance(raw, dict):
+        return RejectedFrameError("malformed", "a frame must hold a map")
+    request_id = raw.get("id")
+    if not isinstance(request_id, int) or isinstance(request_id, bool):
+        request_id = None
+    kind = raw.get("type")
+    if kind not in _known_types:
+        return RejectedFrameError(
+            "unknown_type", f"unknown message type {kind!r}", request_id
+        )
+    return RejectedFrameError("malformed", str(error), request_id)
+
+
+def decode_request(body: bytes) -> Request:
+    try:
+        request: Request = _request_decoder.decode(body)
+    except msgspec.MsgspecError as error:
+        raise _rejection(body, error) from None
+    if request.id < 0:
+        raise RejectedFrameError("malformed", "request IDs are unsigned integers")
+    return request
+
+
+def decode_hello(body: bytes) -> Hello:
+    try:
+        return _hello_decoder.decode(body)
+    except msgspec.MsgspecError as error:
+        rejection = _rejection(body, error)
+        raise RejectedFrameError(
+            "handshake_required", f"the first frame must be hello ({rejection})"
+        ) from None
+
+
+def decode_answer(body: bytes) -> Any:
+    """A server frame (a result, ``busy``, ``error`` or ``welcome``)."""
+    try:
+        return _answer_decoder.decode(body)
+    except msgspec.MsgspecError as error:
+        raise ProtocolError(f"unreadable frame from the server: {error}") from None

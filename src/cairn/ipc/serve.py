@@ -1,0 +1,199 @@
+"""``cairn serve`` and ``cairn drain``: the process around the server.
+
+``serve`` takes the data directory's lock (an ``flock`` on ``server.lock``, released by the
+kernel when the process dies, so a crashed server never leaves a stale lock), opens the
+memory runtime, serves stdio or a Unix socket until end of input or SIGTERM/SIGINT, then
+closes the runtime (which drains accepted work).
+
+Test seam: ``CAIRN_SERVE_TEST_EMBEDDER=hashing`` makes the server use
+``cairn.testing.HashingEmbedder`` instead of the configured embedder, so tests that spawn
+real servers do not load a model. Only this entry point reads it; it is documented in
+design/ipc.md and is not a provider setting.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import signal
+import sys
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from cairn.errors import CairnError, DataDirectoryInUseError, InvalidInputError
+from cairn.ipc.client import open_unix_client
+from cairn.ipc.server import ServerLimits, serve_stream, serve_unix_socket
+from cairn.runtime.memory import open_memory
+from cairn.testing import HashingEmbedder
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterator, Mapping
+    from pathlib import Path
+
+    from cairn.providers.embedding import EmbeddingProvider
+    from cairn.runtime.memory import Memory
+
+__all__ = [
+    "LOCK_NAME",
+    "TEST_EMBEDDER_VARIABLE",
+    "hold_data_directory",
+    "request_drain",
+    "run_server",
+]
+
+LOCK_NAME = "server.lock"
+TEST_EMBEDDER_VARIABLE = "CAIRN_SERVE_TEST_EMBEDDER"
+
+logger = logging.getLogger("cairn.ipc.serve")
+
+
+@contextlib.contextmanager
+def hold_data_directory(data_dir: Path) -> Iterator[None]:
+    """Hold the data directory's server lock, or raise DataDirectoryInUseError."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    lock_path = data_dir / LOCK_NAME
+    descriptor = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = lock_path.read_text(encoding="utf-8").strip() or "unknown"
+            raise DataDirectoryInUseError(
+                f"another cairn server (pid {holder}) holds {data_dir}"
+            ) from None
+        os.ftruncate(descriptor, 0)
+        os.write(descriptor, f"{os.getpid()}\n".encode())
+        yield
+    finally:
+        os.close(descriptor)  # closing releases the flock
+
+
+def _test_embedder(environ: Mapping[str, str]) -> EmbeddingProvider | None:
+    choice = environ.get(TEST_EMBEDDER_VARIABLE)
+    if not choice:
+        return None
+    if choice != "hashing":
+        raise InvalidInputError(f"{TEST_EMBEDDER_VARIABLE} must be 'hashing'")
+    return HashingEmbedder()
+
+
+def _stdio_stream() -> trio.StapledStream[
+    trio.lowlevel.FdStream, trio.lowlevel.FdStream
+]:
+    """Frames on stdin/stdout; anything else printed to stdout goes to stderr instead."""
+    frames_in = os.dup(sys.stdin.fileno())
+    frames_out = os.dup(sys.stdout.fileno())
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    sys.stdout = sys.stderr
+    return trio.StapledStream(
+        trio.lowlevel.FdStream(frames_out), trio.lowlevel.FdStream(frames_in)
+    )
+
+
+async def _watch_signals(
+    signals: AsyncIterator[int], serving_scope: trio.CancelScope
+) -> None:
+    """The first SIGTERM/SIGINT stops serving; later ones are absorbed while the runtime
+    drains (the receiver stays installed until the process is done, so a repeated signal
+    can never kill a drain half-way)."""
+    async for number in signals:
+        name = signal.Signals(number).name
+        if serving_scope.cancel_called:
+            logger.info("cairn serve: %s, already stopping (draining)", name)
+            continue
+        logger.info("cairn serve: %s, stopping", name)
+        serving_scope.cancel(reason="signal")
+
+
+async def _serve_transport(
+    memory: Memory,
+    stdio: trio.StapledStream[trio.lowlevel.FdStream, trio.lowlevel.FdStream] | None,
+    socket_path: Path | None,
+    limits: ServerLimits,
+) -> None:
+    if stdio is not None:
+        logger.info("cairn serve: stdio, data %s", memory.path)
+        async with stdio:
+            try:
+                await serve_stream(stdio, memory, limits, label="stdio")
+            finally:
+                # FdStream made the pipes non-blocking; their descriptions may be
+                # shared with the host, so leave them as they were found.
+                for end in (stdio.send_stream, stdio.receive_stream):
+                    with contextlib.suppress(OSError):
+                        os.set_blocking(end.fileno(), True)
+        return
+    assert socket_path is not None  # noqa: S101 - the other transport
+    async with trio.open_nursery() as nursery:
+        await nursery.start(serve_unix_socket, memory, socket_path, limits)
+        # The readiness line: a supervisor (or a test) may wait for it.
+        ready = {"listening": str(socket_path), "pid": os.getpid()}
+        sys.stdout.write(json.dumps(ready) + "\n")
+        sys.stdout.flush()
+        logger.info("cairn serve: listening on %s, data %s", socket_path, memory.path)
+
+
+async def _serve(
+    data_dir: Path,
+    socket_path: Path | None,
+    limits: ServerLimits,
+    embedder: EmbeddingProvider | None,
+) -> None:
+    stdio = _stdio_stream() if socket_path is None else None
+    serving_scope = trio.CancelScope()
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async with trio.open_nursery() as watcher:
+            watcher.start_soon(_watch_signals, signals, serving_scope)
+            async with open_memory(data_dir, embedder=embedder) as memory:
+                with serving_scope:
+                    await _serve_transport(memory, stdio, socket_path, limits)
+                # Leaving open_memory (outside the serving scope) drains accepted work.
+            watcher.cancel_scope.cancel(reason="stopped")
+    logger.info("cairn serve: stopped")
+
+
+def run_server(
+    data_dir: Path,
+    *,
+    socket_path: Path | None,
+    limits: ServerLimits | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> int:
+    """Serve until end of input (stdio) or a signal; the process exit code."""
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.INFO, format="%(name)s: %(message)s"
+    )
+    embedder = _test_embedder(os.environ if environ is None else environ)
+    with hold_data_directory(data_dir):
+        try:
+            trio.run(_serve, data_dir, socket_path, limits or ServerLimits(), embedder)
+        except BaseExceptionGroup as group:
+            # Nurseries wrap; an operator should read "cannot listen on …", not a group.
+            reason = _only_cairn_error(group)
+            if reason is None:
+                raise
+            raise reason from None
+    return 0
+
+
+def _only_cairn_error(error: BaseException) -> CairnError | None:
+    """The one CairnError a nest of exception groups holds, if that is all it holds."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error if isinstance(error, CairnError) else None
+
+
+async def request_drain(
+    socket_path: Path, *, timeout_s: float | None, resume: bool
+) -> dict[str, Any]:
+    """Ask the server at ``socket_path`` to drain (or to resume); its report."""
+    async with open_unix_client(socket_path) as client:
+        if resume:
+            await client.resume()
+            return {"resumed": True}
+        report = await client.drain(timeout_s)
+        return {"drained": True, "agents": report.agents, "elapsed_s": report.elapsed_s}

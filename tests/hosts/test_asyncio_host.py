@@ -1,0 +1,109 @@
+"""The asyncio adapter, driven by ``asyncio.run``: cairn runs as a trio guest on the asyncio
+loop, its methods are asyncio coroutines, errors arrive typed, cancelling an asyncio call
+cancels the trio work without harm, and the asyncio loop keeps running meanwhile."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+from pathlib import Path
+
+import pytest
+from tests.conftest import TEST_CONFIG
+from tests.helpers import turn
+
+from cairn import IntakeOutcome, RecallStatus
+from cairn.errors import InvalidInputError, RuntimeClosedError
+from cairn.hosts.asyncio_host import open_asyncio_memory
+from cairn.testing import FixedDomainClock, HashingEmbedder
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "asyncio_host.py"
+
+
+def test_asyncio_program_uses_cairn(tmp_path: Path) -> None:
+    async def program() -> None:
+        ticks = 0
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0)
+
+        ticking = asyncio.create_task(ticker())
+        async with open_asyncio_memory(
+            tmp_path / "data",
+            TEST_CONFIG,
+            clock=FixedDomainClock(),
+            embedder=HashingEmbedder(),
+        ) as memory:
+            turns = [
+                turn(f"a{i}", f"I keep {i} bonsai trees on the balcony.")
+                for i in range(300)
+            ]
+            report = await memory.ingest("host", turns)
+            assert report.ingested == 300
+            before = ticks
+            await memory.wait_idle("host")
+            assert ticks > before  # the asyncio loop ran while cairn worked
+
+            recalls = await asyncio.gather(
+                *(
+                    memory.recall("host", "bonsai balcony", wait_s=30.0)
+                    for _ in range(6)
+                )
+            )
+            assert all(r.status is RecallStatus.OK and r.items for r in recalls)
+
+            with pytest.raises(InvalidInputError):
+                await memory.recall("host", "  ")
+            again = await memory.ingest_turn("host", turns[0])
+            assert again.outcome is IntakeOutcome.DUPLICATE
+
+            # A cancelled asyncio call cancels its trio task; the runtime carries on.
+            waiting = asyncio.create_task(
+                memory.ingest(
+                    "host", [turn(f"c{i}", "More bonsai.") for i in range(500)]
+                )
+            )
+            await asyncio.sleep(0)
+            waiting.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await waiting
+            await memory.wait_idle("host")
+            counts = (await memory.status())["agents"]["host"]
+            # An ingest commits whole or not at all, even when cancelled.
+            assert counts["events"] in {300, 800}
+            assert counts["events_pending_extraction"] == 0
+
+            report = await memory.drain(30.0)
+            assert report.agents == 1
+            await memory.resume()
+        ticking.cancel()
+        with pytest.raises(RuntimeClosedError):
+            await memory.status()
+
+    asyncio.run(program())
+
+
+def test_the_example_program_runs(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location("asyncio_example", EXAMPLE)
+    assert spec is not None
+    assert spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    texts = asyncio.run(example.main(tmp_path / "data", embedder=HashingEmbedder()))
+    assert any("oolong" in text for text in texts)
+
+
+def test_a_runtime_that_cannot_start_raises_in_the_host(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+
+    async def program() -> None:
+        async with open_asyncio_memory(blocker / "data", embedder=HashingEmbedder()):
+            pass
+
+    with pytest.raises(Exception) as caught:
+        asyncio.run(program())
+    assert isinstance(caught.value, OSError | ExceptionGroup)

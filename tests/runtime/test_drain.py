@@ -1,0 +1,89 @@
+"""Drain and resume, embedded: a drain refuses new writes at once, waits for everything
+accepted (stored, extracted, embedded), fails on timeout without dropping anything and
+stays drained, and resume re-arms every agent, including ones started while drained."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+import trio
+import trio.testing
+from tests.helpers import turn
+
+from cairn import MemoryConfig, RecallStatus, open_memory
+from cairn.errors import DrainingError, DrainTimeoutError
+from cairn.providers.embedding import Vectors
+from cairn.testing import FixedDomainClock, HashingEmbedder
+
+
+@pytest.fixture
+def thread_safe_clock() -> trio.testing.MockClock:
+    """Autojump only after 50 ms of real idleness, so SQLite threads finish before a
+    deadline is judged (see tests/runtime/test_pending.py)."""
+    return trio.testing.MockClock(autojump_threshold=0.05)
+
+
+class GatedDocuments(HashingEmbedder):
+    """Document embedding waits for the test to open the gate (a trio-native block)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = trio.Event()
+
+    async def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        await self.gate.wait()
+        return await super().embed_documents(texts)
+
+
+async def test_drain_times_out_keeps_accepted_work_and_resume_rearms(
+    tmp_path: Path, thread_safe_clock: trio.testing.MockClock
+) -> None:
+    embedder = GatedDocuments()
+    config = MemoryConfig(drain_timeout_s=5.0, recall_wait_s=30.0)
+    async with open_memory(
+        tmp_path, config, clock=FixedDomainClock(), embedder=embedder
+    ) as memory:
+        report = await memory.ingest("a", [turn("e1", "I adopted a grey cat, Miso.")])
+        assert report.ingested == 1
+        with pytest.raises(DrainTimeoutError):
+            await memory.drain()  # the embedding of e1 cannot finish yet
+
+        # Still drained: every write path refuses, for known and new agents alike.
+        with pytest.raises(DrainingError):
+            await memory.ingest("a", [turn("e2", "I also have a dog.")])
+        with pytest.raises(DrainingError):
+            await memory.ingest("b", [turn("x1", "Hello.")])
+        with pytest.raises(DrainingError):
+            await memory.add_directive("a", "Be brief.")
+        with pytest.raises(DrainingError):
+            await memory.clear("a")
+        # Reads go on; an agent first seen while drained starts drained too.
+        recall = await memory.recall("c", "anything")
+        assert recall.status is RecallStatus.OK
+        assert memory._supervisors["c"].accepting is False
+
+        embedder.gate.set()
+        settled = await memory.drain()
+        assert settled.agents == 2
+        counts = (await memory.status())["agents"]["a"]
+        assert counts["events"] == 1
+        assert counts["events_pending_extraction"] == 0
+        assert counts["embeddings"] == 1
+
+        await memory.resume()
+        assert all(s.accepting for s in memory._supervisors.values())
+        assert (await memory.ingest("a", [turn("e2", "I also have a dog.")])).ingested
+        assert (await memory.ingest("c", [turn("c1", "I like tea.")])).ingested
+        await memory.wait_idle()
+        counts = (await memory.status())["agents"]["a"]
+        assert counts["events"] == 2
+        assert counts["embeddings"] == 2
+
+
+async def test_drain_with_nothing_running_is_immediate(memory) -> None:
+    report = await memory.drain(timeout_s=1.0)
+    assert report.agents == 0
+    await memory.resume()
+    assert (await memory.ingest("a", [turn("e1", "Hi.")])).ingested == 1
