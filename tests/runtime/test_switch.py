@@ -5,6 +5,7 @@ cleared. The same switch also works from the config file (`Memory.reconfigure`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -339,3 +340,55 @@ async def test_embedding_result_of_the_old_identity_is_refused_at_commit(
         rows_after = await _blobs(memory, "a")
     a_after = sorted(row for row in rows_after if row[0] == "hashing-v1")
     assert a_after == sorted(rows_before)
+
+
+async def test_text_provider_from_the_config_file_and_switched_live(
+    tmp_path: Path,
+) -> None:
+    """`[text]` in cairn.toml makes the configured model extract (no parameter needed);
+    `reconfigure` after removing it goes back to the rule extractor for the next batch."""
+    data = tmp_path / "data"
+    data.mkdir()
+    first = [turn("t1", "I love jasmine rice.")]
+    answer = {
+        "claims": [],
+        "corrections": [],
+        "relations": [],
+        "directive_drafts": [],
+        "discarded_event_ids": ["t1"],
+    }
+    with trio.fail_after(30):
+        async with open_fake_server(
+            dimension=8, chat_content=json.dumps(answer)
+        ) as server:
+            embedding = (
+                f'[embedding]\nprovider = "ollama"\nbase_url = "{server.base_url}"\n'
+                'model = "fake-embed"\ndimension = 8\n'
+            )
+            (data / "cairn.toml").write_text(
+                embedding
+                + f'[text]\nprovider = "openai-compatible"\nbase_url = "{server.base_url}"\n'
+                'model = "fake-chat"\ntoken_limit_field = "max_completion_tokens"\n',
+                encoding="utf-8",
+            )
+            async with open_memory(
+                data, TEST_CONFIG, clock=FixedDomainClock()
+            ) as memory:
+                await memory.ingest("a", first)
+                await memory.wait_idle("a")
+                chats = [r for r in server.requests if "chat" in r.path]
+                claims_by_model = (await memory.status())["agents"]["a"]["claims"]
+                (data / "cairn.toml").write_text(embedding, encoding="utf-8")
+                assert not await memory.reconfigure()  # the embedder is unchanged
+                await memory.ingest("a", [turn("t2", "I love oolong tea.")])
+                await memory.wait_idle("a")
+                claims_after = (await memory.status())["agents"]["a"]["claims"]
+    chats_after = [r for r in server.requests if "chat" in r.path]
+    assert len(chats) == 1
+    chat = chats[0]
+    assert chat.path == "/v1/chat/completions"
+    assert "max_completion_tokens" in chat.body
+    assert "max_tokens" not in chat.body
+    assert claims_by_model == 0  # the model discarded the event: no rule claims
+    assert chats_after == chats  # the rule extractor took over
+    assert claims_after >= 1

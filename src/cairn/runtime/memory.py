@@ -31,8 +31,13 @@ from cairn.errors import (
 from cairn.ingestion.extract import RuleExtractor
 from cairn.providers.gateway import QueryEmbeddingGateway
 from cairn.providers.http.client import create_http_client
+from cairn.providers.http.factory import http_text_provider
 from cairn.providers.http.text import TextProvider
-from cairn.providers.settings import EmbeddingSettings, load_embedding_settings
+from cairn.providers.settings import (
+    EmbeddingSettings,
+    load_embedding_settings,
+    load_text_settings,
+)
 from cairn.runtime.database import Database
 from cairn.runtime.mailbox import WorkCounter
 from cairn.runtime.providers import ActiveEmbedder, build_embedder
@@ -322,25 +327,50 @@ class Memory:
 
     # -- providers ---------------------------------------------------------------------
     async def reconfigure(self, settings: EmbeddingSettings | None = None) -> bool:
-        """Apply the embedding configuration (re-read from file and environment if not given)
-        without a restart; returns whether the embedding identity changed (see
-        :meth:`use_embedder`). Bad configuration raises InvalidInputError and changes nothing.
+        """Apply the provider configuration without a restart; returns whether the
+        embedding identity changed (see :meth:`use_embedder`).
+
+        Without ``settings`` both ``[embedding]`` and ``[text]`` are re-read from the file
+        and the environment, and the text provider is switched too (:meth:`use_text_provider`).
+        Bad configuration raises InvalidInputError and changes nothing.
         """
+        text_settings = None
         if settings is None:
             data_dir = self.path
-            settings = await run_in_thread(
-                lambda: load_embedding_settings(data_dir),
+            read, text_settings = await run_in_thread(
+                lambda: (
+                    load_embedding_settings(data_dir),
+                    load_text_settings(data_dir),
+                ),
                 limiter=self.limiters.store_read,
             )
-        client = None
-        if settings.provider != "local":
-            if self.http_client is None:
-                # Timeouts and in-flight limits are per provider (their configs), so
-                # one client with defaults serves every provider.
-                self.http_client = create_http_client()
-            client = self.http_client
+            settings = read
+        needs_http = settings.provider != "local" or (
+            text_settings is not None and text_settings.provider != "none"
+        )
+        if needs_http and self.http_client is None:
+            # Timeouts and in-flight limits are per provider (their configs), so one
+            # client with defaults serves every provider.
+            self.http_client = create_http_client()
+        client = self.http_client
         embedder = await build_embedder(settings, self.limiters, client)
-        return await self.use_embedder(embedder)
+        text_provider = None
+        if text_settings is not None and client is not None:
+            text_provider = http_text_provider(text_settings, client)
+        changed = await self.use_embedder(embedder)
+        if text_settings is not None:
+            self.use_text_provider(text_provider)
+        return changed
+
+    def use_text_provider(self, provider: TextProvider | None) -> None:
+        """Extract with ``provider`` from the next batch on (None: the rule extractor).
+
+        No epoch change: a proposal is validated against its batch's evidence whichever
+        model made it, so a batch already in flight may still commit.
+        """
+        self.text_provider = provider
+        for supervisor in self._supervisors.values():
+            supervisor.ingestion.text_provider = provider
 
     async def use_embedder(self, embedder: EmbeddingProvider) -> bool:
         """Switch to ``embedder`` live; returns whether the embedding identity changed.
@@ -471,26 +501,31 @@ async def open_memory(
     """Open (creating if needed) the memory in data directory ``path``.
 
     Without an ``embedder``, the one configured in ``cairn.toml``/``CAIRN_EMBEDDING_*``
-    serves (cairn.providers.settings), by default the embedded local model.
+    serves (cairn.providers.settings), by default the embedded local model. Without a
+    ``text_provider``, the one configured under ``[text]``/``CAIRN_TEXT_*`` extracts, and
+    with none configured (the default) the rule extractor does.
     """
     data_dir = Path(path)
     config = config or MemoryConfig()
     limiters = Limiters(store_read=trio.CapacityLimiter(config.reader_connections))
-    settings = await run_in_thread(
-        lambda: load_embedding_settings(data_dir), limiter=limiters.store_write
+    settings, text_settings = await run_in_thread(
+        lambda: (load_embedding_settings(data_dir), load_text_settings(data_dir)),
+        limiter=limiters.store_write,
     )
     await run_in_thread(
         lambda: data_dir.mkdir(parents=True, exist_ok=True),
         limiter=limiters.store_write,
     )
-    http_client = (
-        None
-        if embedder is not None or settings.provider == "local"
-        else create_http_client()
+    needs_http = (embedder is None and settings.provider != "local") or (
+        text_provider is None and text_settings.provider != "none"
     )
+    # One client for every HTTP provider; each carries its own timeouts and limits.
+    http_client = create_http_client() if needs_http else None
     try:
         if embedder is None:
             embedder = await build_embedder(settings, limiters, http_client)
+        if text_provider is None and http_client is not None:
+            text_provider = http_text_provider(text_settings, http_client)
     except BaseException:
         if http_client is not None:
             with trio.CancelScope(shield=True):
