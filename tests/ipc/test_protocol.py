@@ -57,9 +57,12 @@ def test_sample_frame_bytes_are_stable() -> None:
     )
     turn = TurnMessage(event_id="t1", session_id="s1", role="user", text="I love tea.")
     frame = encode_frame(IngestTurnRequest(id=1, agent_id="a1", turn=turn))
-    assert len(frame) == 110
+    assert len(frame) == 133
     assert frame.startswith(
-        bytes.fromhex("0000006a 84 a474797065 ab696e676573745f7475726e")
+        bytes.fromhex("00000081 84 a474797065 ab696e676573745f7475726e")
+    )
+    assert frame.endswith(
+        bytes.fromhex("a46b696e64 a76d657373616765 a87265706c61636573 c0")
     )
     assert encode_frame(Busy(id=7, max_in_flight=32)) == bytes.fromhex(
         "0000001e 83 a474797065 a462757379 a26964 07 ad6d61785f696e5f666c69676874 20"

@@ -17,7 +17,7 @@ from tests.ipc.harness import (
     start_socket_server,
 )
 
-from cairn import IntakeOutcome, RecallStatus
+from cairn import IntakeOutcome, RecallStatus, Turn
 from cairn.errors import (
     ConflictingEventError,
     InvalidInputError,
@@ -29,8 +29,11 @@ from cairn.ipc.messages import (
     Busy,
     Error,
     IngestRequest,
+    IngestTurnRequest,
+    IngestTurnResult,
     StatusRequest,
     StatusResult,
+    TurnMessage,
     WaitIdleRequest,
     WaitIdleResult,
     Welcome,
@@ -94,6 +97,38 @@ async def test_embedded_api_round_trip(shared_server: SocketServer) -> None:
             assert "evidence" in cleared["kept"]
             status = await client.status()
             assert status["agents"]["round-trip"]["claims"] == 0
+
+
+async def test_event_kinds_travel_and_a_deletion_withdraws_the_message(
+    shared_server: SocketServer,
+) -> None:
+    with trio.fail_after(SERVER_TIMEOUT_S):
+        async with open_unix_client(shared_server.socket_path) as client:
+            await client.ingest(
+                "kinds",
+                [
+                    turn("k1", "I love jasmine rice."),
+                    Turn("k2", "s1", "event", "deploy failed", kind="task_failed"),
+                ],
+            )
+            await client.wait_idle("kinds")
+            before = await client.recall("kinds", "jasmine rice", wait_s=30.0)
+            deleted = Turn(
+                "k3", "s1", "user", "", kind="message_deleted", replaces="k1"
+            )
+            await client.ingest_turn("kinds", deleted)
+            await client.wait_idle("kinds")
+            after = await client.recall("kinds", "jasmine rice", wait_s=30.0)
+            bad = TurnMessage(
+                event_id="k4", session_id="s1", role="user", text="x", kind="nope"
+            )
+            with pytest.raises(InvalidInputError):
+                await client.call(
+                    IngestTurnRequest(id=client.next_id(), agent_id="kinds", turn=bad),
+                    IngestTurnResult,
+                )
+    assert any("jasmine" in item.text for item in before.items)
+    assert not any("jasmine" in item.text for item in after.items)
 
 
 async def test_many_clients_and_many_requests_per_connection(

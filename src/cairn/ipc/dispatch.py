@@ -93,6 +93,8 @@ def turn_from_message(message: TurnMessage) -> Turn:
             message.text,
             at,
             message.speaker,
+            kind=message.kind,
+            replaces=None if message.replaces is None else EventId(message.replaces),
         )
     except ValueError as error:
         raise InvalidInputError(f"turn {message.event_id!r}: {error}") from None
@@ -106,6 +108,8 @@ def turn_to_message(turn: Turn) -> TurnMessage:
         text=turn.text,
         at=None if turn.at is None else turn.at.isoformat(),
         speaker=turn.speaker,
+        kind=turn.kind.value,
+        replaces=turn.replaces,
     )
 
 

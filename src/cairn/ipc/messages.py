@@ -82,7 +82,9 @@ class Welcome(_Message, tag="welcome"):
 
 # -- values ----------------------------------------------------------------------------
 class TurnMessage(msgspec.Struct, kw_only=True):
-    """A turn as ``cairn.Turn``; ``at`` is ISO-8601 with an offset, or absent."""
+    """A turn or runtime event as ``cairn.Turn``; ``at`` is ISO-8601 with an offset, or
+    absent; ``kind`` is an ``EventKind`` value and ``replaces`` the event ID an edit, retry
+    or deletion withdraws."""
 
     event_id: str
     session_id: str
@@ -90,6 +92,8 @@ class TurnMessage(msgspec.Struct, kw_only=True):
     text: str
     at: str | None = None
     speaker: str | None = None
+    kind: str = "message"
+    replaces: str | None = None
 
 
 # -- requests --------------------------------------------------------------------------
