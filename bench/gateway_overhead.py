@@ -1,7 +1,9 @@
 """Provider gateway overhead on loopback: a bare httpx POST against the same request made
 through the OpenAI-compatible embedder and through the query-embedding gateway (deadline
 and breaker). A minimal HTTP server in this process answers every request with the same
-embedding, so the difference is our code. Prints one JSON object.
+embedding, so the difference is our code. Then a deadline trace: the adaptive query deadline
+of a fresh gateway before any call, after warm calls, after one call the server holds past
+the deadline, and after the next success. Prints one JSON object.
 
     python bench/gateway_overhead.py [--calls 500]
 """
@@ -40,6 +42,10 @@ RESPONSE = (
 )
 
 
+# Seconds the server holds the next answer (the deadline trace makes one call miss).
+HOLD_NEXT_S = [0.0]
+
+
 async def serve(stream: trio.SocketStream) -> None:
     buffer = b""
     async with stream:
@@ -57,6 +63,9 @@ async def serve(stream: trio.SocketStream) -> None:
             while len(rest) < length:
                 rest += await stream.receive_some(65536)
             buffer = rest[length:]
+            if HOLD_NEXT_S[0]:
+                hold, HOLD_NEXT_S[0] = HOLD_NEXT_S[0], 0.0
+                await trio.sleep(hold)
             await stream.send_all(RESPONSE)
 
 
@@ -105,6 +114,7 @@ async def main(calls: int) -> dict[str, object]:
                     started = time.perf_counter()
                     await run()
                     results[name].append(time.perf_counter() - started)
+            trace = await deadline_trace(embedder)
         nursery.cancel_scope.cancel()
     bare_p50 = statistics.median(results["bare_httpx"])
     return {
@@ -114,7 +124,26 @@ async def main(calls: int) -> dict[str, object]:
             name: round(statistics.median(samples) / bare_p50, 3)
             for name, samples in results.items()
         },
+        "deadline_s": trace,
     }
+
+
+async def deadline_trace(embedder: OpenAICompatibleEmbedder) -> dict[str, object]:
+    gateway = QueryEmbeddingGateway(embedder)
+    deadline = gateway.deadline()
+    trace: dict[str, object] = {"before_any_call": deadline.timeout_s()}
+    await gateway.embed_query("agent", "q")
+    trace["after_1_success"] = deadline.timeout_s()
+    for _ in range(19):
+        await gateway.embed_query("agent", "q")
+    trace["after_20_successes"] = deadline.timeout_s()
+    HOLD_NEXT_S[0] = 3.0  # past the ceiling
+    missed = await gateway.embed_query("agent", "q")
+    trace["held_call_outcome"] = missed.outcome.value
+    trace["after_miss"] = deadline.timeout_s()
+    await gateway.embed_query("agent", "q")
+    trace["after_next_success"] = deadline.timeout_s()
+    return trace
 
 
 if __name__ == "__main__":
