@@ -24,13 +24,13 @@ from cairn.ingestion.extract import RuleExtractor
 from cairn.providers.embedding import EmbeddingProvider, Vectors
 from cairn.providers.gateway import QueryEmbeddingGateway
 from cairn.providers.settings import load_embedding_settings
+from cairn.runtime import forgetting
 from cairn.runtime.database import Database
 from cairn.runtime.providers import open_embedder
 from cairn.runtime.recall import RecallPlan
 from cairn.runtime.supervisor import AgentSupervisor, open_agent_supervisor
 from cairn.runtime.threads import Limiters, run_in_thread
 from cairn.store.agents import list_agents
-from cairn.store.directives import create_directive
 from cairn.store.evidence import IntakeOutcome, IntakeResult
 from cairn.vectors.manager import VectorStoreManager
 
@@ -38,7 +38,9 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Sequence
 
     from cairn.domain.evidence import Turn
+    from cairn.domain.scope import Scope
     from cairn.retrieval.types import Recall
+    from cairn.store.forget import ForgetResult, LifecycleResult, RememberResult
 
 __all__ = ["IngestReport", "Memory", "open_memory"]
 
@@ -201,22 +203,46 @@ class Memory:
             "kept": ["evidence", "directives", "tombstones"],
         }
 
+    async def remember(
+        self,
+        agent_id: str,
+        text: str,
+        *,
+        kind: str = "fact",
+        scope: Scope | None = None,
+        by: str = "user",
+    ) -> RememberResult:
+        """Store one claim explicitly. ``by="user"`` is the user's own add and releases a
+        tombstone of exactly this claim; ``by="model"`` never does (it is suppressed)."""
+        supervisor = await self._supervisor(agent_id)
+        return await forgetting.remember(
+            supervisor, text, kind=kind, scope=scope, by=by
+        )
+
+    async def forget(self, agent_id: str, claim_id: str) -> ForgetResult:
+        """Delete one claim and leave a hash-only tombstone that suppresses its replay."""
+        return await forgetting.forget(await self._supervisor(agent_id), claim_id)
+
+    async def archive(self, agent_id: str, claim_id: str) -> LifecycleResult:
+        """Take a claim out of recall but keep it locally (undo with :meth:`unarchive`)."""
+        supervisor = await self._supervisor(agent_id)
+        return await forgetting.archive(supervisor, claim_id, archived=True)
+
+    async def unarchive(self, agent_id: str, claim_id: str) -> LifecycleResult:
+        supervisor = await self._supervisor(agent_id)
+        return await forgetting.archive(supervisor, claim_id, archived=False)
+
     # -- directives --------------------------------------------------------------------
+    @property
+    def directives(self) -> forgetting.DirectiveBook:
+        """``create``/``propose``/``approve``/``revoke``/``list`` of standing directives."""
+        return forgetting.DirectiveBook(self._supervisor, self.database, self.clock)
+
     async def add_directive(
         self, agent_id: str, text: str, *, kind: str = "instruction"
     ) -> str:
         """Create an active directive: an explicit user action, never called by extraction."""
-        if not text.strip():
-            raise InvalidInputError("a directive needs text")
-        if kind not in {"instruction", "suppress_topic"}:
-            raise InvalidInputError(f"unknown directive kind {kind!r}")
-        agent = (await self._supervisor(agent_id)).agent_id
-        now = self.clock.now()
-        return await self.database.write(
-            lambda connection: create_directive(
-                connection, agent, kind, text, "active", now
-            )
-        )
+        return (await self.directives.create(agent_id, text, kind=kind)).directive_id
 
     # -- status and lifecycle ------------------------------------------------------------
     async def status(self) -> dict[str, Any]:

@@ -1,0 +1,225 @@
+"""Trust and forgetting on a live runtime: directives, remember, forget, archive, retire.
+
+Each operation is one write transaction through ``Database.write`` (the same serialised
+writer connection the agent's coordinator uses); vector removal follows the commit. The
+directive facade is the user's hand: ``create`` and ``approve`` are the only ways a
+directive becomes active, and ``propose`` (for model suggestions) only ever makes drafts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import apsw
+import attrs
+import numpy as np
+import trio
+
+from cairn.clock import DomainClock
+from cairn.domain.claim import ClaimDraft, ClaimKind, Origin
+from cairn.domain.directive import Directive, DirectiveStatus
+from cairn.domain.scope import Scope
+from cairn.errors import ClearPendingError, InvalidInputError, InvalidScopeError
+from cairn.retrieval.candidates import claim_key
+from cairn.runtime.database import Database
+from cairn.runtime.messages import EmbedJob
+from cairn.runtime.supervisor import AgentSupervisor
+from cairn.runtime.threads import run_in_thread
+from cairn.store.directives import (
+    create_directive,
+    list_directives,
+    set_directive_status,
+    validate_directive,
+)
+from cairn.store.forget import (
+    ForgetResult,
+    LifecycleResult,
+    RememberOutcome,
+    RememberResult,
+    forget_claim,
+    remember_claim,
+    set_archived,
+)
+
+__all__ = ["DirectiveBook", "archive", "forget", "remember"]
+
+MAX_REMEMBER_CHARS = 4_000
+
+
+@attrs.define(eq=False)
+class DirectiveBook:
+    """``memory.directives``: the user's standing instructions for each agent."""
+
+    # The runtime's lazy supervisor lookup (validates the agent ID, starts the agent).
+    supervisor: Callable[[str], Awaitable[AgentSupervisor]]
+    database: Database
+    clock: DomainClock
+
+    async def create(
+        self, agent_id: str, text: str, *, kind: str = "instruction"
+    ) -> Directive:
+        """Create an active directive. Call only on an explicit user action."""
+        return await self._create(agent_id, text, kind, DirectiveStatus.ACTIVE)
+
+    async def propose(
+        self, agent_id: str, text: str, *, kind: str = "instruction"
+    ) -> Directive:
+        """Record a suggested directive as a draft; it has no effect until approved."""
+        return await self._create(agent_id, text, kind, DirectiveStatus.DRAFT)
+
+    async def approve(self, agent_id: str, directive_id: str) -> Directive:
+        """A user's approval of a draft: from now on it is active."""
+        return await self._set(agent_id, directive_id, DirectiveStatus.ACTIVE)
+
+    async def revoke(self, agent_id: str, directive_id: str) -> Directive:
+        return await self._set(agent_id, directive_id, DirectiveStatus.REVOKED)
+
+    async def list(
+        self, agent_id: str, *, status: str | None = None
+    ) -> list[Directive]:
+        """Directives of the agent, ``updated_at DESC, id ASC`` (optionally one status)."""
+        wanted = None
+        if status is not None:
+            try:
+                wanted = DirectiveStatus(status)
+            except ValueError:
+                raise InvalidInputError(
+                    f"unknown directive status {status!r}"
+                ) from None
+        agent = (await self.supervisor(agent_id)).agent_id
+        return await self.database.read(
+            lambda reader: list_directives(reader.connection, agent, wanted)
+        )
+
+    async def _create(
+        self, agent_id: str, text: str, kind: str, status: DirectiveStatus
+    ) -> Directive:
+        validate_directive(kind, text)
+        agent = (await self.supervisor(agent_id)).agent_id
+        now = self.clock.now()
+
+        def write(connection: apsw.Connection) -> Directive:
+            directive_id = create_directive(
+                connection, agent, kind, text, status.value, now
+            )
+            (created,) = [
+                d
+                for d in list_directives(connection, agent)
+                if d.directive_id == directive_id
+            ]
+            return created
+
+        return await self.database.write(write)
+
+    async def _set(
+        self, agent_id: str, directive_id: str, status: DirectiveStatus
+    ) -> Directive:
+        agent = (await self.supervisor(agent_id)).agent_id
+        now = self.clock.now()
+        return await self.database.write(
+            lambda connection: set_directive_status(
+                connection, agent, directive_id, status, now
+            )
+        )
+
+
+async def _write_claims(
+    supervisor: AgentSupervisor, operation: Callable[[apsw.Connection], Any]
+) -> Any:
+    """Run a claim write; the clear-fence trigger's refusal becomes ClearPendingError."""
+    try:
+        return await supervisor.database.write(operation)
+    except apsw.ConstraintError as error:
+        if "clear job pending" in str(error):
+            raise ClearPendingError(
+                f"a clear job is pending for {supervisor.agent_id!r}"
+            ) from None
+        raise
+
+
+async def _drop_vector(supervisor: AgentSupervisor, rowid: int) -> None:
+    index = supervisor.slot.index
+    if index is None:
+        return
+    keys = np.asarray([claim_key(rowid)], dtype=np.int64)
+    await run_in_thread(lambda: index.remove(keys), limiter=supervisor.limiters.index)
+
+
+async def forget(supervisor: AgentSupervisor, claim_id: str) -> ForgetResult:
+    agent, clock = supervisor.agent_id, supervisor.clock
+    result: ForgetResult = await _write_claims(
+        supervisor,
+        lambda connection: forget_claim(connection, agent, claim_id, clock.now()),
+    )
+    # After the durable delete: a crash in between leaves an orphan vector, which recall
+    # never serves (re-validation) and warm-up drops.
+    await _drop_vector(supervisor, result.rowid)
+    return result
+
+
+async def archive(
+    supervisor: AgentSupervisor, claim_id: str, *, archived: bool
+) -> LifecycleResult:
+    agent, clock = supervisor.agent_id, supervisor.clock
+    result: LifecycleResult = await _write_claims(
+        supervisor,
+        lambda connection: set_archived(
+            connection, agent, claim_id, archived, clock.now()
+        ),
+    )
+    return result
+
+
+def _draft(
+    text: str, kind: str, scope: Scope | None, by: str
+) -> tuple[ClaimDraft, Origin]:
+    if by not in {"user", "model"}:
+        raise InvalidInputError("`by` is 'user' or 'model'")
+    if not text.strip():
+        raise InvalidInputError("nothing to remember: the text is blank")
+    if len(text) > MAX_REMEMBER_CHARS:
+        raise InvalidInputError(f"a claim is at most {MAX_REMEMBER_CHARS} characters")
+    try:
+        claim_kind = ClaimKind(kind)
+    except ValueError:
+        raise InvalidInputError(f"unknown claim kind {kind!r}") from None
+    if scope is not None and not isinstance(scope, Scope):
+        raise InvalidScopeError("scope must be a cairn Scope")
+    origin = Origin.USER if by == "user" else Origin.MODEL
+    draft = ClaimDraft(
+        kind=claim_kind,
+        text=" ".join(text.split()),
+        spans=(),
+        confidence=0.95 if origin is Origin.USER else 0.6,
+        scope=scope or Scope.agent(),
+    )
+    return draft, origin
+
+
+async def remember(
+    supervisor: AgentSupervisor,
+    text: str,
+    *,
+    kind: str = "fact",
+    scope: Scope | None = None,
+    by: str = "user",
+) -> RememberResult:
+    draft, origin = _draft(text, kind, scope, by)
+    agent, clock = supervisor.agent_id, supervisor.clock
+    result: RememberResult = await _write_claims(
+        supervisor,
+        lambda connection: remember_claim(
+            connection, agent, draft, origin, clock.now()
+        ),
+    )
+    if result.outcome is RememberOutcome.STORED and result.rowid is not None:
+        supervisor.work.add(1)  # the embedding actor settles it
+        try:
+            await supervisor.embed_jobs_send.send(
+                EmbedJob("claim", result.rowid, draft.text)
+            )
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            # Not lost: the next warm-up embeds every claim without a vector.
+            supervisor.work.done(1)
+    return result
