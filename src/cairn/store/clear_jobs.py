@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from cairn.store.fts_purge import request_fts_purge
+
 if TYPE_CHECKING:
     import apsw
 
@@ -118,8 +120,12 @@ def clear_claims_batch(
     return rowids
 
 
-def clear_lineage(connection: apsw.Connection, job: ClearJob) -> None:
-    """Drop derivations and dirty work of the cleared claims, then enter the vector phase."""
+def clear_lineage(connection: apsw.Connection, job: ClearJob, now: dt.datetime) -> None:
+    """Drop derivations and dirty work of the cleared claims, then enter the vector phase.
+
+    Also asks for the lexical index purge that removes the cleared claims' tokens.
+    """
+    request_fts_purge(connection, "claim_fts", now)
     connection.execute(
         "DELETE FROM derivations WHERE agent_id = ? AND child_rowid <= ?",
         (job.agent_id, job.rowid_cutoff),

@@ -24,6 +24,7 @@ from cairn.errors import (
 )
 from cairn.store.claims import content_hash, insert_claims, provenance_key
 from cairn.store.clear_jobs import pending_clear
+from cairn.store.fts_purge import request_fts_purge
 
 if TYPE_CHECKING:
     import apsw
@@ -135,6 +136,7 @@ def forget_claim(
         (agent_id, rowid, rowid),
     )
     _drop_late_results(connection, agent_id)
+    request_fts_purge(connection, "claim_fts", now)
     connection.execute(
         "INSERT INTO audit (agent_id, at, action, detail) VALUES (?, ?, 'forget', ?)",
         (agent_id, stamp, claim_id),

@@ -86,7 +86,9 @@ class ClearJobActor:
             # Yield between batches: other agents' work and this agent's recalls go on.
             await trio.lowlevel.checkpoint()
         elif job.phase == "lineage":
-            await self.database.write(lambda connection: clear_lineage(connection, job))
+            await self.database.write(
+                lambda connection: clear_lineage(connection, job, clock.now())
+            )
         else:
             await self._clear_vectors(job)
             await self.database.write(lambda connection: finish_clear(connection, job))
