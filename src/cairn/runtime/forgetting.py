@@ -20,12 +20,18 @@ from cairn.clock import DomainClock
 from cairn.domain.claim import ClaimDraft, ClaimKind, Origin
 from cairn.domain.directive import Directive, DirectiveStatus
 from cairn.domain.scope import Scope
-from cairn.errors import ClearPendingError, InvalidInputError, InvalidScopeError
+from cairn.errors import (
+    ClearPendingError,
+    InvalidInputError,
+    InvalidScopeError,
+    RuntimeClosedError,
+)
 from cairn.retrieval.candidates import claim_key
 from cairn.runtime.database import Database
 from cairn.runtime.messages import EmbedJob
 from cairn.runtime.supervisor import AgentSupervisor
 from cairn.runtime.threads import run_in_thread
+from cairn.store.clear_jobs import pending_clear_agents
 from cairn.store.directives import (
     create_directive,
     list_directives,
@@ -42,7 +48,13 @@ from cairn.store.forget import (
     set_archived,
 )
 
-__all__ = ["DirectiveBook", "archive", "forget", "remember"]
+__all__ = [
+    "DirectiveBook",
+    "archive",
+    "forget",
+    "remember",
+    "resume_pending_clears",
+]
 
 MAX_REMEMBER_CHARS = 4_000
 
@@ -223,3 +235,21 @@ async def remember(
             # Not lost: the next warm-up embeds every claim without a vector.
             supervisor.work.done(1)
     return result
+
+
+async def resume_pending_clears(
+    database: Database, supervisor: Callable[[str], Awaitable[AgentSupervisor]]
+) -> None:
+    """Finish clear jobs a crash interrupted, one agent after another.
+
+    Claims under a pending job are invisible from the start (the read fence does not wait
+    for this); running the jobs in sequence keeps several interrupted namespaces from
+    competing for the writer at once.
+    """
+    for agent in await database.read(
+        lambda reader: pending_clear_agents(reader.connection)
+    ):
+        try:
+            await (await supervisor(agent)).clearing.wait_finished()
+        except RuntimeClosedError:
+            return

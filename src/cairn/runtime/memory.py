@@ -232,6 +232,10 @@ class Memory:
         supervisor = await self._supervisor(agent_id)
         return await forgetting.archive(supervisor, claim_id, archived=False)
 
+    async def resume_interrupted_clears(self) -> None:
+        """Finish clear jobs a crash left pending, agent by agent (run at open)."""
+        await forgetting.resume_pending_clears(self.database, self._supervisor)
+
     # -- directives --------------------------------------------------------------------
     @property
     def directives(self) -> forgetting.DirectiveBook:
@@ -352,6 +356,7 @@ async def _open_runtime(
                 vectors,
                 nursery,
             )
+            nursery.start_soon(memory.resume_interrupted_clears)
             try:
                 yield memory
                 await memory.aclose()

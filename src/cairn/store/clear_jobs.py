@@ -14,12 +14,11 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from cairn.domain.ids import AgentId
 from cairn.store.fts_purge import request_fts_purge
 
 if TYPE_CHECKING:
     import apsw
-
-    from cairn.domain.ids import AgentId
 
 __all__ = [
     "CLEAR_BATCH",
@@ -28,6 +27,7 @@ __all__ = [
     "clear_lineage",
     "finish_clear",
     "pending_clear",
+    "pending_clear_agents",
     "start_clear",
 ]
 
@@ -53,6 +53,17 @@ def pending_clear(connection: apsw.Connection, agent_id: AgentId) -> ClearJob | 
     if row is None:
         return None
     return ClearJob(int(row[0]), str(row[1]), int(row[2]), str(row[3]), int(row[4]))
+
+
+def pending_clear_agents(connection: apsw.Connection) -> list[AgentId]:
+    """Agents with a pending job, oldest job first (startup resumes them in this order)."""
+    return [
+        AgentId(str(row[0]))
+        for row in connection.execute(
+            "SELECT agent_id FROM clear_jobs WHERE phase <> 'done'"
+            " GROUP BY agent_id ORDER BY min(job_id)"
+        )
+    ]
 
 
 def start_clear(

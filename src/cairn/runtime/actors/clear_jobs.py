@@ -8,6 +8,7 @@ last. A crash anywhere resumes from the stored phase (tests/runtime/test_clear.p
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import attrs
 import numpy as np
@@ -42,6 +43,10 @@ class ClearJobActor:
     wake_receive: trio.MemoryReceiveChannel[None]
     completed: int = 0
     claims_deleted: int = 0
+    # Called before each step with the step's name ("claims", "lineage", "vectors",
+    # "finish") and the job as stored: lets tests crash the process at a precise
+    # boundary (tests/runtime/test_clear_crash.py). Never set in production.
+    observer: Callable[[str, ClearJob], None] | None = None
     _finished: trio.Event = attrs.field(factory=trio.Event)
 
     async def run(
@@ -77,7 +82,12 @@ class ClearJobActor:
                 return
             await self._run_phase(job, clock)
 
+    def _observe(self, step: str, job: ClearJob) -> None:
+        if self.observer is not None:
+            self.observer(step, job)
+
     async def _run_phase(self, job: ClearJob, clock: DomainClock) -> None:
+        self._observe(job.phase, job)
         if job.phase == "claims":
             deleted = await self.database.write(
                 lambda connection: clear_claims_batch(connection, job, clock.now())
@@ -91,6 +101,7 @@ class ClearJobActor:
             )
         else:
             await self._clear_vectors(job)
+            self._observe("finish", job)
             await self.database.write(lambda connection: finish_clear(connection, job))
             self.completed += 1
             logger.info("clear job %d of agent %s finished", job.job_id, job.agent_id)
