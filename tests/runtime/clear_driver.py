@@ -1,8 +1,8 @@
 """Runs a clear of agent "a" and SIGKILLs its own process at a named step.
 
-Usage: ``python clear_driver.py DATA_DIR STEP DELETED`` where STEP is a clear step
+Usage: ``python clear_driver.py DATA_DIR STEP DELETED [retire]`` where STEP is a clear step
 ("claims", "lineage", "vectors", "finish") and DELETED the job's deleted-claims count at
-which to die ("-" for the first time the step is reached). The kill happens from the clear
+which to die ("-" for the first time the step is reached); ``retire`` runs a retire. The kill happens from the clear
 actor's observer, before the step runs: everything committed so far stays committed.
 """
 
@@ -20,7 +20,7 @@ from cairn.store.clear_jobs import ClearJob
 from cairn.testing import FixedDomainClock, HashingEmbedder
 
 
-async def main(data_dir: Path, step: str, deleted: str) -> None:
+async def main(data_dir: Path, step: str, deleted: str, operation: str) -> None:
     config = MemoryConfig(
         recall_wait_s=60.0, embed_linger_s=0.001, maintenance_interval_s=3600
     )
@@ -37,9 +37,13 @@ async def main(data_dir: Path, step: str, deleted: str) -> None:
                 os.kill(os.getpid(), signal.SIGKILL)
 
         supervisor.clearing.observer = observe
-        await memory.clear("a")
-    sys.stdout.write("clear finished without reaching the kill point\n")
+        if operation == "retire":
+            await memory.retire("a")
+        else:
+            await memory.clear("a")
+    sys.stdout.write(f"{operation} finished without reaching the kill point\n")
 
 
 if __name__ == "__main__":
-    trio.run(main, Path(sys.argv[1]), sys.argv[2], sys.argv[3])
+    operation = sys.argv[4] if len(sys.argv) > 4 else "clear"
+    trio.run(main, Path(sys.argv[1]), sys.argv[2], sys.argv[3], operation)

@@ -8,6 +8,7 @@ directive becomes active, and ``propose`` (for model suggestions) only ever make
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -31,7 +32,7 @@ from cairn.runtime.database import Database
 from cairn.runtime.messages import EmbedJob
 from cairn.runtime.supervisor import AgentSupervisor
 from cairn.runtime.threads import run_in_thread
-from cairn.store.clear_jobs import pending_clear_agents
+from cairn.store.clear_jobs import pending_clear_agents, start_clear
 from cairn.store.directives import (
     create_directive,
     list_directives,
@@ -54,6 +55,7 @@ __all__ = [
     "forget",
     "remember",
     "resume_pending_clears",
+    "retire",
 ]
 
 MAX_REMEMBER_CHARS = 4_000
@@ -238,7 +240,9 @@ async def remember(
 
 
 async def resume_pending_clears(
-    database: Database, supervisor: Callable[[str], Awaitable[AgentSupervisor]]
+    database: Database,
+    supervisor: Callable[[str], Awaitable[AgentSupervisor]],
+    retired: Callable[[AgentSupervisor], Awaitable[None]],
 ) -> None:
     """Finish clear jobs a crash interrupted, one agent after another.
 
@@ -250,6 +254,28 @@ async def resume_pending_clears(
         lambda reader: pending_clear_agents(reader.connection)
     ):
         try:
-            await (await supervisor(agent)).clearing.wait_finished()
+            running = await supervisor(agent)
+            await running.clearing.wait_finished()
         except RuntimeClosedError:
             return
+        if running.clearing.retired is not None:
+            await retired(running)
+
+
+async def retire(supervisor: AgentSupervisor) -> dict[str, int]:
+    """Fence the agent, run a retire job to its end; returns rows deleted per table.
+
+    The job deletes the claims in bounded batches (crash-safe, like a clear), the vector
+    files, then every other row of the namespace. The caller then cancels the agent's
+    actors: nothing it owned may run on.
+    """
+    supervisor.accepting = False
+    agent, clock = supervisor.agent_id, supervisor.clock
+    job, epoch = await supervisor.database.write(
+        lambda connection: start_clear(connection, agent, clock.now(), "retire")
+    )
+    supervisor.fence.advance(epoch, f"retire job {job.job_id}")
+    with contextlib.suppress(trio.WouldBlock):
+        supervisor.clear_wake_send.send_nowait(None)
+    await supervisor.clearing.wait_finished()
+    return dict(supervisor.clearing.retired or {})

@@ -84,6 +84,7 @@ class Memory:
     closed: bool = False
     _supervisors: dict[AgentId, AgentSupervisor] = attrs.field(factory=dict)
     _starting: dict[AgentId, trio.Event] = attrs.field(factory=dict)
+    _stopped: dict[AgentId, trio.Event] = attrs.field(factory=dict)
 
     async def _supervisor(self, agent_id: str) -> AgentSupervisor:
         if self.closed:
@@ -124,6 +125,7 @@ class Memory:
                 await trio.sleep_forever()
         finally:
             self._supervisors.pop(agent_id, None)
+            self._stopped.pop(agent_id, trio.Event()).set()
             self.gateway.reset(agent_id)
 
     # -- ingestion ---------------------------------------------------------------------
@@ -233,8 +235,28 @@ class Memory:
         return await forgetting.archive(supervisor, claim_id, archived=False)
 
     async def resume_interrupted_clears(self) -> None:
-        """Finish clear jobs a crash left pending, agent by agent (run at open)."""
-        await forgetting.resume_pending_clears(self.database, self._supervisor)
+        """Finish clear and retire jobs a crash left pending, agent by agent (run at open)."""
+        await forgetting.resume_pending_clears(
+            self.database, self._supervisor, self._discard_supervisor
+        )
+
+    async def retire(self, agent_id: str) -> dict[str, Any]:
+        """Delete the agent's whole namespace: claims, evidence, directives, tombstones,
+        lineage, dirty work, audit and vector files. A new agent with the same ID starts
+        empty. Durable: a crash midway resumes at the next open."""
+        supervisor = await self._supervisor(agent_id)
+        deleted = await forgetting.retire(supervisor)
+        await self._discard_supervisor(supervisor)
+        return {"agent_id": supervisor.agent_id, "rows_deleted": deleted, "kept": []}
+
+    async def _discard_supervisor(self, supervisor: AgentSupervisor) -> None:
+        """Cancel an agent's actors without draining (its work is void) and wait for them."""
+        if self._supervisors.get(supervisor.agent_id) is not supervisor:
+            await trio.lowlevel.checkpoint()
+            return
+        stopped = self._stopped.setdefault(supervisor.agent_id, trio.Event())
+        supervisor.nursery.cancel_scope.cancel(reason="agent retired")
+        await stopped.wait()
 
     # -- directives --------------------------------------------------------------------
     @property

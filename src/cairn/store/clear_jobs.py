@@ -42,17 +42,20 @@ class ClearJob:
     rowid_cutoff: int
     phase: str
     deleted_claims: int
+    purpose: str = "clear"
 
 
 def pending_clear(connection: apsw.Connection, agent_id: AgentId) -> ClearJob | None:
     row = connection.execute(
-        "SELECT job_id, agent_id, rowid_cutoff, phase, deleted_claims FROM clear_jobs"
-        " WHERE agent_id = ? AND phase <> 'done' ORDER BY job_id LIMIT 1",
+        "SELECT job_id, agent_id, rowid_cutoff, phase, deleted_claims, purpose"
+        " FROM clear_jobs WHERE agent_id = ? AND phase <> 'done' ORDER BY job_id LIMIT 1",
         (agent_id,),
     ).fetchone()
     if row is None:
         return None
-    return ClearJob(int(row[0]), str(row[1]), int(row[2]), str(row[3]), int(row[4]))
+    return ClearJob(
+        int(row[0]), str(row[1]), int(row[2]), str(row[3]), int(row[4]), str(row[5])
+    )
 
 
 def pending_clear_agents(connection: apsw.Connection) -> list[AgentId]:
@@ -67,13 +70,28 @@ def pending_clear_agents(connection: apsw.Connection) -> list[AgentId]:
 
 
 def start_clear(
-    connection: apsw.Connection, agent_id: AgentId, now: dt.datetime
+    connection: apsw.Connection,
+    agent_id: AgentId,
+    now: dt.datetime,
+    purpose: str = "clear",
 ) -> tuple[ClearJob, int]:
     """Persist a job (or return the pending one) and advance the agent's epoch.
 
     Returns the job and the new epoch. Runs in one transaction with the epoch advance, so
-    the fence and the job appear together.
+    the fence and the job appear together. A retire joins a pending clear by upgrading its
+    purpose (the phases are the same; only the end differs).
     """
+    if purpose not in {"clear", "retire"}:
+        raise ValueError(f"unknown clear purpose {purpose!r}")
+    connection.execute(
+        "INSERT INTO agents (agent_id, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
+        (agent_id, now.astimezone(dt.UTC).isoformat()),
+    )
+    if purpose == "retire":
+        connection.execute(
+            "UPDATE clear_jobs SET purpose = 'retire' WHERE agent_id = ? AND phase <> 'done'",
+            (agent_id,),
+        )
     existing = pending_clear(connection, agent_id)
     if existing is None:
         row = connection.execute(
@@ -81,9 +99,9 @@ def start_clear(
         ).fetchone()
         cutoff = int(row[0]) if row is not None else 0
         connection.execute(
-            "INSERT INTO clear_jobs (agent_id, rowid_cutoff, created_at, phase)"
-            " VALUES (?, ?, ?, 'claims')",
-            (agent_id, cutoff, now.astimezone(dt.UTC).isoformat()),
+            "INSERT INTO clear_jobs (agent_id, rowid_cutoff, created_at, phase, purpose)"
+            " VALUES (?, ?, ?, 'claims', ?)",
+            (agent_id, cutoff, now.astimezone(dt.UTC).isoformat(), purpose),
         )
         existing = pending_clear(connection, agent_id)
         assert existing is not None  # noqa: S101 - inserted just above

@@ -27,6 +27,8 @@ from cairn.store.clear_jobs import (
     finish_clear,
     pending_clear,
 )
+from cairn.store.retire import purge_namespace
+from cairn.vectors.manager import VectorStoreManager
 
 __all__ = ["ClearJobActor"]
 
@@ -47,6 +49,9 @@ class ClearJobActor:
     # "finish") and the job as stored: lets tests crash the process at a precise
     # boundary (tests/runtime/test_clear_crash.py). Never set in production.
     observer: Callable[[str, ClearJob], None] | None = None
+    # Where a retire deletes the agent's vector files; rows deleted per table by it.
+    vectors: VectorStoreManager | None = None
+    retired: dict[str, int] | None = None
     _finished: trio.Event = attrs.field(factory=trio.Event)
 
     async def run(
@@ -99,12 +104,30 @@ class ClearJobActor:
             await self.database.write(
                 lambda connection: clear_lineage(connection, job, clock.now())
             )
+        elif job.purpose == "retire":
+            await self._drop_vector_files()
+            self._observe("finish", job)
+            self.retired = await self.database.write(
+                lambda connection: purge_namespace(
+                    connection, self.agent_id, clock.now()
+                )
+            )
+            self.completed += 1
+            logger.info("agent %s retired", job.agent_id)
         else:
             await self._clear_vectors(job)
             self._observe("finish", job)
             await self.database.write(lambda connection: finish_clear(connection, job))
             self.completed += 1
             logger.info("clear job %d of agent %s finished", job.job_id, job.agent_id)
+
+    async def _drop_vector_files(self) -> None:
+        self.slot.index = None
+        vectors, agent_id = self.vectors, self.agent_id
+        if vectors is not None:
+            await run_in_thread(
+                lambda: vectors.drop_agent(agent_id), limiter=self.limiters.index
+            )
 
     async def _clear_vectors(self, job: ClearJob) -> None:
         await self.slot.ready.wait()

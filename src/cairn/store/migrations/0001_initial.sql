@@ -155,7 +155,9 @@ CREATE TABLE clear_jobs (
     rowid_cutoff    INTEGER NOT NULL,
     created_at      TEXT NOT NULL,
     phase           TEXT NOT NULL CHECK (phase IN ('claims', 'lineage', 'vectors', 'done')),
-    deleted_claims  INTEGER NOT NULL DEFAULT 0
+    deleted_claims  INTEGER NOT NULL DEFAULT 0,
+    -- 'retire' runs the same phases, then deletes the whole namespace (this row included).
+    purpose         TEXT NOT NULL DEFAULT 'clear' CHECK (purpose IN ('clear', 'retire'))
 ) STRICT;
 CREATE INDEX clear_jobs_agent ON clear_jobs (agent_id, phase);
 
