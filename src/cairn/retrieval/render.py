@@ -36,7 +36,9 @@ DIRECTIVE_CLOSE = "</directives>"
 
 
 # Compatibility forms that a model may read as angle brackets (full-width, small).
-_LOOKALIKES = str.maketrans({"\uff1c": "<", "\uff1e": ">", "\ufe64": "<", "\ufe65": ">"})
+_LOOKALIKES = str.maketrans(
+    {"\uff1c": "<", "\uff1e": ">", "\ufe64": "<", "\ufe65": ">"}
+)
 
 
 def escape(text: str) -> str:
