@@ -349,7 +349,7 @@ async def open_agent_supervisor(
     )
     clear_wake_send, clear_wake_receive = trio.open_memory_channel[None](1)
     clearing = ClearJobActor(
-        agent_id, database, limiters, clock, slot, clear_wake_receive
+        agent_id, database, limiters, clock, slot, clear_wake_receive, vectors=vectors
     )
     maintenance = MaintenanceActor(
         agent_id,
