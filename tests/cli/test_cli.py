@@ -10,28 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.cli.conftest import TURNS as CONVERSATION
 
 pytestmark = pytest.mark.subprocess
 
-TURNS = [
-    {
-        "id": "t1",
-        "session": "s1",
-        "role": "user",
-        "speaker": "Ana",
-        "text": "I love oolong tea.",
-        "at": "2026-01-05T09:00:00+00:00",
-    },
-    {"id": "t2", "session": "s1", "role": "assistant", "text": "Noted, oolong it is."},
-    {
-        "id": "t3",
-        "session": "s2",
-        "role": "user",
-        "speaker": "Ana",
-        "text": "我下周三要去东京开会。",
-        "at": "2026-01-06T09:00:00+08:00",
-    },
-]
+# The first three turns of the in-process tests' conversation.
+TURNS = CONVERSATION[:3]
 
 
 def cairn(
