@@ -35,9 +35,15 @@ DIRECTIVE_OPEN = (
 DIRECTIVE_CLOSE = "</directives>"
 
 
+# Compatibility forms that a model may read as angle brackets (full-width, small).
+_LOOKALIKES = str.maketrans(
+    {"\uff1c": "<", "\uff1e": ">", "\ufe64": "<", "\ufe65": ">"}
+)
+
+
 def escape(text: str) -> str:
     """Neutralise markup and fold whitespace so stored text stays one line of data."""
-    flat = " ".join(text.split())
+    flat = " ".join(text.translate(_LOOKALIKES).split())
     return flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
