@@ -109,6 +109,8 @@ CREATE TABLE embeddings (
     PRIMARY KEY (identity_key, target, target_rowid)
 ) STRICT;
 CREATE INDEX embeddings_agent ON embeddings (agent_id, identity_key);
+-- The delete triggers find a row's vectors by target alone (any identity).
+CREATE INDEX embeddings_target ON embeddings (target, target_rowid);
 
 CREATE TABLE directives (
     rowid         INTEGER PRIMARY KEY,
