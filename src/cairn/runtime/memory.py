@@ -32,6 +32,7 @@ from cairn.runtime.supervisor import AgentSupervisor, open_agent_supervisor
 from cairn.runtime.threads import Limiters, run_in_thread
 from cairn.store.agents import list_agents
 from cairn.store.evidence import IntakeOutcome, IntakeResult
+from cairn.store.repair import repair_claims
 from cairn.vectors.manager import VectorStoreManager
 
 if TYPE_CHECKING:
@@ -354,6 +355,16 @@ async def _open_runtime(
         readers=config.reader_connections,
         synchronous_full=config.synchronous_full,
     )
+    domain_clock = clock or SystemDomainClock()
+    try:
+        # Before any agent starts: damaged rows are repaired, never served as they are.
+        await database.write(
+            lambda connection: repair_claims(connection, domain_clock.now())
+        )
+    except BaseException:
+        with trio.CancelScope(shield=True):
+            await database.aclose()
+        raise
     # f32 rows searched with BLAS: 2x faster than usearch's f16 kernel here, and it does not
     # thrash the GIL beside busy threads (design/vectors.md); blobs on disk stay f16.
     vectors = VectorStoreManager(data_dir / "vectors", storage="f32")
@@ -363,7 +374,7 @@ async def _open_runtime(
             memory = Memory(
                 data_dir,
                 config,
-                clock or SystemDomainClock(),
+                domain_clock,
                 database,
                 limiters,
                 embedder,

@@ -27,6 +27,7 @@ __all__ = [
     "claims_citing",
     "content_hash",
     "insert_claims",
+    "lexical_body",
     "load_claims",
     "provenance_key",
 ]
@@ -166,13 +167,17 @@ def insert_claims(
 
 
 def _lexical_body(draft: ClaimDraft) -> str:
+    return lexical_body(draft.text, draft.predicate)
+
+
+def lexical_body(text: str, predicate: str | None) -> str:
     """A claim is found by what it says and by the attribute it settles: a state claim
     with predicate ``lives_in`` answers "where does she live" even when it says "moved to".
     """
-    if draft.predicate is None:
-        return draft.text
-    attribute = draft.predicate.replace("_", " ").replace(":", " ")
-    return f"{draft.text} {attribute}"
+    if predicate is None:
+        return text
+    attribute = predicate.replace("_", " ").replace(":", " ")
+    return f"{text} {attribute}"
 
 
 def _add_sources(
