@@ -182,3 +182,48 @@ def test_providers_check(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "unknown embedding provider" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_forgetting_commands_say_what_they_changed(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    stored = json.loads(
+        cairn(
+            "remember",
+            "--agent",
+            "a",
+            "My bike lock code is 1234.",
+            "--json",
+            data=data,
+        ).stdout
+    )
+    assert stored["outcome"] == "stored"
+    cairn(
+        "directives",
+        "add",
+        "bike",
+        "--agent",
+        "a",
+        "--kind",
+        "suppress_topic",
+        data=data,
+    )
+    refused = cairn(
+        "directives",
+        "add",
+        "的",
+        "--agent",
+        "a",
+        "--kind",
+        "suppress_topic",
+        data=data,
+        check=False,
+    )
+    assert refused.returncode == 2
+    assert "refused" in refused.stderr
+    cleared = json.loads(cairn("clear", "--agent", "a", "--json", data=data).stdout)
+    assert cleared["claims_deleted"] == 1
+    assert cleared["kept_counts"]["directives"] == 1
+    assert "directives" in cleared["kept"]
+    unconfirmed = cairn("retire", "--agent", "a", data=data, check=False)
+    assert unconfirmed.returncode == 2
+    assert "--yes" in unconfirmed.stderr

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
+from cairn.cli import forgetting
 from cairn.domain.evidence import Turn
 from cairn.errors import InvalidInputError, ProviderContractError, ProviderError
 from cairn.providers.settings import load_embedding_settings
@@ -281,6 +282,8 @@ async def dispatch(arguments: argparse.Namespace, data_dir: Path) -> int:
         if arguments.command == "recall":
             await _recall(memory, arguments)
             return 0
+        if arguments.command in forgetting.COMMANDS:
+            return await forgetting.run(memory, arguments)
         status = await memory.status()
         if arguments.json:
             print(json.dumps(status, ensure_ascii=False, default=str))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from cairn.cli import commands
+from cairn.cli import commands, forgetting
 from cairn.errors import CairnError
 
 if TYPE_CHECKING:
@@ -66,6 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     providers = sub.add_parser("providers", help="the configured model providers")
     providers.add_argument("action", choices=["check"])
     providers.add_argument("--json", action="store_true")
+    forgetting.add_parsers(sub)
     return parser
 
 

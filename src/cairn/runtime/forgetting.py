@@ -279,3 +279,35 @@ async def retire(supervisor: AgentSupervisor) -> dict[str, int]:
         supervisor.clear_wake_send.send_nowait(None)
     await supervisor.clearing.wait_finished()
     return dict(supervisor.clearing.retired or {})
+
+
+async def clear_report(supervisor: AgentSupervisor, deleted: int) -> dict[str, Any]:
+    """What a clear removed and what it kept, in words a user interface can show as is."""
+    agent = supervisor.agent_id
+
+    def count(connection: apsw.Connection, table: str) -> int:
+        row = connection.execute(
+            f"SELECT count(*) FROM {table} WHERE agent_id = ?",  # noqa: S608 - fixed names
+            (agent,),
+        ).fetchone()
+        return 0 if row is None else int(row[0])
+
+    kept = await supervisor.database.read(
+        lambda reader: {
+            table: count(reader.connection, table)
+            for table in ("events", "directives", "tombstones")
+        }
+    )
+    return {
+        "agent_id": agent,
+        "claims_deleted": deleted,
+        "removed": ["claims", "claim vectors", "lineage", "dirty work"],
+        "kept": ["evidence", "directives", "tombstones"],
+        "kept_counts": kept,
+        "summary": (
+            f"memories cleared: {deleted} remembered claims deleted with their index"
+            f" entries and vectors. Kept: {kept['events']} evidence turns/events,"
+            f" {kept['directives']} directives, {kept['tombstones']} tombstones (hashes"
+            " only, so cleared memories are not re-learned from the same source)."
+        ),
+    }

@@ -199,12 +199,9 @@ class Memory:
 
         Resumes after a crash from the stored phase. Returns what was and was not removed.
         """
-        deleted = await (await self._supervisor(agent_id)).clear()
-        return {
-            "claims_deleted": deleted,
-            "removed": ["claims", "claim vectors", "lineage", "dirty work"],
-            "kept": ["evidence", "directives", "tombstones"],
-        }
+        supervisor = await self._supervisor(agent_id)
+        deleted = await supervisor.clear()
+        return await forgetting.clear_report(supervisor, deleted)
 
     async def remember(
         self,

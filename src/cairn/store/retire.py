@@ -26,6 +26,8 @@ __all__ = ["namespace_tables", "purge_namespace"]
 # Deleted first (their triggers clean projections), the agents row last.
 _FIRST = ("claims", "events", "embeddings")
 _LAST = ("clear_jobs", "agents")
+# Never holds committed rows (repairs insert and delete within one transaction).
+_TRANSIENT = ("clear_fence_override",)
 
 
 def namespace_tables(connection: apsw.Connection) -> list[str]:
@@ -48,7 +50,11 @@ def namespace_tables(connection: apsw.Connection) -> list[str]:
             )
         )
     ]
-    middle = [name for name in owned if name not in _FIRST and name not in _LAST]
+    middle = [
+        name
+        for name in owned
+        if name not in _FIRST and name not in _LAST and name not in _TRANSIENT
+    ]
     return (
         [name for name in _FIRST if name in owned]
         + middle
