@@ -11,11 +11,14 @@ import pytest
 from tests.helpers import turn
 
 from cairn import Memory
+from cairn.domain.ids import AgentId
 from cairn.errors import (
+    ClearPendingError,
     InvalidTransitionError,
     ProtectedClaimError,
     UnknownClaimError,
 )
+from cairn.store.clear_jobs import start_clear
 from cairn.store.connection import open_connection
 from cairn.store.forget import RememberOutcome
 
@@ -179,3 +182,25 @@ async def test_claims_are_addressed_within_their_agent(memory: Memory) -> None:
     with pytest.raises(UnknownClaimError):
         await memory.archive("b", stored.claim_id)
     assert _claims((await memory.recall("a", "kites")).items)
+
+
+async def test_lifecycle_calls_are_refused_while_a_clear_is_pending(
+    memory: Memory,
+) -> None:
+    stored = await memory.remember("a", "The boat is moored at pier nine.")
+    assert stored.claim_id is not None
+    claim_id = stored.claim_id
+    # The job is persisted but its actor is not woken: it stays pending for this test.
+    await memory.database.write(
+        lambda c: start_clear(c, AgentId("a"), memory.clock.now())
+    )
+    with pytest.raises(ClearPendingError):
+        await memory.remember("a", "A new fact during the clear.")
+    with pytest.raises(ClearPendingError):
+        await memory.forget("a", claim_id)
+    with pytest.raises(ClearPendingError):
+        await memory.archive("a", claim_id)
+    assert not _claims((await memory.recall("a", "boat pier")).items)
+    # Directives stay manageable during a clear.
+    await memory.directives.create("a", "Be concise.")
+    assert "Be concise." in (await memory.recall("a", "boat")).directive_block
