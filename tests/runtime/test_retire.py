@@ -95,14 +95,22 @@ async def test_retire_then_recreate_starts_empty(
         assert "Answer briefly." in other.directive_block
 
 
-async def test_retire_cancels_owned_work(memory: Memory, data_dir: Path) -> None:
+async def test_retire_cancels_owned_work(
+    data_dir: Path, clock: FixedDomainClock
+) -> None:
     many = [
         turn(f"m{n}", f"Fact number {n}: I own a kite called K{n}.") for n in range(60)
     ]
-    await memory.ingest("a", many)
-    report = await memory.retire("a")  # extraction and embedding still in flight
-    assert report["rows_deleted"]["events"] == len(many)
+    async with open_memory(
+        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
+    ) as memory:
+        await memory.ingest("a", many)
+        # Extraction, embedding and the projection's warm-up are still in flight.
+        report = await memory.retire("a")
+        assert report["rows_deleted"]["events"] == len(many)
     assert set(_namespace_counts(data_dir / "cairn.db", "a").values()) == {0}
+    # Nothing the cancelled actors held was published after the retire.
+    assert not (data_dir / "vectors" / agent_directory_name("a")).exists()
 
 
 def _crash_retire(data_dir: Path) -> None:

@@ -248,13 +248,18 @@ class Memory:
         return {"agent_id": supervisor.agent_id, "rows_deleted": deleted, "kept": []}
 
     async def _discard_supervisor(self, supervisor: AgentSupervisor) -> None:
-        """Cancel an agent's actors without draining (its work is void) and wait for them."""
-        if self._supervisors.get(supervisor.agent_id) is not supervisor:
-            await trio.lowlevel.checkpoint()
-            return
-        stopped = self._stopped.setdefault(supervisor.agent_id, trio.Event())
-        supervisor.nursery.cancel_scope.cancel(reason="agent retired")
-        await stopped.wait()
+        """Cancel a retired agent's actors without draining (its work is void), wait for
+        them, then drop its vector files once more: an embedding warm-up that was still
+        running during the retire may have loaded the projection again."""
+        agent = supervisor.agent_id
+        if self._supervisors.get(agent) is supervisor:
+            stopped = self._stopped.setdefault(agent, trio.Event())
+            supervisor.nursery.cancel_scope.cancel(reason="agent retired")
+            await stopped.wait()
+        if agent not in self._supervisors:
+            await run_in_thread(
+                lambda: self.vectors.drop_agent(agent), limiter=self.limiters.index
+            )
 
     # -- directives --------------------------------------------------------------------
     @property
