@@ -34,8 +34,13 @@ class Reader:
     lexical: LexicalSearcher
 
 
-# SQLite's default automatic checkpoint threshold, kept.
-CHECKPOINT_PAGES = 1000
+# Checkpoint once the WAL holds this many pages (64 MiB at 4 KiB pages). Much larger than
+# SQLite's default of 1000: a big transaction (a clear batch dirties over 1000 scattered
+# pages) then no longer triggers a checkpoint and its fsync every time, and pages written
+# by many transactions are copied back once (a 60k-claim clear: 13.9 s -> 8.4 s).
+CHECKPOINT_PAGES = 16_000
+# The WAL file is cut back to this size after a checkpoint.
+WAL_SIZE_LIMIT = 64 * 1024 * 1024
 
 
 @attrs.define(eq=False)
@@ -70,6 +75,7 @@ class Database:
             # stalled the trio loop for 10-70 ms. The writer checkpoints explicitly
             # instead, after the transaction, as a statement (GIL released while it runs).
             writer.wal_autocheckpoint(0)
+            writer.pragma("journal_size_limit", WAL_SIZE_LIMIT)
             writer.set_wal_hook(wal_pages.observe)
             pool = []
             for _ in range(readers):
