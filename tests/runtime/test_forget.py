@@ -204,3 +204,13 @@ async def test_lifecycle_calls_are_refused_while_a_clear_is_pending(
     # Directives stay manageable during a clear.
     await memory.directives.create("a", "Be concise.")
     assert "Be concise." in (await memory.recall("a", "boat")).directive_block
+
+
+async def test_a_forgotten_claims_key_is_never_reused(memory: Memory) -> None:
+    first = await memory.remember("a", "The first claim about otters.")
+    assert first.claim_id is not None
+    assert first.rowid is not None
+    await memory.forget("a", first.claim_id)
+    second = await memory.remember("a", "A second claim about beavers.")
+    assert second.rowid is not None
+    assert second.rowid > first.rowid

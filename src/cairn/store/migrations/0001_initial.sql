@@ -27,8 +27,10 @@ CREATE TABLE events (
 CREATE INDEX events_pending ON events (agent_id, extracted, rowid);
 CREATE INDEX events_session ON events (agent_id, session_id, rowid);
 
+-- AUTOINCREMENT: a forgotten or cleared claim's rowid is never reused, so a vector or FTS
+-- write still in flight for it can never attach to a later claim.
 CREATE TABLE claims (
-    rowid               INTEGER PRIMARY KEY,
+    rowid               INTEGER PRIMARY KEY AUTOINCREMENT,
     claim_id            TEXT NOT NULL UNIQUE,
     agent_id            TEXT NOT NULL,
     kind                TEXT NOT NULL,
