@@ -50,16 +50,22 @@ async def test_forget_then_replay_of_the_same_source_stays_forgotten(
     await memory.wait_idle("a")
     claim_id = await _claim_id(memory, "a", "where do I live Lisbon", "Lisbon")
     result = await memory.forget("a", claim_id)
-    assert "source evidence" in result.kept
+    assert result.hidden_evidence == 1
     db = data_dir / "cairn.db"
     assert _scalar(db, "SELECT count(*) FROM claims WHERE claim_id = ?", claim_id) == 0
     assert _scalar(db, "SELECT count(*) FROM tombstones WHERE agent_id = 'a'") == 1
+    # Neither the claim nor the turn it came from is recalled any more.
+    recall = await memory.recall("a", "where do I live Lisbon", k=20)
+    assert not [item for item in recall.items if "Lisbon" in item.text]
     # Replay 1: the same evidence is extracted again (a crashed batch re-run, say).
     await memory.database.write(
         lambda c: c.execute("UPDATE events SET extracted = 0 WHERE agent_id = 'a'")
     )
     await memory.wait_idle("a")
-    # Replay 2: the same claim arrives again from a new turn.
+    recall = await memory.recall("a", "where do I live Lisbon", k=20)
+    assert not [item for item in recall.items if "Lisbon" in item.text]
+    # Replay 2: the same claim arrives again from a new turn (the turn itself is new
+    # evidence; the claim is not learned again).
     await memory.ingest("a", [turn("e3", "I live in Lisbon.", session="s2")])
     await memory.wait_idle("a")
     recall = await memory.recall("a", "where do I live Lisbon", k=20)

@@ -7,6 +7,7 @@ turn must not bring the topic back.
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 import attrs
@@ -14,11 +15,13 @@ import attrs
 from cairn.domain.directive import DirectiveKind, TopicMatcher
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Collection, Iterable, Sequence
+
+    import apsw
 
     from cairn.retrieval.candidates import Candidates
 
-__all__ = ["suppress_candidates", "topic_matcher"]
+__all__ = ["hidden_events", "suppress_candidates", "topic_matcher"]
 
 
 def topic_matcher(directives: Sequence[tuple[str, str, str]]) -> TopicMatcher:
@@ -28,21 +31,38 @@ def topic_matcher(directives: Sequence[tuple[str, str, str]]) -> TopicMatcher:
     )
 
 
+def hidden_events(
+    connection: apsw.Connection, agent_id: str, event_rowids: Iterable[int]
+) -> set[int]:
+    """Which of ``event_rowids`` are sources of forgotten claims (never recalled)."""
+    return {
+        int(row[0])
+        for row in connection.execute(
+            "SELECT h.event_rowid FROM json_each(?) AS wanted CROSS JOIN hidden_evidence h"
+            " ON h.agent_id = ? AND h.event_rowid = wanted.value",
+            (json.dumps(sorted(event_rowids)), agent_id),
+        )
+    }
+
+
 def suppress_candidates(
-    candidates: Candidates, matcher: TopicMatcher
+    candidates: Candidates,
+    matcher: TopicMatcher,
+    hidden: Collection[int] = (),
 ) -> tuple[Candidates, int]:
-    """Candidates without those mentioning a suppressed topic, and how many were removed."""
-    if not matcher:
+    """Candidates without those mentioning a suppressed topic and without ``hidden``
+    events, and how many were removed."""
+    if not matcher and not hidden:
         return candidates, 0
     claims = {
         rowid: claim
         for rowid, claim in candidates.claims.items()
-        if not matcher.matches(claim.text)
+        if not (matcher and matcher.matches(claim.text))
     }
     events = {
         rowid: event
         for rowid, event in candidates.events.items()
-        if not matcher.matches(event.text)
+        if rowid not in hidden and not (matcher and matcher.matches(event.text))
     }
     removed = (
         len(candidates.claims) - len(claims) + len(candidates.events) - len(events)

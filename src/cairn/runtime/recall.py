@@ -27,7 +27,11 @@ from cairn.retrieval.render import (
     render_directives,
     render_memory,
 )
-from cairn.retrieval.suppress import suppress_candidates, topic_matcher
+from cairn.retrieval.suppress import (
+    hidden_events,
+    suppress_candidates,
+    topic_matcher,
+)
 from cairn.retrieval.types import (
     Degradation,
     Manifest,
@@ -130,7 +134,10 @@ async def compute_recall(
         candidates = validate_candidates(reader.connection, request, *proposed)
         directives = active_directives(reader.connection, agent_id)
         # Suppressed topics leave before ranking and the audit row (never "accessed").
-        candidates, _ = suppress_candidates(candidates, topic_matcher(directives))
+        hidden = hidden_events(reader.connection, agent_id, candidates.events)
+        candidates, _ = suppress_candidates(
+            candidates, topic_matcher(directives), hidden
+        )
         ranked = rank_candidates(candidates, now, config.fusion_weights(), config.rrf_k)
         return candidates, ranked[: plan.k], directives
 

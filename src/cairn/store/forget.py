@@ -50,8 +50,13 @@ PROTECTED_KINDS = frozenset({ClaimKind.PERSONA.value, ClaimKind.WORKING.value})
 class ForgetResult:
     claim_id: str
     rowid: int
+    # Source turns of the claim now hidden from recall (kept stored as evidence).
+    hidden_evidence: int = 0
     removed: tuple[str, ...] = ("claim", "lexical index entry", "stored vector")
-    kept: tuple[str, ...] = ("source evidence", "tombstone (hashes only)")
+    kept: tuple[str, ...] = (
+        "source evidence (stored, no longer recalled)",
+        "tombstone (hashes only)",
+    )
 
 
 @attrs.frozen
@@ -126,6 +131,13 @@ def forget_claim(
     )
     stamp = now.astimezone(dt.UTC).isoformat()
     write_tombstone(connection, agent_id, provenance, content, stamp)
+    # Its source turns stay stored but leave recall (cairn.retrieval.suppress).
+    connection.execute(
+        "INSERT OR IGNORE INTO hidden_evidence (agent_id, event_rowid, created_at)"
+        " SELECT ?, event_rowid, ? FROM claim_sources WHERE claim_rowid = ?",
+        (agent_id, stamp, rowid),
+    )
+    hidden = connection.changes()
     connection.execute("DELETE FROM claims WHERE rowid = ?", (rowid,))
     connection.execute(
         "DELETE FROM dirty_work WHERE agent_id = ? AND claim_rowid = ?",
@@ -141,7 +153,7 @@ def forget_claim(
         "INSERT INTO audit (agent_id, at, action, detail) VALUES (?, ?, 'forget', ?)",
         (agent_id, stamp, claim_id),
     )
-    return ForgetResult(claim_id, rowid)
+    return ForgetResult(claim_id, rowid, hidden_evidence=hidden)
 
 
 def set_archived(

@@ -30,3 +30,13 @@ WHEN EXISTS (SELECT 1 FROM clear_jobs WHERE agent_id = new.agent_id AND phase <>
 BEGIN
     SELECT RAISE(ABORT, 'cairn: clear job pending for agent');
 END;
+
+-- Evidence events a forgotten claim cited: still stored verbatim (evidence is the record
+-- of what happened), but no longer recalled, so the forgotten statement does not come
+-- back as the turn it was extracted from.
+CREATE TABLE hidden_evidence (
+    agent_id      TEXT NOT NULL,
+    event_rowid   INTEGER NOT NULL,
+    created_at    TEXT NOT NULL,
+    PRIMARY KEY (agent_id, event_rowid)
+) STRICT, WITHOUT ROWID;
