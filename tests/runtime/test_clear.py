@@ -155,3 +155,25 @@ def test_pending_clear_fences_the_embedding_paths(
             assert stored == 0
     finally:
         connection.close()
+
+
+async def test_turns_ingested_during_a_clear_are_extracted_after_it(
+    data_dir: Path, clock: FixedDomainClock
+) -> None:
+    async with open_memory(
+        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
+    ) as memory:
+        await memory.ingest("a", TURNS)
+        await memory.wait_idle("a")
+        # A job persisted (as by a clear whose actor has not started yet).
+        await memory.database.write(lambda c: start_clear(c, AgentId("a"), clock.now()))
+        report = await memory.ingest(
+            "a", [turn("n1", "I love playing the cello with my friends.")]
+        )
+        assert report.ingested == 1
+        await memory.clear("a")  # runs the pending job to its end
+        await memory.wait_idle("a")
+        recall = await memory.recall("a", "cello hiking ramen", k=20)
+        claims = [item.text for item in recall.items if item.kind != "evidence"]
+        assert claims
+        assert all("cello" in text for text in claims)

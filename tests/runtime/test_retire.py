@@ -9,10 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import trio
 from tests.conftest import TEST_CONFIG
 from tests.helpers import turn
 
 from cairn import Memory, open_memory
+from cairn.errors import ClearPendingError, RuntimeClosedError
 from cairn.store.connection import open_connection
 from cairn.store.forget import RememberOutcome
 from cairn.store.retire import namespace_tables
@@ -147,3 +149,25 @@ async def test_retire_killed_midway_finishes_at_next_open(
         assert "a" not in memory._supervisors
         assert _namespace_counts(db, "b") == before_b
         assert (await memory.recall("b", "hiking", k=5)).items
+
+
+async def test_writes_queued_when_the_agent_retires_get_an_answer(
+    memory: Memory,
+) -> None:
+    outcomes: list[str] = []
+
+    async def ingest(n: int) -> None:
+        try:
+            await memory.ingest("a", [turn(f"q{n}", f"Queued fact {n} about ferns.")])
+            outcomes.append("stored")
+        except (RuntimeClosedError, ClearPendingError):
+            outcomes.append("refused")
+
+    await memory.ingest("a", TURNS)
+    with trio.fail_after(30):  # a caller left waiting forever would trip this
+        async with trio.open_nursery() as nursery:
+            for n in range(20):
+                nursery.start_soon(ingest, n)
+            await trio.lowlevel.checkpoint()
+            await memory.retire("a")
+    assert len(outcomes) == 20

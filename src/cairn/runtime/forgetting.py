@@ -260,6 +260,10 @@ async def resume_pending_clears(
             return
         if running.clearing.retired is not None:
             await retired(running)
+        else:
+            # Turns that arrived while the job was pending were left unextracted.
+            with contextlib.suppress(trio.WouldBlock):
+                running.wake_send.send_nowait(None)
 
 
 async def retire(supervisor: AgentSupervisor) -> dict[str, int]:

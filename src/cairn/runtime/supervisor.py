@@ -191,6 +191,9 @@ class AgentSupervisor:
         with contextlib.suppress(trio.WouldBlock):
             self.clear_wake_send.send_nowait(None)
         await self.clearing.wait_finished()
+        # Turns that arrived during the clear were left unextracted: extract them now.
+        with contextlib.suppress(trio.WouldBlock):
+            self.wake_send.send_nowait(None)
         return self.clearing.claims_deleted - before
 
     # -- lifecycle ---------------------------------------------------------------------
