@@ -7,8 +7,12 @@ catch it, from the closest builtin as well::
     ├── InvalidInputError (ValueError)        bad caller input; nothing was written
     │   ├── InvalidScopeError
     │   ├── InvalidTemporalError
-    │   └── ConflictingEventError             same event ID, different content
+    │   ├── ConflictingEventError             same event ID, different content
+    │   ├── ProtectedClaimError               persona/working rows have their own lifecycle
+    │   └── InvalidTransitionError            e.g. approving a directive that is not a draft
     ├── UnknownRequestError (KeyError)        no recall request with that ID
+    ├── UnknownClaimError (KeyError)          no claim with that ID in the agent
+    ├── UnknownDirectiveError (KeyError)      no directive with that ID in the agent
     ├── StoreError                            the database refused or is damaged
     │   ├── SchemaVersionError                file written by a newer cairn
     │   └── ClearPendingError                 writes refused while a clear job runs
@@ -45,8 +49,10 @@ __all__ = [
     "InvalidInputError",
     "InvalidScopeError",
     "InvalidTemporalError",
+    "InvalidTransitionError",
     "IpcError",
     "ProposalRejectedError",
+    "ProtectedClaimError",
     "ProtocolError",
     "ProtocolVersionError",
     "ProviderContractError",
@@ -58,6 +64,8 @@ __all__ = [
     "StaleResultError",
     "StoreError",
     "TransientProviderError",
+    "UnknownClaimError",
+    "UnknownDirectiveError",
     "UnknownRequestError",
     "VectorIdentityMismatchError",
     "VectorIndexCorruptError",
@@ -93,8 +101,25 @@ class ConflictingEventError(InvalidInputError):
         self.event_id = event_id
 
 
+class ProtectedClaimError(InvalidInputError):
+    """Persona and working rows evolve only through their own rebuilds, never through the
+    generic lifecycle calls (forget, archive)."""
+
+
+class InvalidTransitionError(InvalidInputError):
+    """The requested state change does not apply to the row's current state."""
+
+
 class UnknownRequestError(CairnError, KeyError):
     """No recall request with that ID exists for the agent."""
+
+
+class UnknownClaimError(CairnError, KeyError):
+    """No claim with that ID exists for the agent."""
+
+
+class UnknownDirectiveError(CairnError, KeyError):
+    """No directive with that ID exists for the agent."""
 
 
 class StoreError(CairnError):

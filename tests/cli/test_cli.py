@@ -10,28 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.cli.conftest import TURNS as CONVERSATION
 
 pytestmark = pytest.mark.subprocess
 
-TURNS = [
-    {
-        "id": "t1",
-        "session": "s1",
-        "role": "user",
-        "speaker": "Ana",
-        "text": "I love oolong tea.",
-        "at": "2026-01-05T09:00:00+00:00",
-    },
-    {"id": "t2", "session": "s1", "role": "assistant", "text": "Noted, oolong it is."},
-    {
-        "id": "t3",
-        "session": "s2",
-        "role": "user",
-        "speaker": "Ana",
-        "text": "我下周三要去东京开会。",
-        "at": "2026-01-06T09:00:00+08:00",
-    },
-]
+# The first three turns of the in-process tests' conversation.
+TURNS = CONVERSATION[:3]
 
 
 def cairn(
@@ -227,3 +211,48 @@ def test_runtime_events_edits_and_replay(tmp_path: Path) -> None:
     assert replay == {"agent": "A", "replayed_batches": 0, "dead_letters": 0}
     status = json.loads(cairn("status", "--json", data=data).stdout)
     assert status["agents"]["A"]["extraction_dead_letters"] == 0
+
+
+def test_forgetting_commands_say_what_they_changed(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    stored = json.loads(
+        cairn(
+            "remember",
+            "--agent",
+            "a",
+            "My bike lock code is 1234.",
+            "--json",
+            data=data,
+        ).stdout
+    )
+    assert stored["outcome"] == "stored"
+    cairn(
+        "directives",
+        "add",
+        "bike",
+        "--agent",
+        "a",
+        "--kind",
+        "suppress_topic",
+        data=data,
+    )
+    refused = cairn(
+        "directives",
+        "add",
+        "的",
+        "--agent",
+        "a",
+        "--kind",
+        "suppress_topic",
+        data=data,
+        check=False,
+    )
+    assert refused.returncode == 2
+    assert "refused" in refused.stderr
+    cleared = json.loads(cairn("clear", "a", "--yes", "--json", data=data).stdout)
+    assert cleared["claims_deleted"] == 1
+    assert cleared["kept_counts"]["directives"] == 1
+    assert "directives" in cleared["kept"]
+    unconfirmed = cairn("retire", "--agent", "a", data=data, check=False)
+    assert unconfirmed.returncode == 2
+    assert "--yes" in unconfirmed.stderr

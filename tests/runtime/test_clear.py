@@ -7,15 +7,22 @@ from __future__ import annotations
 from pathlib import Path
 
 import apsw
+import numpy as np
 import pytest
 from tests.conftest import TEST_CONFIG
 from tests.helpers import turn
 
 from cairn import open_memory
+from cairn.domain.claim import ClaimDraft, ClaimKind
 from cairn.domain.ids import AgentId
+from cairn.store.agents import ensure_agent
+from cairn.store.claims import insert_claims
 from cairn.store.clear_jobs import start_clear
 from cairn.store.connection import open_connection
+from cairn.store.embeddings import missing_targets, store_embeddings
 from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.vectors.codec import encode_vector
+from cairn.vectors.identity import EmbeddingIdentity
 
 TURNS = [
     turn("e1", "I love hiking with my dog Rex."),
@@ -119,3 +126,54 @@ async def test_pending_clear_fences_raw_writes_and_resumes_after_a_crash(
     assert _count(db, "SELECT count(*) FROM claims WHERE agent_id = 'a'") == 0
     assert _count(db, "SELECT count(*) FROM clear_jobs") == 0
     assert _count(db, "SELECT count(*) FROM tombstones WHERE agent_id = 'a'") == claims
+
+
+def test_pending_clear_fences_the_embedding_paths(
+    tmp_path: Path, clock: FixedDomainClock
+) -> None:
+    identity = EmbeddingIdentity("testing", "t", 4)
+    blob = encode_vector(np.ones(4, dtype=np.float32) / 2)
+    connection = open_connection(tmp_path / "c.db")
+    try:
+        with connection:
+            ensure_agent(connection, AgentId("a"), clock.now())
+            committed = insert_claims(
+                connection,
+                AgentId("a"),
+                [ClaimDraft(ClaimKind.FACT, "A remembered fact.", ())],
+                {},
+                clock.now(),
+            )
+            (rowid, _text) = committed.inserted[0]
+            assert missing_targets(connection, AgentId("a"), identity, 10)
+            start_clear(connection, AgentId("a"), clock.now())
+            # Neither read for embedding nor given a vector while the clear is pending.
+            assert missing_targets(connection, AgentId("a"), identity, 10) == []
+            stored = store_embeddings(
+                connection, AgentId("a"), identity, [("claim", rowid, blob)]
+            )
+            assert stored == 0
+    finally:
+        connection.close()
+
+
+async def test_turns_ingested_during_a_clear_are_extracted_after_it(
+    data_dir: Path, clock: FixedDomainClock
+) -> None:
+    async with open_memory(
+        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
+    ) as memory:
+        await memory.ingest("a", TURNS)
+        await memory.wait_idle("a")
+        # A job persisted (as by a clear whose actor has not started yet).
+        await memory.database.write(lambda c: start_clear(c, AgentId("a"), clock.now()))
+        report = await memory.ingest(
+            "a", [turn("n1", "I love playing the cello with my friends.")]
+        )
+        assert report.ingested == 1
+        await memory.clear("a")  # runs the pending job to its end
+        await memory.wait_idle("a")
+        recall = await memory.recall("a", "cello hiking ramen", k=20)
+        claims = [item.text for item in recall.items if item.kind != "evidence"]
+        assert claims
+        assert all("cello" in text for text in claims)

@@ -131,3 +131,17 @@ def test_pruning_keeps_rare_terms_within_the_posting_budget(
     result = searcher.search_events("a", ["common"], 5)
     assert result.exhausted
     assert [hit.rowid for hit in result.hits] == [100, 29, 28, 27, 26]
+
+
+def test_a_term_missing_a_moment_ago_is_found_once_stored(
+    connection: apsw.Connection,
+) -> None:
+    searcher = LexicalSearcher(connection)
+    terms = query_terms("locker code")
+    scopes = [Scope.agent()]
+    assert searcher.search_claims("a", terms, scopes, 10).hits == []
+    _add_claim(connection, 7, "a", Scope.agent(), "My locker code is 4417.")
+    # Same connection, well within the frequency cache's lifetime.
+    assert [
+        hit.rowid for hit in searcher.search_claims("a", terms, scopes, 10).hits
+    ] == [7]

@@ -16,7 +16,13 @@ if TYPE_CHECKING:
 
     from cairn.retrieval.types import RecallItem
 
-__all__ = ["RenderedBlock", "escape", "render_directives", "render_memory"]
+__all__ = [
+    "RenderedBlock",
+    "directive_render_lines",
+    "escape",
+    "render_directives",
+    "render_memory",
+]
 
 MEMORY_OPEN = (
     '<context-data source="cairn" kind="memory" '
@@ -29,9 +35,15 @@ DIRECTIVE_OPEN = (
 DIRECTIVE_CLOSE = "</directives>"
 
 
+# Compatibility forms that a model may read as angle brackets (full-width, small).
+_LOOKALIKES = str.maketrans(
+    {"\uff1c": "<", "\uff1e": ">", "\ufe64": "<", "\ufe65": ">"}
+)
+
+
 def escape(text: str) -> str:
     """Neutralise markup and fold whitespace so stored text stays one line of data."""
-    flat = " ".join(text.split())
+    flat = " ".join(text.translate(_LOOKALIKES).split())
     return flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
@@ -94,3 +106,20 @@ def render_directives(
     """``directives`` are ``(id, text)`` already in ``updated_at DESC, id ASC`` order."""
     lines = [(key, f"- {escape(text)}") for key, text in directives]
     return _assemble(DIRECTIVE_OPEN, DIRECTIVE_CLOSE, lines, budget_bytes)
+
+
+def directive_render_lines(
+    directives: Sequence[tuple[str, str, str]],
+) -> list[tuple[str, str]]:
+    """``(id, line text)`` for active ``(id, kind, text)`` directives, order kept.
+
+    A suppressed topic is shown as what it is, a rule about topics, so the model also
+    avoids raising it.
+    """
+    return [
+        (
+            directive_id,
+            f"Do not bring up this topic: {text}" if kind == "suppress_topic" else text,
+        )
+        for directive_id, kind, text in directives
+    ]

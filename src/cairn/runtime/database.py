@@ -34,6 +34,26 @@ class Reader:
     lexical: LexicalSearcher
 
 
+# Checkpoint once the WAL holds this many pages (64 MiB at 4 KiB pages). Much larger than
+# SQLite's default of 1000: a big transaction (a clear batch dirties over 1000 scattered
+# pages) then no longer triggers a checkpoint and its fsync every time, and pages written
+# by many transactions are copied back once (a 60k-claim clear: 13.9 s -> 8.4 s).
+CHECKPOINT_PAGES = 16_000
+# The WAL file is cut back to this size after a checkpoint.
+WAL_SIZE_LIMIT = 64 * 1024 * 1024
+
+
+@attrs.define(eq=False)
+class _WalPages:
+    """The WAL size the writer's hook saw at its last commit."""
+
+    pages: int = 0
+
+    def observe(self, _connection: apsw.Connection, _name: str, pages: int) -> int:
+        self.pages = pages
+        return apsw.SQLITE_OK
+
+
 @attrs.define(eq=False)
 class Database:
     path: Path
@@ -42,6 +62,7 @@ class Database:
     _readers: list[Reader]
     _pool_send: trio.MemorySendChannel[Reader]
     _pool_receive: trio.MemoryReceiveChannel[Reader]
+    _wal_pages: _WalPages
 
     @classmethod
     async def open(
@@ -49,17 +70,25 @@ class Database:
     ) -> Database:
         def connect() -> tuple[apsw.Connection, list[Reader]]:
             writer = open_connection(path, synchronous_full=synchronous_full)
+            # SQLite's automatic checkpoint runs inside COMMIT, and apsw holds the GIL
+            # through it: a commit of a few hundred scattered pages (a clear batch) then
+            # stalled the trio loop for 10-70 ms. The writer checkpoints explicitly
+            # instead, after the transaction, as a statement (GIL released while it runs).
+            writer.wal_autocheckpoint(0)
+            writer.pragma("journal_size_limit", WAL_SIZE_LIMIT)
+            writer.set_wal_hook(wal_pages.observe)
             pool = []
             for _ in range(readers):
                 connection = open_connection(path, synchronous_full=synchronous_full)
                 pool.append(Reader(connection, LexicalSearcher(connection)))
             return writer, pool
 
+        wal_pages = _WalPages()
         writer, pool = await run_in_thread(connect, limiter=limiters.store_write)
         send, receive = trio.open_memory_channel[Reader](len(pool))
         for reader in pool:
             send.send_nowait(reader)
-        return cls(path, limiters, writer, pool, send, receive)
+        return cls(path, limiters, writer, pool, send, receive, wal_pages)
 
     async def write(self, function: Callable[[apsw.Connection], T]) -> T:
         """Run ``function`` inside one write transaction on the writer connection."""
@@ -67,6 +96,9 @@ class Database:
         def transaction() -> T:
             with self.writer:
                 result = function(self.writer)
+            if self._wal_pages.pages >= CHECKPOINT_PAGES:
+                self._wal_pages.pages = 0
+                self.writer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
             return result
 
         return await run_in_thread(

@@ -38,6 +38,7 @@ from cairn.providers.settings import (
     load_embedding_settings,
     load_text_settings,
 )
+from cairn.runtime import forgetting
 from cairn.runtime.database import Database
 from cairn.runtime.mailbox import WorkCounter
 from cairn.runtime.providers import ActiveEmbedder, build_embedder
@@ -46,8 +47,8 @@ from cairn.runtime.supervisor import AgentSupervisor, open_agent_supervisor
 from cairn.runtime.threads import Limiters, run_in_thread
 from cairn.store.agents import advance_all_epochs, list_agents
 from cairn.store.batches import batch_statistics, count_pending
-from cairn.store.directives import create_directive
 from cairn.store.evidence import IntakeOutcome, IntakeResult
+from cairn.store.repair import repair_claims
 from cairn.store.sessions import session_cursor
 from cairn.vectors.manager import VectorStoreManager
 
@@ -55,8 +56,10 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator, Sequence
 
     from cairn.domain.evidence import Turn
+    from cairn.domain.scope import Scope
     from cairn.providers.embedding import EmbeddingProvider, Vectors
     from cairn.retrieval.types import Recall
+    from cairn.store.forget import ForgetResult, LifecycleResult, RememberResult
 
 __all__ = ["DrainReport", "IngestReport", "Memory", "open_memory"]
 
@@ -123,6 +126,8 @@ class Memory:
         """The embedder serving now (it changes on :meth:`use_embedder`)."""
         return self.active.provider
 
+    _stopped: dict[AgentId, trio.Event] = attrs.field(factory=dict)
+
     async def _supervisor(self, agent_id: str) -> AgentSupervisor:
         if self.closed:
             raise RuntimeClosedError("the memory runtime is closed")
@@ -165,6 +170,7 @@ class Memory:
                 await trio.sleep_forever()
         finally:
             self._supervisors.pop(agent_id, None)
+            self._stopped.pop(agent_id, trio.Event()).set()
             self.gateway.reset(agent_id)
 
     # -- ingestion ---------------------------------------------------------------------
@@ -295,11 +301,76 @@ class Memory:
         supervisor = await self._supervisor(agent_id)
         with self._accepted_write():
             deleted = await supervisor.clear()
-        return {
-            "claims_deleted": deleted,
-            "removed": ["claims", "claim vectors", "lineage", "dirty work"],
-            "kept": ["evidence", "directives", "tombstones"],
-        }
+        return await forgetting.clear_report(supervisor, deleted)
+
+    async def remember(
+        self,
+        agent_id: str,
+        text: str,
+        *,
+        kind: str = "fact",
+        scope: Scope | None = None,
+        by: str = "user",
+    ) -> RememberResult:
+        """Store one claim explicitly. ``by="user"`` is the user's own add and releases a
+        tombstone of exactly this claim; ``by="model"`` never does (it is suppressed)."""
+        self._check_accepting()
+        supervisor = await self._supervisor(agent_id)
+        with self._accepted_write():
+            return await forgetting.remember(
+                supervisor, text, kind=kind, scope=scope, by=by
+            )
+
+    async def forget(self, agent_id: str, claim_id: str) -> ForgetResult:
+        """Delete one claim and leave a hash-only tombstone that suppresses its replay."""
+        self._check_accepting()
+        supervisor = await self._supervisor(agent_id)
+        with self._accepted_write():
+            return await forgetting.forget(supervisor, claim_id)
+
+    async def archive(self, agent_id: str, claim_id: str) -> LifecycleResult:
+        """Take a claim out of recall but keep it locally (undo with :meth:`unarchive`)."""
+        self._check_accepting()
+        supervisor = await self._supervisor(agent_id)
+        with self._accepted_write():
+            return await forgetting.archive(supervisor, claim_id, archived=True)
+
+    async def unarchive(self, agent_id: str, claim_id: str) -> LifecycleResult:
+        self._check_accepting()
+        supervisor = await self._supervisor(agent_id)
+        with self._accepted_write():
+            return await forgetting.archive(supervisor, claim_id, archived=False)
+
+    async def resume_interrupted_clears(self) -> None:
+        """Finish clear and retire jobs a crash left pending, agent by agent (run at open)."""
+        await forgetting.resume_pending_clears(
+            self.database, self._supervisor, self._discard_supervisor
+        )
+
+    async def retire(self, agent_id: str) -> dict[str, Any]:
+        """Delete the agent's whole namespace: claims, evidence, directives, tombstones,
+        lineage, dirty work, audit and vector files. A new agent with the same ID starts
+        empty. Durable: a crash midway resumes at the next open."""
+        self._check_accepting()
+        supervisor = await self._supervisor(agent_id)
+        with self._accepted_write():
+            deleted = await forgetting.retire(supervisor)
+        await self._discard_supervisor(supervisor)
+        return {"agent_id": supervisor.agent_id, "rows_deleted": deleted, "kept": []}
+
+    async def _discard_supervisor(self, supervisor: AgentSupervisor) -> None:
+        """Cancel a retired agent's actors without draining (its work is void), wait for
+        them, then drop its vector files once more: an embedding warm-up that was still
+        running during the retire may have loaded the projection again."""
+        agent = supervisor.agent_id
+        if self._supervisors.get(agent) is supervisor:
+            stopped = self._stopped.setdefault(agent, trio.Event())
+            supervisor.nursery.cancel_scope.cancel(reason="agent retired")
+            await stopped.wait()
+        if agent not in self._supervisors:
+            await run_in_thread(
+                lambda: self.vectors.drop_agent(agent), limiter=self.limiters.index
+            )
 
     async def wait_cleared(self, agent_id: str) -> None:
         """Start the agent if needed and wait until no clear job of it is pending (a job
@@ -307,23 +378,19 @@ class Memory:
         await (await self._supervisor(agent_id)).clearing.wait_finished()
 
     # -- directives --------------------------------------------------------------------
+    @property
+    def directives(self) -> forgetting.DirectiveBook:
+        """``create``/``propose``/``approve``/``revoke``/``list`` of standing directives."""
+        return forgetting.DirectiveBook(self._supervisor, self.database, self.clock)
+
     async def add_directive(
         self, agent_id: str, text: str, *, kind: str = "instruction"
     ) -> str:
         """Create an active directive: an explicit user action, never called by extraction."""
-        if not text.strip():
-            raise InvalidInputError("a directive needs text")
-        if kind not in {"instruction", "suppress_topic"}:
-            raise InvalidInputError(f"unknown directive kind {kind!r}")
         self._check_accepting()
-        agent = (await self._supervisor(agent_id)).agent_id
-        now = self.clock.now()
         with self._accepted_write():
-            return await self.database.write(
-                lambda connection: create_directive(
-                    connection, agent, kind, text, "active", now
-                )
-            )
+            created = await self.directives.create(agent_id, text, kind=kind)
+        return created.directive_id
 
     # -- providers ---------------------------------------------------------------------
     async def reconfigure(self, settings: EmbeddingSettings | None = None) -> bool:
@@ -561,6 +628,16 @@ async def _open_runtime(
         readers=config.reader_connections,
         synchronous_full=config.synchronous_full,
     )
+    domain_clock = clock or SystemDomainClock()
+    try:
+        # Before any agent starts: damaged rows are repaired, never served as they are.
+        await database.write(
+            lambda connection: repair_claims(connection, domain_clock.now())
+        )
+    except BaseException:
+        with trio.CancelScope(shield=True):
+            await database.aclose()
+        raise
     # f32 rows searched with BLAS: 2x faster than usearch's f16 kernel here, and it does not
     # thrash the GIL beside busy threads (design/vectors.md); blobs on disk stay f16.
     vectors = VectorStoreManager(data_dir / "vectors", storage="f32")
@@ -570,7 +647,7 @@ async def _open_runtime(
             memory = Memory(
                 data_dir,
                 config,
-                clock or SystemDomainClock(),
+                domain_clock,
                 database,
                 limiters,
                 ActiveEmbedder(embedder),
@@ -585,6 +662,7 @@ async def _open_runtime(
                 vectors,
                 nursery,
             )
+            nursery.start_soon(memory.resume_interrupted_clears)
             try:
                 yield memory
                 await memory.aclose()

@@ -22,7 +22,16 @@ from cairn.retrieval.candidates import (
     vector_candidates,
 )
 from cairn.retrieval.rank import rank_candidates
-from cairn.retrieval.render import render_directives, render_memory
+from cairn.retrieval.render import (
+    directive_render_lines,
+    render_directives,
+    render_memory,
+)
+from cairn.retrieval.suppress import (
+    hidden_events,
+    suppress_candidates,
+    topic_matcher,
+)
 from cairn.retrieval.types import (
     Degradation,
     Manifest,
@@ -131,17 +140,19 @@ async def compute_recall(
         # Ranking is pure Python work of a few milliseconds: it runs here, in the reader
         # thread, rather than on the trio loop.
         candidates = validate_candidates(reader.connection, request, *proposed)
-        ranked = rank_candidates(candidates, now, config.fusion_weights(), config.rrf_k)
-        return (
-            candidates,
-            ranked[: plan.k],
-            active_directives(reader.connection, agent_id),
+        directives = active_directives(reader.connection, agent_id)
+        # Suppressed topics leave before ranking and the audit row (never "accessed").
+        hidden = hidden_events(reader.connection, agent_id, candidates.events)
+        candidates, _ = suppress_candidates(
+            candidates, topic_matcher(directives), hidden
         )
+        ranked = rank_candidates(candidates, now, config.fusion_weights(), config.rrf_k)
+        return candidates, ranked[: plan.k], directives
 
     candidates, ranked, directives = await database.read(validate_and_rank)
     if candidates.lexical_exhausted:
         degradations.append(Degradation.CANDIDATE_BUDGET_EXHAUSTED)
-    directive_lines = [(directive_id, text) for directive_id, _kind, text in directives]
+    directive_lines = directive_render_lines(directives)
     directive_demand = render_directives(directive_lines, plan.budget_bytes).text
     allocation = allocate(
         plan.budget_bytes, config.directive_share, len(directive_demand.encode("utf-8"))

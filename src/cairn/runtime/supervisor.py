@@ -223,6 +223,9 @@ class AgentSupervisor:
         with contextlib.suppress(trio.WouldBlock):
             self.clear_wake_send.send_nowait(None)
         await self.clearing.wait_finished()
+        # Turns that arrived during the clear were left unextracted: extract them now.
+        with contextlib.suppress(trio.WouldBlock):
+            self.wake_send.send_nowait(None)
         return self.clearing.claims_deleted - before
 
     # -- providers ---------------------------------------------------------------------
@@ -349,7 +352,7 @@ async def open_agent_supervisor(
     )
     clear_wake_send, clear_wake_receive = trio.open_memory_channel[None](1)
     clearing = ClearJobActor(
-        agent_id, database, limiters, clock, slot, clear_wake_receive
+        agent_id, database, limiters, clock, slot, clear_wake_receive, vectors=vectors
     )
     maintenance = MaintenanceActor(
         agent_id,

@@ -28,6 +28,7 @@ __all__ = [
     "claims_citing",
     "content_hash",
     "insert_claims",
+    "lexical_body",
     "load_claims",
     "provenance_key",
 ]
@@ -174,6 +175,16 @@ def insert_claims(
     return CommittedClaims(tuple(inserted), merged, superseded, suppressed)
 
 
+def lexical_body(text: str, predicate: str | None) -> str:
+    """A claim is found by what it says and by the attribute it settles: a state claim
+    with predicate ``lives_in`` answers "where does she live" even when it says "moved to".
+    """
+    if predicate is None:
+        return text
+    attribute = predicate.replace("_", " ").replace(":", " ")
+    return f"{text} {attribute}"
+
+
 def claim_fts_body(
     agent_id: str,
     text: str,
@@ -182,16 +193,10 @@ def claim_fts_body(
     scope_key: str | None,
 ) -> str:
     """The claim's row in ``claim_fts``, computed from its stored columns alone (so a
-    damaged contentless index can be rebuilt from the claims table).
-
-    A claim is found by what it says and by the attribute it settles: a state claim with
-    predicate ``lives_in`` answers "where does she live" even when it says "moved to".
-    """
-    body = text
-    if predicate is not None:
-        attribute = predicate.replace("_", " ").replace(":", " ")
-        body = f"{text} {attribute}"
-    return index_text(body, namespace(agent_id, scope, scope_key))
+    damaged contentless index can be rebuilt from the claims table)."""
+    return index_text(
+        lexical_body(text, predicate), namespace(agent_id, scope, scope_key)
+    )
 
 
 def _add_sources(

@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from cairn.domain.ids import AgentId
+from cairn.store.fts_purge import request_fts_purge
+
 if TYPE_CHECKING:
     import apsw
-
-    from cairn.domain.ids import AgentId
 
 __all__ = [
     "CLEAR_BATCH",
@@ -26,6 +27,7 @@ __all__ = [
     "clear_lineage",
     "finish_clear",
     "pending_clear",
+    "pending_clear_agents",
     "pending_clear_jobs",
     "start_clear",
 ]
@@ -41,17 +43,31 @@ class ClearJob:
     rowid_cutoff: int
     phase: str
     deleted_claims: int
+    purpose: str = "clear"
 
 
 def pending_clear(connection: apsw.Connection, agent_id: AgentId) -> ClearJob | None:
     row = connection.execute(
-        "SELECT job_id, agent_id, rowid_cutoff, phase, deleted_claims FROM clear_jobs"
-        " WHERE agent_id = ? AND phase <> 'done' ORDER BY job_id LIMIT 1",
+        "SELECT job_id, agent_id, rowid_cutoff, phase, deleted_claims, purpose"
+        " FROM clear_jobs WHERE agent_id = ? AND phase <> 'done' ORDER BY job_id LIMIT 1",
         (agent_id,),
     ).fetchone()
     if row is None:
         return None
-    return ClearJob(int(row[0]), str(row[1]), int(row[2]), str(row[3]), int(row[4]))
+    return ClearJob(
+        int(row[0]), str(row[1]), int(row[2]), str(row[3]), int(row[4]), str(row[5])
+    )
+
+
+def pending_clear_agents(connection: apsw.Connection) -> list[AgentId]:
+    """Agents with a pending job, oldest job first (startup resumes them in this order)."""
+    return [
+        AgentId(str(row[0]))
+        for row in connection.execute(
+            "SELECT agent_id FROM clear_jobs WHERE phase <> 'done'"
+            " GROUP BY agent_id ORDER BY min(job_id)"
+        )
+    ]
 
 
 def pending_clear_jobs(connection: apsw.Connection) -> list[dict[str, object]]:
@@ -72,13 +88,28 @@ def pending_clear_jobs(connection: apsw.Connection) -> list[dict[str, object]]:
 
 
 def start_clear(
-    connection: apsw.Connection, agent_id: AgentId, now: dt.datetime
+    connection: apsw.Connection,
+    agent_id: AgentId,
+    now: dt.datetime,
+    purpose: str = "clear",
 ) -> tuple[ClearJob, int]:
     """Persist a job (or return the pending one) and advance the agent's epoch.
 
     Returns the job and the new epoch. Runs in one transaction with the epoch advance, so
-    the fence and the job appear together.
+    the fence and the job appear together. A retire joins a pending clear by upgrading its
+    purpose (the phases are the same; only the end differs).
     """
+    if purpose not in {"clear", "retire"}:
+        raise ValueError(f"unknown clear purpose {purpose!r}")
+    connection.execute(
+        "INSERT INTO agents (agent_id, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
+        (agent_id, now.astimezone(dt.UTC).isoformat()),
+    )
+    if purpose == "retire":
+        connection.execute(
+            "UPDATE clear_jobs SET purpose = 'retire' WHERE agent_id = ? AND phase <> 'done'",
+            (agent_id,),
+        )
     existing = pending_clear(connection, agent_id)
     if existing is None:
         row = connection.execute(
@@ -86,9 +117,9 @@ def start_clear(
         ).fetchone()
         cutoff = int(row[0]) if row is not None else 0
         connection.execute(
-            "INSERT INTO clear_jobs (agent_id, rowid_cutoff, created_at, phase)"
-            " VALUES (?, ?, ?, 'claims')",
-            (agent_id, cutoff, now.astimezone(dt.UTC).isoformat()),
+            "INSERT INTO clear_jobs (agent_id, rowid_cutoff, created_at, phase, purpose)"
+            " VALUES (?, ?, ?, 'claims', ?)",
+            (agent_id, cutoff, now.astimezone(dt.UTC).isoformat(), purpose),
         )
         existing = pending_clear(connection, agent_id)
         assert existing is not None  # noqa: S101 - inserted just above
@@ -136,8 +167,12 @@ def clear_claims_batch(
     return rowids
 
 
-def clear_lineage(connection: apsw.Connection, job: ClearJob) -> None:
-    """Drop derivations and dirty work of the cleared claims, then enter the vector phase."""
+def clear_lineage(connection: apsw.Connection, job: ClearJob, now: dt.datetime) -> None:
+    """Drop derivations and dirty work of the cleared claims, then enter the vector phase.
+
+    Also asks for the lexical index purge that removes the cleared claims' tokens.
+    """
+    request_fts_purge(connection, "claim_fts", now)
     connection.execute(
         "DELETE FROM derivations WHERE agent_id = ? AND child_rowid <= ?",
         (job.agent_id, job.rowid_cutoff),

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SCHEMA_VERSION", "open_connection"]
 
-_MIGRATIONS = ("0001_initial.sql", "0002_ingestion.sql")
+_MIGRATIONS = ("0001_initial.sql", "0002_ingestion.sql", "0003_forgetting.sql")
 SCHEMA_VERSION = len(_MIGRATIONS)
 
 

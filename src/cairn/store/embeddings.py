@@ -37,6 +37,13 @@ def ensure_identity(connection: apsw.Connection, identity: EmbeddingIdentity) ->
     )
 
 
+# A claim under a pending clear gets no new vector (the clear's vector phase may be past it).
+_NOT_CLEARED = {
+    "claim": " AND NOT EXISTS (SELECT 1 FROM clear_jobs j WHERE j.agent_id = t.agent_id"
+    " AND j.phase <> 'done' AND t.rowid <= j.rowid_cutoff)"
+}
+
+
 def store_embeddings(
     connection: apsw.Connection,
     agent_id: AgentId,
@@ -49,7 +56,8 @@ def store_embeddings(
     for target, rowid, blob in rows:
         table = "claims" if target == "claim" else "events"
         alive = connection.execute(
-            f"SELECT 1 FROM {table} WHERE rowid = ? AND agent_id = ?",  # noqa: S608 - fixed names
+            f"SELECT 1 FROM {table} t WHERE t.rowid = ? AND t.agent_id = ?"  # noqa: S608 - fixed names
+            + _NOT_CLEARED.get(target, ""),
             (rowid, agent_id),
         ).fetchone()
         if alive is None:
@@ -101,6 +109,9 @@ def missing_targets(
         # only a claim without evidence of its own needs a vector.
         "SELECT 'claim', c.rowid, c.text FROM claims c WHERE c.agent_id = ?"
         " AND c.lifecycle = 'active'"
+        # A claim under a pending clear is neither read nor embedded.
+        " AND NOT EXISTS (SELECT 1 FROM clear_jobs j WHERE j.agent_id = c.agent_id"
+        "  AND j.phase <> 'done' AND c.rowid <= j.rowid_cutoff)"
         " AND NOT EXISTS (SELECT 1 FROM claim_sources s WHERE s.claim_rowid = c.rowid)"
         " AND NOT EXISTS (SELECT 1 FROM embeddings m"
         "  WHERE m.identity_key = ? AND m.target = 'claim' AND m.target_rowid = c.rowid)"

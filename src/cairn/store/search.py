@@ -78,7 +78,11 @@ class LexicalSearcher:
             ):
                 found[str(term)] = int(doc)
             for stem, frequency in found.items():
-                self._frequencies[table, stem] = (now, frequency)
+                # Absent terms are not cached: a memory stored a moment after a query
+                # that missed must be found by the next one (looking up an absent term
+                # is a cheap probe; only walking a long doclist is worth caching).
+                if frequency:
+                    self._frequencies[table, stem] = (now, frequency)
             known.update(found)
         return known
 

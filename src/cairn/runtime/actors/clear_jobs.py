@@ -8,6 +8,7 @@ last. A crash anywhere resumes from the stored phase (tests/runtime/test_clear.p
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import attrs
 import numpy as np
@@ -26,6 +27,8 @@ from cairn.store.clear_jobs import (
     finish_clear,
     pending_clear,
 )
+from cairn.store.retire import purge_namespace
+from cairn.vectors.manager import VectorStoreManager
 
 __all__ = ["ClearJobActor"]
 
@@ -42,6 +45,13 @@ class ClearJobActor:
     wake_receive: trio.MemoryReceiveChannel[None]
     completed: int = 0
     claims_deleted: int = 0
+    # Called before each step with the step's name ("claims", "lineage", "vectors",
+    # "finish") and the job as stored: lets tests crash the process at a precise
+    # boundary (tests/runtime/test_clear_crash.py). Never set in production.
+    observer: Callable[[str, ClearJob], None] | None = None
+    # Where a retire deletes the agent's vector files; rows deleted per table by it.
+    vectors: VectorStoreManager | None = None
+    retired: dict[str, int] | None = None
     _finished: trio.Event = attrs.field(factory=trio.Event)
 
     async def run(
@@ -77,7 +87,12 @@ class ClearJobActor:
                 return
             await self._run_phase(job, clock)
 
+    def _observe(self, step: str, job: ClearJob) -> None:
+        if self.observer is not None:
+            self.observer(step, job)
+
     async def _run_phase(self, job: ClearJob, clock: DomainClock) -> None:
+        self._observe(job.phase, job)
         if job.phase == "claims":
             deleted = await self.database.write(
                 lambda connection: clear_claims_batch(connection, job, clock.now())
@@ -86,12 +101,33 @@ class ClearJobActor:
             # Yield between batches: other agents' work and this agent's recalls go on.
             await trio.lowlevel.checkpoint()
         elif job.phase == "lineage":
-            await self.database.write(lambda connection: clear_lineage(connection, job))
+            await self.database.write(
+                lambda connection: clear_lineage(connection, job, clock.now())
+            )
+        elif job.purpose == "retire":
+            await self._drop_vector_files()
+            self._observe("finish", job)
+            self.retired = await self.database.write(
+                lambda connection: purge_namespace(
+                    connection, self.agent_id, clock.now()
+                )
+            )
+            self.completed += 1
+            logger.info("agent %s retired", job.agent_id)
         else:
             await self._clear_vectors(job)
+            self._observe("finish", job)
             await self.database.write(lambda connection: finish_clear(connection, job))
             self.completed += 1
             logger.info("clear job %d of agent %s finished", job.job_id, job.agent_id)
+
+    async def _drop_vector_files(self) -> None:
+        self.slot.index = None
+        vectors, agent_id = self.vectors, self.agent_id
+        if vectors is not None:
+            await run_in_thread(
+                lambda: vectors.drop_agent(agent_id), limiter=self.limiters.index
+            )
 
     async def _clear_vectors(self, job: ClearJob) -> None:
         await self.slot.ready.wait()

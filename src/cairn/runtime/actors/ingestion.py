@@ -53,6 +53,7 @@ from cairn.store.batches import (
     release_leases,
     take_lease,
 )
+from cairn.store.clear_jobs import pending_clear
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -66,6 +67,10 @@ __all__ = ["IngestionActor"]
 logger = logging.getLogger(__name__)
 
 _URGENT = tuple(sorted(kind.value for kind in URGENT_KINDS))
+
+
+# How often a waiting extraction re-checks whether a pending clear has finished.
+_CLEAR_RECHECK_S = 1.0
 
 
 @attrs.define(eq=False)
@@ -166,6 +171,18 @@ class IngestionActor:
 
             work = await self.database.read(overview)
             trigger = self._trigger(work, now)
+            if trigger is not None and await self.database.read(
+                lambda reader: pending_clear(reader.connection, agent_id) is not None
+            ):
+                # A clear fences claim writes, so a batch now would only be refused:
+                # wait for the wake that follows the clear (re-checking now and then,
+                # for a clear resumed at start).
+                with trio.move_on_after(_CLEAR_RECHECK_S):
+                    try:
+                        await self.wake_receive.receive()
+                    except trio.EndOfChannel:
+                        return None
+                continue
             if trigger is not None:
 
                 def lease_one(

@@ -18,6 +18,7 @@ from cairn.domain.ids import AgentId
 from cairn.runtime.actors.embedding import VectorSlot
 from cairn.runtime.database import Database
 from cairn.runtime.threads import Limiters, run_in_thread
+from cairn.store.fts_purge import run_fts_purges
 from cairn.store.requests import append_audit
 from cairn.vectors.manager import VectorStoreManager
 
@@ -99,4 +100,6 @@ class MaintenanceActor:
         self.settled += await self.database.write(
             lambda connection: _settle_dirty(connection, agent_id)
         )
+        # Forgotten text leaves the lexical index pages (cairn.store.fts_purge).
+        await self.database.write(run_fts_purges)
         self.passes += 1

@@ -17,7 +17,12 @@ import trio
 
 from cairn.clock import DomainClock
 from cairn.domain.ids import AgentId, EventId
-from cairn.errors import ClearPendingError, StoreError
+from cairn.errors import (
+    ClearPendingError,
+    RuntimeClosedError,
+    StaleResultError,
+    StoreError,
+)
 from cairn.ingestion.intake import prepare_turns
 from cairn.runtime.database import Database
 from cairn.runtime.mailbox import WorkCounter
@@ -32,6 +37,7 @@ from cairn.runtime.messages import (
 from cairn.store.agents import check_identity
 from cairn.store.batches import BatchReceipt, begin_commit, finish_commit
 from cairn.store.claims import insert_claims
+from cairn.store.clear_jobs import pending_clear
 from cairn.store.directives import create_directive
 from cairn.store.embeddings import store_embeddings
 from cairn.store.evidence import (
@@ -62,6 +68,10 @@ def _commit_batch(
     batch's claims with their tombstone and conflict checks, lineage, dirty work and FTS,
     the directive drafts, the receipt and the events' state: all or nothing."""
     check_identity(connection, request.identity)
+    if pending_clear(connection, agent_id) is not None:
+        # Extraction that started after the clear's fence: its events stay pending and
+        # are extracted once the clear is done (the supervisor wakes ingestion then).
+        raise StaleResultError(f"a clear job is pending for {agent_id!r}")
     lease, batch = request.lease, request.batch
     earlier = begin_commit(connection, agent_id, lease)
     if earlier is not None:
@@ -103,8 +113,25 @@ class WriteCoordinator:
     ) -> None:
         async with self.requests_receive:
             task_status.started()
-            async for request in self.requests_receive:
-                await self._handle(request)
+            try:
+                async for request in self.requests_receive:
+                    await self._handle(request)
+            finally:
+                self._refuse_queued()
+
+    def _refuse_queued(self) -> None:
+        """The writer is going away (cancelled, e.g. by a retire): nobody may wait forever
+        for a reply to a request it will never handle."""
+        while True:
+            try:
+                request = self.requests_receive.receive_nowait()
+            except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+                return
+            request.reply.fail(
+                RuntimeClosedError(f"agent {self.agent_id!r} stopped before this write")
+            )
+            if isinstance(request, IngestTurns):
+                self.work.done(1)
 
     async def _handle(self, request: WriteRequest) -> None:
         operation: Callable[[apsw.Connection], Any]
@@ -134,6 +161,10 @@ class WriteCoordinator:
         reply: Reply[Any] = request.reply
         try:
             value = await self.database.write(operation)
+        except trio.Cancelled:
+            # Whether or not the transaction landed, this caller gets an answer.
+            reply.fail(RuntimeClosedError(f"agent {agent_id!r} stopped during a write"))
+            raise
         except apsw.ConstraintError as error:
             self.failed += 1
             if "clear job pending" in str(error):

@@ -38,8 +38,10 @@ CREATE TABLE events (
 CREATE INDEX events_pending ON events (agent_id, extracted, rowid);
 CREATE INDEX events_session ON events (agent_id, session_id, rowid);
 
+-- AUTOINCREMENT: a forgotten or cleared claim's rowid is never reused, so a vector or FTS
+-- write still in flight for it can never attach to a later claim.
 CREATE TABLE claims (
-    rowid               INTEGER PRIMARY KEY,
+    rowid               INTEGER PRIMARY KEY AUTOINCREMENT,
     claim_id            TEXT NOT NULL UNIQUE,
     agent_id            TEXT NOT NULL,
     kind                TEXT NOT NULL,
@@ -120,6 +122,8 @@ CREATE TABLE embeddings (
     PRIMARY KEY (identity_key, target, target_rowid)
 ) STRICT;
 CREATE INDEX embeddings_agent ON embeddings (agent_id, identity_key);
+-- The delete triggers find a row's vectors by target alone (any identity).
+CREATE INDEX embeddings_target ON embeddings (target, target_rowid);
 
 CREATE TABLE directives (
     rowid         INTEGER PRIMARY KEY,
@@ -166,7 +170,9 @@ CREATE TABLE clear_jobs (
     rowid_cutoff    INTEGER NOT NULL,
     created_at      TEXT NOT NULL,
     phase           TEXT NOT NULL CHECK (phase IN ('claims', 'lineage', 'vectors', 'done')),
-    deleted_claims  INTEGER NOT NULL DEFAULT 0
+    deleted_claims  INTEGER NOT NULL DEFAULT 0,
+    -- 'retire' runs the same phases, then deletes the whole namespace (this row included).
+    purpose         TEXT NOT NULL DEFAULT 'clear' CHECK (purpose IN ('clear', 'retire'))
 ) STRICT;
 CREATE INDEX clear_jobs_agent ON clear_jobs (agent_id, phase);
 

@@ -42,5 +42,5 @@ CREATE TABLE sessions (
     PRIMARY KEY (agent_id, session_id)
 ) STRICT, WITHOUT ROWID;
 
--- "Does this event have a vector yet?" for the session cursor.
-CREATE INDEX embeddings_target ON embeddings (target, target_rowid);
+-- "Does this event have a vector yet?" for the session cursor is served by
+-- embeddings_target (0001_initial.sql), which the delete triggers also use.

@@ -1,0 +1,91 @@
+"""Directive suppression: active ``suppress_topic`` directives remove recall candidates.
+
+Runs on validated candidates, before ranking, rendering and the audit row, so a suppressed
+memory is never counted as accessed. Claims and evidence are both filtered: a claim's own
+turn must not bring the topic back.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import attrs
+
+from cairn.domain.directive import DirectiveKind, TopicMatcher
+
+if TYPE_CHECKING:
+    from collections.abc import Collection, Iterable, Sequence
+
+    import apsw
+
+    from cairn.retrieval.candidates import Candidates
+
+__all__ = ["hidden_events", "suppress_candidates", "topic_matcher"]
+
+
+def topic_matcher(directives: Sequence[tuple[str, str, str]]) -> TopicMatcher:
+    """A matcher for the ``suppress_topic`` rows among ``(id, kind, text)`` directives."""
+    return TopicMatcher.build(
+        [text for _id, kind, text in directives if kind == DirectiveKind.SUPPRESS_TOPIC]
+    )
+
+
+def hidden_events(
+    connection: apsw.Connection, agent_id: str, event_rowids: Iterable[int]
+) -> set[int]:
+    """Which of ``event_rowids`` are sources of forgotten claims (never recalled)."""
+    return {
+        int(row[0])
+        for row in connection.execute(
+            "SELECT h.event_rowid FROM json_each(?) AS wanted CROSS JOIN hidden_evidence h"
+            " ON h.agent_id = ? AND h.event_rowid = wanted.value",
+            (json.dumps(sorted(event_rowids)), agent_id),
+        )
+    }
+
+
+def suppress_candidates(
+    candidates: Candidates,
+    matcher: TopicMatcher,
+    hidden: Collection[int] = (),
+) -> tuple[Candidates, int]:
+    """Candidates without those mentioning a suppressed topic and without ``hidden``
+    events, and how many were removed."""
+    if not matcher and not hidden:
+        return candidates, 0
+    claims = {
+        rowid: claim
+        for rowid, claim in candidates.claims.items()
+        if not (matcher and matcher.matches(claim.text))
+    }
+    events = {
+        rowid: event
+        for rowid, event in candidates.events.items()
+        if rowid not in hidden and not (matcher and matcher.matches(event.text))
+    }
+    removed = (
+        len(candidates.claims) - len(claims) + len(candidates.events) - len(events)
+    )
+    if not removed:
+        return candidates, 0
+    valid = {f"c:{rowid}" for rowid in claims} | {f"e:{rowid}" for rowid in events}
+    lists = {
+        name: [key for key in keys if key in valid]
+        for name, keys in candidates.lists.items()
+    }
+    by_event = {
+        event: [rowid for rowid in rowids if rowid in claims]
+        for event, rowids in candidates.claims_by_event.items()
+        if event in events
+    }
+    return (
+        attrs.evolve(
+            candidates,
+            claims=claims,
+            events=events,
+            lists=lists,
+            claims_by_event=by_event,
+        ),
+        removed,
+    )
