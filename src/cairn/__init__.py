@@ -13,6 +13,10 @@ from __future__ import annotations
 from cairn.clock import DomainClock as DomainClock
 from cairn.clock import SystemDomainClock as SystemDomainClock
 from cairn.config import MemoryConfig as MemoryConfig
+from cairn.domain.directive import Directive as Directive
+from cairn.domain.directive import DirectiveKind as DirectiveKind
+from cairn.domain.directive import DirectiveStatus as DirectiveStatus
+from cairn.domain.evidence import EventKind as EventKind
 from cairn.domain.evidence import Role as Role
 from cairn.domain.evidence import Turn as Turn
 from cairn.domain.scope import RecallContext as RecallContext
@@ -22,27 +26,41 @@ from cairn.retrieval.types import Manifest as Manifest
 from cairn.retrieval.types import Recall as Recall
 from cairn.retrieval.types import RecallItem as RecallItem
 from cairn.retrieval.types import RecallStatus as RecallStatus
+from cairn.runtime.memory import DrainReport as DrainReport
 from cairn.runtime.memory import IngestReport as IngestReport
 from cairn.runtime.memory import Memory as Memory
 from cairn.runtime.memory import open_memory as open_memory
 from cairn.store.evidence import IntakeOutcome as IntakeOutcome
 from cairn.store.evidence import IntakeResult as IntakeResult
+from cairn.store.forget import ForgetResult as ForgetResult
+from cairn.store.forget import LifecycleResult as LifecycleResult
+from cairn.store.forget import RememberOutcome as RememberOutcome
+from cairn.store.forget import RememberResult as RememberResult
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Allocation",
     "Degradation",
+    "Directive",
+    "DirectiveKind",
+    "DirectiveStatus",
     "DomainClock",
+    "DrainReport",
+    "EventKind",
+    "ForgetResult",
     "IngestReport",
     "IntakeOutcome",
     "IntakeResult",
+    "LifecycleResult",
     "Manifest",
     "Memory",
     "Recall",
     "RecallContext",
     "RecallItem",
     "RecallStatus",
+    "RememberOutcome",
+    "RememberResult",
     "Role",
     "SystemDomainClock",
     "Turn",
