@@ -19,6 +19,9 @@ from tests.providers.fakes import open_fake_server
 from cairn import Degradation, Memory, open_memory
 from cairn.errors import InvalidInputError, StaleResultError, TransientProviderError
 from cairn.providers.embedding import Vectors
+from cairn.providers.http.client import open_http_client
+from cairn.providers.http.text import HttpTextConfig
+from cairn.providers.http.text_openai import OpenAICompatibleTextProvider
 from cairn.runtime.messages import StoreEmbeddings
 from cairn.testing import FixedDomainClock, HashingEmbedder
 from cairn.vectors.codec import decode_vectors, encode_vector
@@ -392,3 +395,49 @@ async def test_text_provider_from_the_config_file_and_switched_live(
     assert claims_by_model == 0  # the model discarded the event: no rule claims
     assert chats_after == chats  # the rule extractor took over
     assert claims_after >= 1
+
+
+async def test_a_stop_cancels_a_hung_extraction_call(tmp_path: Path) -> None:
+    """A text model that never answers does not hold up a stop (the drain timeout is 30 s,
+    the extraction timeout longer); the turn stays pending and is extracted next time."""
+    data = tmp_path / "data"
+    answer = {
+        "claims": [],
+        "corrections": [],
+        "relations": [],
+        "directive_drafts": [],
+        "discarded_event_ids": ["h1"],
+    }
+    with trio.fail_after(10):
+        async with open_fake_server(mode="hang") as hung, open_http_client() as client:
+            model = OpenAICompatibleTextProvider(
+                client, HttpTextConfig(base_url=hung.base_url, model="fake-chat")
+            )
+            async with open_memory(
+                data,
+                TEST_CONFIG,
+                clock=FixedDomainClock(),
+                embedder=HashingEmbedder(),
+                text_provider=model,
+            ) as memory:
+                await memory.ingest("a", [turn("h1", "I love jasmine rice.")])
+                await hung.request_arrived.wait()  # the extraction call now hangs
+        async with (
+            open_fake_server(chat_content=json.dumps(answer)) as server,
+            open_http_client() as client,
+        ):
+            model = OpenAICompatibleTextProvider(
+                client, HttpTextConfig(base_url=server.base_url, model="fake-chat")
+            )
+            async with open_memory(
+                data,
+                TEST_CONFIG,
+                clock=FixedDomainClock(),
+                embedder=HashingEmbedder(),
+                text_provider=model,
+            ) as memory:
+                await memory.wait_idle("a")
+                counts = (await memory.status())["agents"]["a"]
+    assert counts["events"] == 1
+    assert counts["events_pending_extraction"] == 0
+    assert len(server.requests) == 1

@@ -124,13 +124,17 @@ class AgentSupervisor:
             if caught_up is self.slot.caught_up and not self.work.outstanding:
                 return
 
-    async def _drain(self) -> None:
+    async def _drain(self, *, extract: bool = True) -> None:
         """Return once everything accepted so far is extracted and embedded.
 
         Pending extraction is read from the database (the queue of record) while the
         ingestion actor batches at once instead of lingering; the work counter covers
-        queued intake requests and embedding jobs.
+        queued intake requests and embedding jobs. Without ``extract`` (a stop that
+        deferred extraction) only the counted work is waited for.
         """
+        if not extract:
+            await self.work.wait_zero()
+            return
         agent_id = self.agent_id
         with self.ingestion.flushing():
             while True:
@@ -245,12 +249,16 @@ class AgentSupervisor:
         """Stop accepting, drain within the timeout, then cancel the actors."""
         self.accepting = False
         # Provider calls are cancelled, not awaited: embedding is redone from the tables at
-        # the next start, while intake and extraction below drain as owed.
+        # the next start, and so is extraction by a text model (a call may take its whole
+        # timeout); rule extraction is local and drains as owed.
         self.embedding.defer()
+        extract = self.ingestion.text_provider is None
+        if not extract:
+            self.ingestion.defer()
         with trio.move_on_after(self.config.drain_timeout_s) as drain_scope:
             # Accepted work only: a background rebuild for a new embedding identity is
             # not owed to anyone and resumes at the next start.
-            await self._drain()
+            await self._drain(extract=extract)
             for reply in list(self._late.values()):
                 with contextlib.suppress(Exception):
                     await reply.wait()

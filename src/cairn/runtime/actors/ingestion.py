@@ -96,6 +96,8 @@ class IngestionActor:
     dead: int = 0
     rejected_candidates: int = 0
     _flushing: int = 0
+    _deferring: bool = False
+    _serving: trio.CancelScope = attrs.field(factory=trio.CancelScope)
     _first_seen: float | None = None
     _progress: trio.Event = attrs.field(factory=trio.Event)
 
@@ -126,11 +128,23 @@ class IngestionActor:
             # Leases and retry times of an earlier runtime are on its trio clock.
             await self.database.write(lambda c: release_leases(c, agent_id))
             task_status.started()
-            while (lease := await self._next_lease()) is not None:
-                try:
-                    await self._process(lease)
-                finally:
-                    self._made_progress()
+            with self._serving:
+                while (lease := await self._next_lease()) is not None:
+                    try:
+                        await self._process(lease)
+                    finally:
+                        self._made_progress()
+            if self._deferring:
+                # Stopping: take wakes (writers still send them) but start no batch.
+                async for _ in self.wake_receive:
+                    pass
+
+    def defer(self) -> None:
+        """Stop extracting for good (the agent is stopping) and cancel the model call in
+        flight instead of awaiting it: its lease is released with the cancel and the turns
+        stay pending, extracted at the next start."""
+        self._deferring = True
+        self._serving.cancel(reason="agent stopping")
 
     # -- batch selection -----------------------------------------------------------------
     def _trigger(self, work: PendingWork, now: float) -> str | None:
