@@ -87,3 +87,32 @@ async def test_drain_with_nothing_running_is_immediate(memory) -> None:
     assert report.agents == 0
     await memory.resume()
     assert (await memory.ingest("a", [turn("e1", "Hi.")])).ingested == 1
+
+
+async def test_drained_memory_refuses_every_lifecycle_write(memory) -> None:
+    await memory.ingest("a", [turn("d1", "I love jasmine rice.")])
+    await memory.wait_idle("a")
+    draft = await memory.directives.propose("a", "Answer in French.")
+    items = (await memory.recall("a", "jasmine rice")).items
+    (claim,) = [item for item in items if item.kind != "evidence"]
+    await memory.drain()
+    writes = [
+        lambda: memory.directives.create("a", "Be brief."),
+        lambda: memory.directives.propose("a", "Be briefer."),
+        lambda: memory.directives.approve("a", draft.directive_id),
+        lambda: memory.directives.revoke("a", draft.directive_id),
+        lambda: memory.add_directive("a", "Be brief."),
+        lambda: memory.remember("a", "My bike is red."),
+        lambda: memory.forget("a", claim.id),
+        lambda: memory.archive("a", claim.id),
+        lambda: memory.clear("a"),
+        lambda: memory.retire("a"),
+    ]
+    for write in writes:
+        with pytest.raises(DrainingError):
+            await write()
+    assert [d.directive_id for d in await memory.directives.list("a")] == [
+        draft.directive_id
+    ]  # reads go on
+    await memory.resume()
+    assert (await memory.directives.approve("a", draft.directive_id)).status == "active"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import apsw
 import attrs
@@ -49,6 +49,11 @@ from cairn.store.forget import (
     set_archived,
 )
 
+if TYPE_CHECKING:
+    import datetime as dt
+
+    from cairn.domain.ids import AgentId
+
 __all__ = [
     "DirectiveBook",
     "archive",
@@ -69,6 +74,10 @@ class DirectiveBook:
     supervisor: Callable[[str], Awaitable[AgentSupervisor]]
     database: Database
     clock: DomainClock
+    # The runtime's write admission (refused while drained, counted for the drain).
+    admit_write: Callable[[], contextlib.AbstractContextManager[None]] = (
+        contextlib.nullcontext
+    )
 
     async def create(
         self, agent_id: str, text: str, *, kind: str = "instruction"
@@ -110,32 +119,45 @@ class DirectiveBook:
         self, agent_id: str, text: str, kind: str, status: DirectiveStatus
     ) -> Directive:
         validate_directive(kind, text)
-        agent = (await self.supervisor(agent_id)).agent_id
-        now = self.clock.now()
-
-        def write(connection: apsw.Connection) -> Directive:
-            directive_id = create_directive(
-                connection, agent, kind, text, status.value, now
+        with self.admit_write():
+            agent = (await self.supervisor(agent_id)).agent_id
+            now = self.clock.now()
+            return await self.database.write(
+                lambda connection: self._insert(
+                    connection, agent, kind, text, status, now
+                )
             )
-            (created,) = [
-                d
-                for d in list_directives(connection, agent)
-                if d.directive_id == directive_id
-            ]
-            return created
 
-        return await self.database.write(write)
+    @staticmethod
+    def _insert(
+        connection: apsw.Connection,
+        agent: AgentId,
+        kind: str,
+        text: str,
+        status: DirectiveStatus,
+        now: dt.datetime,
+    ) -> Directive:
+        directive_id = create_directive(
+            connection, agent, kind, text, status.value, now
+        )
+        (created,) = [
+            d
+            for d in list_directives(connection, agent)
+            if d.directive_id == directive_id
+        ]
+        return created
 
     async def _set(
         self, agent_id: str, directive_id: str, status: DirectiveStatus
     ) -> Directive:
-        agent = (await self.supervisor(agent_id)).agent_id
-        now = self.clock.now()
-        return await self.database.write(
-            lambda connection: set_directive_status(
-                connection, agent, directive_id, status, now
+        with self.admit_write():
+            agent = (await self.supervisor(agent_id)).agent_id
+            now = self.clock.now()
+            return await self.database.write(
+                lambda connection: set_directive_status(
+                    connection, agent, directive_id, status, now
+                )
             )
-        )
 
 
 async def _write_claims(

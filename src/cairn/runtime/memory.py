@@ -381,7 +381,9 @@ class Memory:
     @property
     def directives(self) -> forgetting.DirectiveBook:
         """``create``/``propose``/``approve``/``revoke``/``list`` of standing directives."""
-        return forgetting.DirectiveBook(self._supervisor, self.database, self.clock)
+        return forgetting.DirectiveBook(
+            self._supervisor, self.database, self.clock, self._accepted_write
+        )
 
     async def add_directive(
         self, agent_id: str, text: str, *, kind: str = "instruction"
