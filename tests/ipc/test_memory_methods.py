@@ -229,6 +229,10 @@ async def test_sessions_dead_letters_and_runtime_events(
                 agent, turn("e1b", "I live in Berlin.", replaces="e1")
             )
             assert edit.outcome is IntakeOutcome.INGESTED
+            with pytest.raises(InvalidInputError):
+                await client.ingest_event(
+                    agent, turn("z1", "I live in Rome.", replaces="no-such-message")
+                )
             await client.wait_idle(agent)
             texts = await _claim_texts(client, agent, "where do I live Paris Berlin")
             assert not any("Paris" in text for text in texts)
