@@ -57,6 +57,7 @@ def test_ipc_surface() -> None:
 
 def test_asyncio_host_surface() -> None:
     assert sorted(cairn.hosts.asyncio_host.__all__) == [
+        "AsyncioDirectives",
         "AsyncioMemory",
         "open_asyncio_memory",
     ]

@@ -13,8 +13,10 @@ from tests.conftest import TEST_CONFIG
 from tests.helpers import turn
 
 from cairn import IntakeOutcome, RecallStatus
-from cairn.errors import InvalidInputError, RuntimeClosedError
+from cairn.domain.directive import DirectiveStatus
+from cairn.errors import InvalidInputError, RuntimeClosedError, UnknownClaimError
 from cairn.hosts.asyncio_host import open_asyncio_memory
+from cairn.store.forget import RememberOutcome
 from cairn.testing import FixedDomainClock, HashingEmbedder
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "asyncio_host.py"
@@ -107,3 +109,48 @@ def test_a_runtime_that_cannot_start_raises_in_the_host(tmp_path: Path) -> None:
     with pytest.raises(Exception) as caught:
         asyncio.run(program())
     assert isinstance(caught.value, OSError | ExceptionGroup)
+
+
+def test_asyncio_adapter_offers_the_lifecycle_and_directive_methods(
+    tmp_path: Path,
+) -> None:
+    async def program() -> None:
+        async with open_asyncio_memory(
+            tmp_path / "data",
+            TEST_CONFIG,
+            clock=FixedDomainClock(),
+            embedder=HashingEmbedder(),
+        ) as memory:
+            stored = await memory.remember("host", "The spare key is under the mat.")
+            assert stored.outcome is RememberOutcome.STORED
+            assert stored.claim_id is not None
+            assert (await memory.recall("host", "spare key mat")).items
+            forgotten = await memory.forget("host", stored.claim_id)
+            assert forgotten.claim_id == stored.claim_id
+            assert not (await memory.recall("host", "spare key mat")).items
+            with pytest.raises(UnknownClaimError):
+                await memory.archive("host", stored.claim_id)
+
+            draft = await memory.directives.propose("host", "Use metric units.")
+            assert draft.status is DirectiveStatus.DRAFT
+            approved = await memory.directives.approve("host", draft.directive_id)
+            assert approved.status is DirectiveStatus.ACTIVE
+            assert [d.directive_id for d in await memory.directives.list("host")] == [
+                draft.directive_id
+            ]
+            with pytest.raises(InvalidInputError):
+                await memory.directives.create("host", "the", kind="suppress_topic")
+
+            event = turn("t1", "backup failed", role="event", kind="task_failed")
+            assert (await memory.ingest_event("host", event)).outcome is (
+                IntakeOutcome.INGESTED
+            )
+            await memory.declare_session("host", "sub", subagent=True)
+            await memory.wait_idle("host")
+            assert await memory.session_cursor("host", "s1") == "t1"
+            assert await memory.replay_dead_letters("host") == 0
+            report = await memory.retire("host")
+            assert report["rows_deleted"]["directives"] == 1
+            assert await memory.directives.list("host") == []
+
+    asyncio.run(program())

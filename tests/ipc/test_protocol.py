@@ -13,6 +13,8 @@ from cairn.errors import (
     ConflictingEventError,
     DrainingError,
     InvalidInputError,
+    InvalidTransitionError,
+    ProtectedClaimError,
     ProtocolError,
     ServerBusyError,
 )
@@ -109,6 +111,10 @@ def test_error_codes_round_trip_to_the_same_class() -> None:
         assert error_for(code, "m").__class__ is kind
     assert code_for(ConflictingEventError("e1")) == "conflicting_event"
     assert code_for(DrainingError("x")) == "draining"
+    # Subclasses of InvalidInputError keep their own class over the wire.
+    assert code_for(ProtectedClaimError("x")) == "protected_claim"
+    assert code_for(InvalidTransitionError("x")) == "invalid_transition"
+    assert isinstance(error_for("invalid_transition", "m"), InvalidInputError)
     assert isinstance(error_for("conflicting_event", "m"), InvalidInputError)
     # A code from a newer server is still a CairnError, never a crash.
     assert type(error_for("from_the_future", "m")) is CairnError

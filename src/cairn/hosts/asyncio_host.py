@@ -37,14 +37,16 @@ if TYPE_CHECKING:
 
     from cairn.clock import DomainClock
     from cairn.config import MemoryConfig
+    from cairn.domain.directive import Directive
     from cairn.domain.evidence import Turn
-    from cairn.domain.scope import RecallContext
+    from cairn.domain.scope import RecallContext, Scope
     from cairn.providers.embedding import EmbeddingProvider
     from cairn.retrieval.types import Recall
     from cairn.runtime.memory import DrainReport, IngestReport
+    from cairn.store import forget as store
     from cairn.store.evidence import IntakeResult
 
-__all__ = ["AsyncioMemory", "open_asyncio_memory"]
+__all__ = ["AsyncioDirectives", "AsyncioMemory", "open_asyncio_memory"]
 
 T = TypeVar("T")
 
@@ -170,6 +172,63 @@ class AsyncioMemory:
             lambda memory: memory.add_directive(agent_id, text, kind=kind)
         )
 
+    async def ingest_event(self, agent_id: str, event: Turn) -> IntakeResult:
+        return await self._call(lambda memory: memory.ingest_event(agent_id, event))
+
+    async def declare_session(
+        self,
+        agent_id: str,
+        session_id: str,
+        *,
+        subagent: bool = False,
+        forked_from: tuple[str, str] | None = None,
+    ) -> None:
+        await self._call(
+            lambda memory: memory.declare_session(
+                agent_id, session_id, subagent=subagent, forked_from=forked_from
+            )
+        )
+
+    async def session_cursor(self, agent_id: str, session_id: str) -> str | None:
+        return await self._call(
+            lambda memory: memory.session_cursor(agent_id, session_id)
+        )
+
+    async def replay_dead_letters(self, agent_id: str) -> int:
+        return await self._call(lambda memory: memory.replay_dead_letters(agent_id))
+
+    async def remember(
+        self,
+        agent_id: str,
+        text: str,
+        *,
+        kind: str = "fact",
+        scope: Scope | None = None,
+        by: str = "user",
+    ) -> store.RememberResult:
+        return await self._call(
+            lambda memory: memory.remember(
+                agent_id, text, kind=kind, scope=scope, by=by
+            )
+        )
+
+    async def forget(self, agent_id: str, claim_id: str) -> store.ForgetResult:
+        return await self._call(lambda memory: memory.forget(agent_id, claim_id))
+
+    async def archive(self, agent_id: str, claim_id: str) -> store.LifecycleResult:
+        return await self._call(lambda memory: memory.archive(agent_id, claim_id))
+
+    async def unarchive(self, agent_id: str, claim_id: str) -> store.LifecycleResult:
+        return await self._call(lambda memory: memory.unarchive(agent_id, claim_id))
+
+    async def retire(self, agent_id: str) -> dict[str, Any]:
+        return await self._call(lambda memory: memory.retire(agent_id))
+
+    @property
+    def directives(self) -> AsyncioDirectives:
+        """``create``/``propose``/``approve``/``revoke``/``list``, as ``Memory.directives``."""
+        return AsyncioDirectives(self)
+
     async def status(self) -> dict[str, Any]:
         return await self._call(lambda memory: memory.status())
 
@@ -178,6 +237,47 @@ class AsyncioMemory:
 
     async def resume(self) -> None:
         await self._call(lambda memory: memory.resume())
+
+
+@attrs.frozen
+class AsyncioDirectives:
+    """``memory.directives`` of the asyncio adapter: the embedded facade's methods."""
+
+    memory: AsyncioMemory
+
+    async def create(
+        self, agent_id: str, text: str, *, kind: str = "instruction"
+    ) -> Directive:
+        """Create an active directive. Call only on an explicit user action."""
+        return await self.memory._call(  # noqa: SLF001 - the adapter's own runner
+            lambda memory: memory.directives.create(agent_id, text, kind=kind)
+        )
+
+    async def propose(
+        self, agent_id: str, text: str, *, kind: str = "instruction"
+    ) -> Directive:
+        """Record a suggested directive as a draft; it has no effect until approved."""
+        return await self.memory._call(  # noqa: SLF001
+            lambda memory: memory.directives.propose(agent_id, text, kind=kind)
+        )
+
+    async def approve(self, agent_id: str, directive_id: str) -> Directive:
+        return await self.memory._call(  # noqa: SLF001
+            lambda memory: memory.directives.approve(agent_id, directive_id)
+        )
+
+    async def revoke(self, agent_id: str, directive_id: str) -> Directive:
+        return await self.memory._call(  # noqa: SLF001
+            lambda memory: memory.directives.revoke(agent_id, directive_id)
+        )
+
+    async def list(
+        self, agent_id: str, *, status: str | None = None
+    ) -> list[Directive]:
+        """Directives of the agent, ``updated_at DESC, id ASC`` (optionally one status)."""
+        return await self.memory._call(  # noqa: SLF001
+            lambda memory: memory.directives.list(agent_id, status=status)
+        )
 
 
 @contextlib.asynccontextmanager

@@ -17,24 +17,43 @@ from cairn.ipc.client import (
     CLIENT_MAX_FRAME_BYTES,
     hello_answer,
     recall_fields,
+    retire_report,
     serve_command,
     unwrap,
 )
 from cairn.ipc.codes import error_for
-from cairn.ipc.dispatch import turn_to_message
+from cairn.ipc.dispatch import scope_to_message, turn_to_message
 from cairn.ipc.framing import FrameReader, decode_answer, encode_frame
 from cairn.ipc.messages import (
     PROTOCOL_VERSION,
     AddDirectiveRequest,
     AddDirectiveResult,
+    ArchiveRequest,
+    ArchiveResult,
     ClearRequest,
     ClearResult,
+    DeclareSessionRequest,
+    DeclareSessionResult,
+    DirectivesApproveRequest,
+    DirectivesApproveResult,
+    DirectivesCreateRequest,
+    DirectivesCreateResult,
+    DirectivesListRequest,
+    DirectivesListResult,
+    DirectivesProposeRequest,
+    DirectivesProposeResult,
+    DirectivesRevokeRequest,
+    DirectivesRevokeResult,
     DrainRequest,
     DrainResult,
     Error,
     FetchRecallRequest,
     FetchRecallResult,
+    ForgetRequest,
+    ForgetResult,
     Hello,
+    IngestEventRequest,
+    IngestEventResult,
     IngestRequest,
     IngestResult,
     IngestTurnRequest,
@@ -45,11 +64,21 @@ from cairn.ipc.messages import (
     RecallResult,
     ReconfigureRequest,
     ReconfigureResult,
+    RememberRequest,
+    RememberResult,
+    ReplayDeadLettersRequest,
+    ReplayDeadLettersResult,
     Request,
     ResumeRequest,
     ResumeResult,
+    RetireRequest,
+    RetireResult,
+    SessionCursorRequest,
+    SessionCursorResult,
     StatusRequest,
     StatusResult,
+    UnarchiveRequest,
+    UnarchiveResult,
     WaitIdleRequest,
     WaitIdleResult,
     Welcome,
@@ -64,12 +93,14 @@ if TYPE_CHECKING:
 
     import numpy.typing as npt
 
+    from cairn.domain.directive import Directive
     from cairn.domain.evidence import Turn
-    from cairn.domain.scope import RecallContext
+    from cairn.domain.scope import RecallContext, Scope
     from cairn.retrieval.types import Recall
+    from cairn.store import forget as store
     from cairn.store.evidence import IntakeResult
 
-__all__ = ["BlockingClient"]
+__all__ = ["BlockingClient", "BlockingDirectives"]
 
 A = TypeVar("A")
 _RECEIVE_BYTES = 64 * 1024
@@ -266,6 +297,89 @@ class BlockingClient:
         )
         return self.call(request, AddDirectiveResult).directive_id
 
+    def ingest_event(self, agent_id: str, event: Turn) -> IntakeResult:
+        """A runtime event, or an edit/retry/deletion of an earlier message."""
+        request = IngestEventRequest(
+            id=next(self._ids), agent_id=agent_id, event=turn_to_message(event)
+        )
+        return self.call(request, IngestEventResult).result
+
+    def declare_session(
+        self,
+        agent_id: str,
+        session_id: str,
+        *,
+        subagent: bool = False,
+        forked_from: tuple[str, str] | None = None,
+    ) -> None:
+        request = DeclareSessionRequest(
+            id=next(self._ids),
+            agent_id=agent_id,
+            session_id=session_id,
+            subagent=subagent,
+            forked_from=forked_from,
+        )
+        self.call(request, DeclareSessionResult)
+
+    def session_cursor(self, agent_id: str, session_id: str) -> str | None:
+        request = SessionCursorRequest(
+            id=next(self._ids), agent_id=agent_id, session_id=session_id
+        )
+        return self.call(request, SessionCursorResult).event_id
+
+    def replay_dead_letters(self, agent_id: str) -> int:
+        request = ReplayDeadLettersRequest(id=next(self._ids), agent_id=agent_id)
+        return self.call(request, ReplayDeadLettersResult).batches
+
+    def remember(
+        self,
+        agent_id: str,
+        text: str,
+        *,
+        kind: str = "fact",
+        scope: Scope | None = None,
+        by: str = "user",
+    ) -> store.RememberResult:
+        request = RememberRequest(
+            id=next(self._ids),
+            agent_id=agent_id,
+            text=text,
+            kind=kind,
+            scope=scope_to_message(scope),
+            by=by,
+        )
+        return self.call(request, RememberResult).result
+
+    def forget(self, agent_id: str, claim_id: str) -> store.ForgetResult:
+        request = ForgetRequest(
+            id=next(self._ids), agent_id=agent_id, claim_id=claim_id
+        )
+        return self.call(request, ForgetResult).result
+
+    def archive(self, agent_id: str, claim_id: str) -> store.LifecycleResult:
+        request = ArchiveRequest(
+            id=next(self._ids), agent_id=agent_id, claim_id=claim_id
+        )
+        return self.call(request, ArchiveResult).result
+
+    def unarchive(self, agent_id: str, claim_id: str) -> store.LifecycleResult:
+        request = UnarchiveRequest(
+            id=next(self._ids), agent_id=agent_id, claim_id=claim_id
+        )
+        return self.call(request, UnarchiveResult).result
+
+    def retire(self, agent_id: str) -> dict[str, Any]:
+        request = RetireRequest(id=next(self._ids), agent_id=agent_id)
+        return retire_report(self.call(request, RetireResult))
+
+    @property
+    def directives(self) -> BlockingDirectives:
+        """``create``/``propose``/``approve``/``revoke``/``list``, as ``Memory.directives``."""
+        return BlockingDirectives(self)
+
+    def next_id(self) -> int:
+        return next(self._ids)
+
     def status(self) -> dict[str, Any]:
         return self.call(StatusRequest(id=next(self._ids)), StatusResult).status
 
@@ -287,3 +401,47 @@ class BlockingClient:
     def ping(self) -> None:
         """A round trip that touches nothing: is the server there and answering?"""
         self.call(PingRequest(id=next(self._ids)), PingResult)
+
+
+class BlockingDirectives:
+    """``client.directives``: the user's standing instructions, over the connection."""
+
+    def __init__(self, client: BlockingClient) -> None:
+        self._client = client
+
+    def create(
+        self, agent_id: str, text: str, *, kind: str = "instruction"
+    ) -> Directive:
+        """Create an active directive. Call only on an explicit user action."""
+        request = DirectivesCreateRequest(
+            id=self._client.next_id(), agent_id=agent_id, text=text, kind=kind
+        )
+        return self._client.call(request, DirectivesCreateResult).directive
+
+    def propose(
+        self, agent_id: str, text: str, *, kind: str = "instruction"
+    ) -> Directive:
+        """Record a suggested directive as a draft; it has no effect until approved."""
+        request = DirectivesProposeRequest(
+            id=self._client.next_id(), agent_id=agent_id, text=text, kind=kind
+        )
+        return self._client.call(request, DirectivesProposeResult).directive
+
+    def approve(self, agent_id: str, directive_id: str) -> Directive:
+        request = DirectivesApproveRequest(
+            id=self._client.next_id(), agent_id=agent_id, directive_id=directive_id
+        )
+        return self._client.call(request, DirectivesApproveResult).directive
+
+    def revoke(self, agent_id: str, directive_id: str) -> Directive:
+        request = DirectivesRevokeRequest(
+            id=self._client.next_id(), agent_id=agent_id, directive_id=directive_id
+        )
+        return self._client.call(request, DirectivesRevokeResult).directive
+
+    def list(self, agent_id: str, *, status: str | None = None) -> list[Directive]:
+        """Directives of the agent, ``updated_at DESC, id ASC`` (optionally one status)."""
+        request = DirectivesListRequest(
+            id=self._client.next_id(), agent_id=agent_id, status=status
+        )
+        return self._client.call(request, DirectivesListResult).directives

@@ -26,7 +26,7 @@ from cairn.errors import (
     ServerBusyError,
 )
 from cairn.ipc.codes import error_for
-from cairn.ipc.dispatch import turn_to_message
+from cairn.ipc.dispatch import scope_to_message, turn_to_message
 from cairn.ipc.framing import (
     DEFAULT_MAX_FRAME_BYTES,
     FrameReader,
@@ -38,15 +38,33 @@ from cairn.ipc.messages import (
     PROTOCOL_VERSION,
     AddDirectiveRequest,
     AddDirectiveResult,
+    ArchiveRequest,
+    ArchiveResult,
     Busy,
     ClearRequest,
     ClearResult,
+    DeclareSessionRequest,
+    DeclareSessionResult,
+    DirectivesApproveRequest,
+    DirectivesApproveResult,
+    DirectivesCreateRequest,
+    DirectivesCreateResult,
+    DirectivesListRequest,
+    DirectivesListResult,
+    DirectivesProposeRequest,
+    DirectivesProposeResult,
+    DirectivesRevokeRequest,
+    DirectivesRevokeResult,
     DrainRequest,
     DrainResult,
     Error,
     FetchRecallRequest,
     FetchRecallResult,
+    ForgetRequest,
+    ForgetResult,
     Hello,
+    IngestEventRequest,
+    IngestEventResult,
     IngestRequest,
     IngestResult,
     IngestTurnRequest,
@@ -57,11 +75,21 @@ from cairn.ipc.messages import (
     RecallResult,
     ReconfigureRequest,
     ReconfigureResult,
+    RememberRequest,
+    RememberResult,
+    ReplayDeadLettersRequest,
+    ReplayDeadLettersResult,
     Request,
     ResumeRequest,
     ResumeResult,
+    RetireRequest,
+    RetireResult,
+    SessionCursorRequest,
+    SessionCursorResult,
     StatusRequest,
     StatusResult,
+    UnarchiveRequest,
+    UnarchiveResult,
     WaitIdleRequest,
     WaitIdleResult,
     Welcome,
@@ -75,13 +103,16 @@ if TYPE_CHECKING:
 
     import numpy.typing as npt
 
+    from cairn.domain.directive import Directive
     from cairn.domain.evidence import Turn
-    from cairn.domain.scope import RecallContext
+    from cairn.domain.scope import RecallContext, Scope
     from cairn.retrieval.types import Recall
+    from cairn.store import forget as store
     from cairn.store.evidence import IntakeResult
 
 __all__ = [
     "Client",
+    "ClientDirectives",
     "open_client",
     "open_stdio_client",
     "open_unix_client",
@@ -113,6 +144,15 @@ def hello_answer(answer: object) -> Welcome:
     if isinstance(answer, Error) and answer.code == "version_mismatch":
         raise ProtocolVersionError(answer.message)
     return unwrap(answer, Welcome)
+
+
+def retire_report(result: RetireResult) -> dict[str, Any]:
+    """The retire answer as the embedded ``Memory.retire`` returns it."""
+    return {
+        "agent_id": result.agent_id,
+        "rows_deleted": dict(result.rows_deleted),
+        "kept": list(result.kept),
+    }
 
 
 def recall_fields(
@@ -307,6 +347,84 @@ class Client:
         )
         return (await self.call(request, AddDirectiveResult)).directive_id
 
+    async def ingest_event(self, agent_id: str, event: Turn) -> IntakeResult:
+        """A runtime event, or an edit/retry/deletion of an earlier message."""
+        request = IngestEventRequest(
+            id=self.next_id(), agent_id=agent_id, event=turn_to_message(event)
+        )
+        return (await self.call(request, IngestEventResult)).result
+
+    async def declare_session(
+        self,
+        agent_id: str,
+        session_id: str,
+        *,
+        subagent: bool = False,
+        forked_from: tuple[str, str] | None = None,
+    ) -> None:
+        request = DeclareSessionRequest(
+            id=self.next_id(),
+            agent_id=agent_id,
+            session_id=session_id,
+            subagent=subagent,
+            forked_from=forked_from,
+        )
+        await self.call(request, DeclareSessionResult)
+
+    async def session_cursor(self, agent_id: str, session_id: str) -> str | None:
+        request = SessionCursorRequest(
+            id=self.next_id(), agent_id=agent_id, session_id=session_id
+        )
+        return (await self.call(request, SessionCursorResult)).event_id
+
+    async def replay_dead_letters(self, agent_id: str) -> int:
+        request = ReplayDeadLettersRequest(id=self.next_id(), agent_id=agent_id)
+        return (await self.call(request, ReplayDeadLettersResult)).batches
+
+    async def remember(
+        self,
+        agent_id: str,
+        text: str,
+        *,
+        kind: str = "fact",
+        scope: Scope | None = None,
+        by: str = "user",
+    ) -> store.RememberResult:
+        request = RememberRequest(
+            id=self.next_id(),
+            agent_id=agent_id,
+            text=text,
+            kind=kind,
+            scope=scope_to_message(scope),
+            by=by,
+        )
+        return (await self.call(request, RememberResult)).result
+
+    async def forget(self, agent_id: str, claim_id: str) -> store.ForgetResult:
+        request = ForgetRequest(id=self.next_id(), agent_id=agent_id, claim_id=claim_id)
+        return (await self.call(request, ForgetResult)).result
+
+    async def archive(self, agent_id: str, claim_id: str) -> store.LifecycleResult:
+        request = ArchiveRequest(
+            id=self.next_id(), agent_id=agent_id, claim_id=claim_id
+        )
+        return (await self.call(request, ArchiveResult)).result
+
+    async def unarchive(self, agent_id: str, claim_id: str) -> store.LifecycleResult:
+        request = UnarchiveRequest(
+            id=self.next_id(), agent_id=agent_id, claim_id=claim_id
+        )
+        return (await self.call(request, UnarchiveResult)).result
+
+    async def retire(self, agent_id: str) -> dict[str, Any]:
+        request = RetireRequest(id=self.next_id(), agent_id=agent_id)
+        return retire_report(await self.call(request, RetireResult))
+
+    @property
+    def directives(self) -> ClientDirectives:
+        """``create``/``propose``/``approve``/``revoke``/``list``, as ``Memory.directives``."""
+        return ClientDirectives(self)
+
     async def status(self) -> dict[str, Any]:
         return (await self.call(StatusRequest(id=self.next_id()), StatusResult)).status
 
@@ -330,6 +448,52 @@ class Client:
     async def ping(self) -> None:
         """A round trip that touches nothing: is the server there and answering?"""
         await self.call(PingRequest(id=self.next_id()), PingResult)
+
+
+@attrs.frozen
+class ClientDirectives:
+    """``client.directives``: the user's standing instructions, over the connection."""
+
+    client: Client
+
+    async def create(
+        self, agent_id: str, text: str, *, kind: str = "instruction"
+    ) -> Directive:
+        """Create an active directive. Call only on an explicit user action."""
+        request = DirectivesCreateRequest(
+            id=self.client.next_id(), agent_id=agent_id, text=text, kind=kind
+        )
+        return (await self.client.call(request, DirectivesCreateResult)).directive
+
+    async def propose(
+        self, agent_id: str, text: str, *, kind: str = "instruction"
+    ) -> Directive:
+        """Record a suggested directive as a draft; it has no effect until approved."""
+        request = DirectivesProposeRequest(
+            id=self.client.next_id(), agent_id=agent_id, text=text, kind=kind
+        )
+        return (await self.client.call(request, DirectivesProposeResult)).directive
+
+    async def approve(self, agent_id: str, directive_id: str) -> Directive:
+        request = DirectivesApproveRequest(
+            id=self.client.next_id(), agent_id=agent_id, directive_id=directive_id
+        )
+        return (await self.client.call(request, DirectivesApproveResult)).directive
+
+    async def revoke(self, agent_id: str, directive_id: str) -> Directive:
+        request = DirectivesRevokeRequest(
+            id=self.client.next_id(), agent_id=agent_id, directive_id=directive_id
+        )
+        return (await self.client.call(request, DirectivesRevokeResult)).directive
+
+    async def list(
+        self, agent_id: str, *, status: str | None = None
+    ) -> list[Directive]:
+        """Directives of the agent, ``updated_at DESC, id ASC`` (optionally one status)."""
+        request = DirectivesListRequest(
+            id=self.client.next_id(), agent_id=agent_id, status=status
+        )
+        return (await self.client.call(request, DirectivesListResult)).directives
 
 
 async def _handshake(stream: trio.abc.Stream, reader: FrameReader) -> Welcome:

@@ -13,17 +13,35 @@ import trio
 
 from cairn.domain.evidence import Turn
 from cairn.domain.ids import EventId, SessionId
-from cairn.domain.scope import RecallContext
-from cairn.errors import InvalidInputError
+from cairn.domain.scope import RecallContext, Scope, ScopeKind
+from cairn.errors import DrainingError, InvalidInputError, InvalidScopeError
 from cairn.ipc.messages import (
     AddDirectiveRequest,
     AddDirectiveResult,
+    ArchiveRequest,
+    ArchiveResult,
     ClearRequest,
     ClearResult,
+    DeclareSessionRequest,
+    DeclareSessionResult,
+    DirectivesApproveRequest,
+    DirectivesApproveResult,
+    DirectivesCreateRequest,
+    DirectivesCreateResult,
+    DirectivesListRequest,
+    DirectivesListResult,
+    DirectivesProposeRequest,
+    DirectivesProposeResult,
+    DirectivesRevokeRequest,
+    DirectivesRevokeResult,
     DrainRequest,
     DrainResult,
     FetchRecallRequest,
     FetchRecallResult,
+    ForgetRequest,
+    ForgetResult,
+    IngestEventRequest,
+    IngestEventResult,
     IngestRequest,
     IngestResult,
     IngestTurnRequest,
@@ -34,13 +52,24 @@ from cairn.ipc.messages import (
     RecallResult,
     ReconfigureRequest,
     ReconfigureResult,
+    RememberRequest,
+    RememberResult,
+    ReplayDeadLettersRequest,
+    ReplayDeadLettersResult,
     Request,
     Response,
     ResumeRequest,
     ResumeResult,
+    RetireRequest,
+    RetireResult,
+    ScopeMessage,
+    SessionCursorRequest,
+    SessionCursorResult,
     StatusRequest,
     StatusResult,
     TurnMessage,
+    UnarchiveRequest,
+    UnarchiveResult,
     WaitIdleRequest,
     WaitIdleResult,
 )
@@ -50,7 +79,14 @@ if TYPE_CHECKING:
 
     from cairn.runtime.memory import Memory
 
-__all__ = ["HANDLERS", "dispatch", "turn_from_message", "turn_to_message"]
+__all__ = [
+    "HANDLERS",
+    "dispatch",
+    "scope_from_message",
+    "scope_to_message",
+    "turn_from_message",
+    "turn_to_message",
+]
 
 R = TypeVar("R", bound=Request)
 HANDLERS: dict[type[Request], Callable[[Memory, Any], Awaitable[Response]]] = {}
@@ -111,6 +147,27 @@ def turn_to_message(turn: Turn) -> TurnMessage:
         kind=turn.kind.value,
         replaces=turn.replaces,
     )
+
+
+def scope_from_message(message: ScopeMessage | None) -> Scope | None:
+    if message is None:
+        return None
+    try:
+        return Scope(ScopeKind(message.kind), message.key)
+    except ValueError as error:
+        raise InvalidScopeError(f"scope {message.kind!r}: {error}") from None
+
+
+def scope_to_message(scope: Scope | None) -> ScopeMessage | None:
+    if scope is None:
+        return None
+    return ScopeMessage(kind=scope.kind.value, key=scope.key)
+
+
+def _check_accepting(memory: Memory) -> None:
+    """Directive writes are refused while drained, as ``add_directive`` is embedded."""
+    if not memory.accepting:
+        raise DrainingError("the memory runtime is drained; resume it to write")
 
 
 @handles(IngestRequest)
@@ -174,6 +231,126 @@ async def _add_directive(memory: Memory, request: AddDirectiveRequest) -> Respon
         request.agent_id, request.text, kind=request.kind
     )
     return AddDirectiveResult(id=request.id, directive_id=str(directive_id))
+
+
+@handles(IngestEventRequest)
+async def _ingest_event(memory: Memory, request: IngestEventRequest) -> Response:
+    result = await memory.ingest_event(
+        request.agent_id, turn_from_message(request.event)
+    )
+    return IngestEventResult(id=request.id, result=result)
+
+
+@handles(DeclareSessionRequest)
+async def _declare_session(memory: Memory, request: DeclareSessionRequest) -> Response:
+    await memory.declare_session(
+        request.agent_id,
+        request.session_id,
+        subagent=request.subagent,
+        forked_from=request.forked_from,
+    )
+    return DeclareSessionResult(id=request.id)
+
+
+@handles(SessionCursorRequest)
+async def _session_cursor(memory: Memory, request: SessionCursorRequest) -> Response:
+    cursor = await memory.session_cursor(request.agent_id, request.session_id)
+    return SessionCursorResult(id=request.id, event_id=cursor)
+
+
+@handles(ReplayDeadLettersRequest)
+async def _replay_dead_letters(
+    memory: Memory, request: ReplayDeadLettersRequest
+) -> Response:
+    batches = await memory.replay_dead_letters(request.agent_id)
+    return ReplayDeadLettersResult(id=request.id, batches=batches)
+
+
+@handles(RememberRequest)
+async def _remember(memory: Memory, request: RememberRequest) -> Response:
+    result = await memory.remember(
+        request.agent_id,
+        request.text,
+        kind=request.kind,
+        scope=scope_from_message(request.scope),
+        by=request.by,
+    )
+    return RememberResult(id=request.id, result=result)
+
+
+@handles(ForgetRequest)
+async def _forget(memory: Memory, request: ForgetRequest) -> Response:
+    result = await memory.forget(request.agent_id, request.claim_id)
+    return ForgetResult(id=request.id, result=result)
+
+
+@handles(ArchiveRequest)
+async def _archive(memory: Memory, request: ArchiveRequest) -> Response:
+    result = await memory.archive(request.agent_id, request.claim_id)
+    return ArchiveResult(id=request.id, result=result)
+
+
+@handles(UnarchiveRequest)
+async def _unarchive(memory: Memory, request: UnarchiveRequest) -> Response:
+    result = await memory.unarchive(request.agent_id, request.claim_id)
+    return UnarchiveResult(id=request.id, result=result)
+
+
+@handles(RetireRequest)
+async def _retire(memory: Memory, request: RetireRequest) -> Response:
+    report = await memory.retire(request.agent_id)
+    return RetireResult(
+        id=request.id,
+        agent_id=str(report["agent_id"]),
+        rows_deleted={str(k): int(v) for k, v in report["rows_deleted"].items()},
+        kept=list(report["kept"]),
+    )
+
+
+@handles(DirectivesCreateRequest)
+async def _directives_create(
+    memory: Memory, request: DirectivesCreateRequest
+) -> Response:
+    _check_accepting(memory)
+    directive = await memory.directives.create(
+        request.agent_id, request.text, kind=request.kind
+    )
+    return DirectivesCreateResult(id=request.id, directive=directive)
+
+
+@handles(DirectivesProposeRequest)
+async def _directives_propose(
+    memory: Memory, request: DirectivesProposeRequest
+) -> Response:
+    _check_accepting(memory)
+    directive = await memory.directives.propose(
+        request.agent_id, request.text, kind=request.kind
+    )
+    return DirectivesProposeResult(id=request.id, directive=directive)
+
+
+@handles(DirectivesApproveRequest)
+async def _directives_approve(
+    memory: Memory, request: DirectivesApproveRequest
+) -> Response:
+    _check_accepting(memory)
+    directive = await memory.directives.approve(request.agent_id, request.directive_id)
+    return DirectivesApproveResult(id=request.id, directive=directive)
+
+
+@handles(DirectivesRevokeRequest)
+async def _directives_revoke(
+    memory: Memory, request: DirectivesRevokeRequest
+) -> Response:
+    _check_accepting(memory)
+    directive = await memory.directives.revoke(request.agent_id, request.directive_id)
+    return DirectivesRevokeResult(id=request.id, directive=directive)
+
+
+@handles(DirectivesListRequest)
+async def _directives_list(memory: Memory, request: DirectivesListRequest) -> Response:
+    directives = await memory.directives.list(request.agent_id, status=request.status)
+    return DirectivesListResult(id=request.id, directives=directives)
 
 
 @handles(StatusRequest)

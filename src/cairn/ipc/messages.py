@@ -6,8 +6,10 @@ error (malformed or oversize frame) has ``id = None``. Adding a method is one re
 Struct and one result Struct here (listed in ``REQUESTS``/``RESULTS``) plus one entry in
 ``cairn.ipc.dispatch.HANDLERS``.
 
-Values with a public cairn type travel as that type's fields: ``Recall`` and its
-items and manifest, ``IntakeResult``. Timestamps are ISO-8601 strings with an offset.
+Values with a public cairn type travel as that type's fields and decode back to that type:
+``Recall`` and its items and manifest, ``IntakeResult``, ``RememberResult``,
+``ForgetResult``, ``LifecycleResult``, ``Directive``. Timestamps are ISO-8601 strings with
+an offset.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from typing import Any
 
 import msgspec
 
+from cairn.domain.directive import Directive
 from cairn.retrieval.types import Recall
+from cairn.store import forget
 from cairn.store.evidence import IntakeResult
 
 __all__ = [
@@ -25,15 +29,33 @@ __all__ = [
     "RESULTS",
     "AddDirectiveRequest",
     "AddDirectiveResult",
+    "ArchiveRequest",
+    "ArchiveResult",
     "Busy",
     "ClearRequest",
     "ClearResult",
+    "DeclareSessionRequest",
+    "DeclareSessionResult",
+    "DirectivesApproveRequest",
+    "DirectivesApproveResult",
+    "DirectivesCreateRequest",
+    "DirectivesCreateResult",
+    "DirectivesListRequest",
+    "DirectivesListResult",
+    "DirectivesProposeRequest",
+    "DirectivesProposeResult",
+    "DirectivesRevokeRequest",
+    "DirectivesRevokeResult",
     "DrainRequest",
     "DrainResult",
     "Error",
     "FetchRecallRequest",
     "FetchRecallResult",
+    "ForgetRequest",
+    "ForgetResult",
     "Hello",
+    "IngestEventRequest",
+    "IngestEventResult",
     "IngestRequest",
     "IngestResult",
     "IngestTurnRequest",
@@ -44,13 +66,24 @@ __all__ = [
     "RecallResult",
     "ReconfigureRequest",
     "ReconfigureResult",
+    "RememberRequest",
+    "RememberResult",
+    "ReplayDeadLettersRequest",
+    "ReplayDeadLettersResult",
     "Request",
     "Response",
     "ResumeRequest",
     "ResumeResult",
+    "RetireRequest",
+    "RetireResult",
+    "ScopeMessage",
+    "SessionCursorRequest",
+    "SessionCursorResult",
     "StatusRequest",
     "StatusResult",
     "TurnMessage",
+    "UnarchiveRequest",
+    "UnarchiveResult",
     "WaitIdleRequest",
     "WaitIdleResult",
     "Welcome",
@@ -94,6 +127,14 @@ class TurnMessage(msgspec.Struct, kw_only=True):
     speaker: str | None = None
     kind: str = "message"
     replaces: str | None = None
+
+
+class ScopeMessage(msgspec.Struct, kw_only=True):
+    """A ``cairn.Scope``: ``kind`` is ``agent``, ``session``, ``user`` or ``project``;
+    ``key`` is absent exactly for ``agent``."""
+
+    kind: str = "agent"
+    key: str | None = None
 
 
 # -- requests --------------------------------------------------------------------------
@@ -140,6 +181,88 @@ class AddDirectiveRequest(_Request, tag="add_directive"):
     agent_id: str
     text: str
     kind: str = "instruction"
+
+
+class IngestEventRequest(_Request, tag="ingest_event"):
+    """A runtime event, or an edit/retry/deletion of an earlier message (``replaces``)."""
+
+    agent_id: str
+    event: TurnMessage
+
+
+class DeclareSessionRequest(_Request, tag="declare_session"):
+    agent_id: str
+    session_id: str
+    subagent: bool = False
+    # (parent session ID, event ID the fork starts after)
+    forked_from: tuple[str, str] | None = None
+
+
+class SessionCursorRequest(_Request, tag="session_cursor"):
+    agent_id: str
+    session_id: str
+
+
+class ReplayDeadLettersRequest(_Request, tag="replay_dead_letters"):
+    agent_id: str
+
+
+class RememberRequest(_Request, tag="remember"):
+    agent_id: str
+    text: str
+    kind: str = "fact"
+    scope: ScopeMessage | None = None
+    by: str = "user"
+
+
+class ForgetRequest(_Request, tag="forget"):
+    agent_id: str
+    claim_id: str
+
+
+class ArchiveRequest(_Request, tag="archive"):
+    agent_id: str
+    claim_id: str
+
+
+class UnarchiveRequest(_Request, tag="unarchive"):
+    agent_id: str
+    claim_id: str
+
+
+class RetireRequest(_Request, tag="retire"):
+    agent_id: str
+
+
+class DirectivesCreateRequest(_Request, tag="directives_create"):
+    """An active directive: send only on an explicit user action."""
+
+    agent_id: str
+    text: str
+    kind: str = "instruction"
+
+
+class DirectivesProposeRequest(_Request, tag="directives_propose"):
+    """A draft directive (a model's suggestion); no effect until approved."""
+
+    agent_id: str
+    text: str
+    kind: str = "instruction"
+
+
+class DirectivesApproveRequest(_Request, tag="directives_approve"):
+    agent_id: str
+    directive_id: str
+
+
+class DirectivesRevokeRequest(_Request, tag="directives_revoke"):
+    agent_id: str
+    directive_id: str
+
+
+class DirectivesListRequest(_Request, tag="directives_list"):
+    agent_id: str
+    status: str | None = None
 
 
 class StatusRequest(_Request, tag="status"):
@@ -197,6 +320,64 @@ class AddDirectiveResult(_Answer, tag="add_directive_result"):
     directive_id: str
 
 
+class IngestEventResult(_Answer, tag="ingest_event_result"):
+    result: IntakeResult
+
+
+class DeclareSessionResult(_Answer, tag="declare_session_result"):
+    pass
+
+
+class SessionCursorResult(_Answer, tag="session_cursor_result"):
+    event_id: str | None
+
+
+class ReplayDeadLettersResult(_Answer, tag="replay_dead_letters_result"):
+    batches: int
+
+
+class RememberResult(_Answer, tag="remember_result"):
+    result: forget.RememberResult
+
+
+class ForgetResult(_Answer, tag="forget_result"):
+    result: forget.ForgetResult
+
+
+class ArchiveResult(_Answer, tag="archive_result"):
+    result: forget.LifecycleResult
+
+
+class UnarchiveResult(_Answer, tag="unarchive_result"):
+    result: forget.LifecycleResult
+
+
+class RetireResult(_Answer, tag="retire_result"):
+    agent_id: str
+    rows_deleted: dict[str, int]
+    kept: list[str]
+
+
+class DirectivesCreateResult(_Answer, tag="directives_create_result"):
+    directive: Directive
+
+
+class DirectivesProposeResult(_Answer, tag="directives_propose_result"):
+    directive: Directive
+
+
+class DirectivesApproveResult(_Answer, tag="directives_approve_result"):
+    directive: Directive
+
+
+class DirectivesRevokeResult(_Answer, tag="directives_revoke_result"):
+    directive: Directive
+
+
+class DirectivesListResult(_Answer, tag="directives_list_result"):
+    directives: list[Directive]
+
+
 class StatusResult(_Answer, tag="status_result"):
     status: dict[str, Any]
 
@@ -241,6 +422,20 @@ REQUESTS: tuple[type[_Request], ...] = (
     FetchRecallRequest,
     ClearRequest,
     AddDirectiveRequest,
+    IngestEventRequest,
+    DeclareSessionRequest,
+    SessionCursorRequest,
+    ReplayDeadLettersRequest,
+    RememberRequest,
+    ForgetRequest,
+    ArchiveRequest,
+    UnarchiveRequest,
+    RetireRequest,
+    DirectivesCreateRequest,
+    DirectivesProposeRequest,
+    DirectivesApproveRequest,
+    DirectivesRevokeRequest,
+    DirectivesListRequest,
     StatusRequest,
     DrainRequest,
     ResumeRequest,
@@ -255,6 +450,20 @@ RESULTS: tuple[type[_Answer], ...] = (
     FetchRecallResult,
     ClearResult,
     AddDirectiveResult,
+    IngestEventResult,
+    DeclareSessionResult,
+    SessionCursorResult,
+    ReplayDeadLettersResult,
+    RememberResult,
+    ForgetResult,
+    ArchiveResult,
+    UnarchiveResult,
+    RetireResult,
+    DirectivesCreateResult,
+    DirectivesProposeResult,
+    DirectivesApproveResult,
+    DirectivesRevokeResult,
+    DirectivesListResult,
     StatusResult,
     DrainResult,
     ResumeResult,
