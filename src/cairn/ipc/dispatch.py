@@ -14,7 +14,7 @@ import trio
 from cairn.domain.evidence import Turn
 from cairn.domain.ids import EventId, SessionId
 from cairn.domain.scope import RecallContext, Scope, ScopeKind
-from cairn.errors import DrainingError, InvalidInputError, InvalidScopeError
+from cairn.errors import InvalidInputError, InvalidScopeError
 from cairn.ipc.messages import (
     AddDirectiveRequest,
     AddDirectiveResult,
@@ -164,12 +164,6 @@ def scope_to_message(scope: Scope | None) -> ScopeMessage | None:
     return ScopeMessage(kind=scope.kind.value, key=scope.key)
 
 
-def _check_accepting(memory: Memory) -> None:
-    """Directive writes are refused while drained, as ``add_directive`` is embedded."""
-    if not memory.accepting:
-        raise DrainingError("the memory runtime is drained; resume it to write")
-
-
 @handles(IngestRequest)
 async def _ingest(memory: Memory, request: IngestRequest) -> Response:
     turns = [turn_from_message(turn) for turn in request.turns]
@@ -311,7 +305,6 @@ async def _retire(memory: Memory, request: RetireRequest) -> Response:
 async def _directives_create(
     memory: Memory, request: DirectivesCreateRequest
 ) -> Response:
-    _check_accepting(memory)
     directive = await memory.directives.create(
         request.agent_id, request.text, kind=request.kind
     )
@@ -322,7 +315,6 @@ async def _directives_create(
 async def _directives_propose(
     memory: Memory, request: DirectivesProposeRequest
 ) -> Response:
-    _check_accepting(memory)
     directive = await memory.directives.propose(
         request.agent_id, request.text, kind=request.kind
     )
@@ -333,7 +325,6 @@ async def _directives_propose(
 async def _directives_approve(
     memory: Memory, request: DirectivesApproveRequest
 ) -> Response:
-    _check_accepting(memory)
     directive = await memory.directives.approve(request.agent_id, request.directive_id)
     return DirectivesApproveResult(id=request.id, directive=directive)
 
@@ -342,7 +333,6 @@ async def _directives_approve(
 async def _directives_revoke(
     memory: Memory, request: DirectivesRevokeRequest
 ) -> Response:
-    _check_accepting(memory)
     directive = await memory.directives.revoke(request.agent_id, request.directive_id)
     return DirectivesRevokeResult(id=request.id, directive=directive)
 
