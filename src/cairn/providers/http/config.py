@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_QUERY_CODE_POINTS", "HttpEmbedderConfig"]
 
-# Architecture section 8 / issue 3: only the first 2000 code points of a query are sent.
+# Architecture section 8: only the first 2000 code points of a query are sent.
 MAX_QUERY_CODE_POINTS: Final = 2000
 
 
