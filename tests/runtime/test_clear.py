@@ -152,7 +152,7 @@ def test_pending_clear_fences_the_embedding_paths(
             stored = store_embeddings(
                 connection, AgentId("a"), identity, [("claim", rowid, blob)]
             )
-            assert stored == 0
+            assert stored == []
     finally:
         connection.close()
 

@@ -5,12 +5,15 @@ file. Archive is recoverable and says so; persona/working rows are refused."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+import trio
+from tests.conftest import TEST_CONFIG
 from tests.helpers import turn
 
-from cairn import Memory
+from cairn import Memory, open_memory
 from cairn.domain.ids import AgentId
 from cairn.errors import (
     ClearPendingError,
@@ -18,9 +21,12 @@ from cairn.errors import (
     ProtectedClaimError,
     UnknownClaimError,
 )
+from cairn.providers.embedding import Vectors
+from cairn.retrieval.candidates import EVENT_KEY_BASE
 from cairn.store.clear_jobs import start_clear
 from cairn.store.connection import open_connection
 from cairn.store.forget import RememberOutcome
+from cairn.testing import FixedDomainClock, HashingEmbedder
 
 
 def _claims(memory_items: object) -> list[str]:
@@ -220,3 +226,47 @@ async def test_a_forgotten_claims_key_is_never_reused(memory: Memory) -> None:
     second = await memory.remember("a", "A second claim about beavers.")
     assert second.rowid is not None
     assert second.rowid > first.rowid
+
+
+class _GatedDocuments(HashingEmbedder):
+    """Document batches wait for the test; queries are instant."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = trio.Event()
+        self.waiting = trio.Event()
+
+    async def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        self.waiting.set()
+        await self.gate.wait()
+        return await super().embed_documents(texts)
+
+
+async def test_a_vector_in_flight_for_a_forgotten_claim_never_reaches_the_projection(
+    data_dir: Path,
+) -> None:
+    embedder = _GatedDocuments()
+    async with open_memory(
+        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=embedder
+    ) as memory:
+        supervisor = await memory._supervisor("a")
+        await supervisor.slot.caught_up.wait()
+        stored = await memory.remember("a", "My bike lock code is 4321.")
+        assert stored.claim_id is not None
+        with trio.fail_after(30):
+            await embedder.waiting.wait()  # its vector is being made right now
+        await memory.forget("a", stored.claim_id)
+        embedder.gate.set()
+        await memory.wait_idle("a")
+        index = supervisor.slot.index
+        assert index is not None
+        keys = index.keys()
+        claim_keys = [int(key) for key in keys if key < EVENT_KEY_BASE]
+        rows = await memory.database.read(
+            lambda reader: reader.connection.execute(
+                "SELECT count(*) FROM embeddings WHERE target = 'claim'"
+            ).fetchone()
+        )
+    assert claim_keys == []
+    assert rows is not None
+    assert rows[0] == 0

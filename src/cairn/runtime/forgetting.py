@@ -175,6 +175,7 @@ async def _write_claims(
 
 
 async def _drop_vector(supervisor: AgentSupervisor, rowid: int) -> None:
+    supervisor.slot.removed_claims.add(rowid)  # first: an embedding in flight checks it
     index = supervisor.slot.index
     if index is None:
         return

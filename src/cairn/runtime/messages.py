@@ -52,7 +52,8 @@ class StoreEmbeddings:
     identity: ExecutionIdentity
     embedding_identity: EmbeddingIdentity
     rows: tuple[tuple[str, int, bytes], ...]
-    reply: Reply[int] = attrs.field(factory=Reply, eq=False)
+    # Answered with the (target, rowid) pairs whose target was still there to store.
+    reply: Reply[list[tuple[str, int]]] = attrs.field(factory=Reply, eq=False)
 
 
 @attrs.frozen

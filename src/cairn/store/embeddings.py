@@ -49,10 +49,12 @@ def store_embeddings(
     agent_id: AgentId,
     identity: EmbeddingIdentity,
     rows: Sequence[tuple[str, int, bytes]],
-) -> int:
-    """Upsert ``(target, rowid, blob)`` rows whose target still exists; return how many."""
+) -> list[tuple[str, int]]:
+    """Upsert ``(target, rowid, blob)`` rows whose target still exists (not forgotten,
+    cleared or withdrawn meanwhile); return the ``(target, rowid)`` pairs stored, which are
+    the only ones the in-memory projection may take."""
     ensure_identity(connection, identity)
-    stored = 0
+    stored: list[tuple[str, int]] = []
     for target, rowid, blob in rows:
         table = "claims" if target == "claim" else "events"
         alive = connection.execute(
@@ -67,7 +69,7 @@ def store_embeddings(
             " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET vector = excluded.vector",
             (identity.key(), target, rowid, agent_id, blob),
         )
-        stored += 1
+        stored.append((target, rowid))
     return stored
 
 

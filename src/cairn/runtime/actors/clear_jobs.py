@@ -130,6 +130,8 @@ class ClearJobActor:
             )
 
     async def _clear_vectors(self, job: ClearJob) -> None:
+        # First: an embedding commit that raced the clear must not re-add a vector.
+        self.slot.cleared_up_to = max(self.slot.cleared_up_to, job.rowid_cutoff)
         await self.slot.ready.wait()
         index = self.slot.index
         if index is None:

@@ -51,6 +51,15 @@ class VectorSlot:
     reindexing: bool = False
     caught_up: trio.Event = attrs.field(factory=trio.Event)
     ready: trio.Event = attrs.field(factory=trio.Event)
+    # Claims whose vectors were removed (forgotten; claim rowids are never reused) and the
+    # rowid cutoff of the last clear: a commit that raced them must not re-add a vector.
+    removed_claims: set[int] = attrs.field(factory=set)
+    cleared_up_to: int = 0
+
+    def was_removed(self, target: str, rowid: int) -> bool:
+        return target == "claim" and (
+            rowid in self.removed_claims or rowid <= self.cleared_up_to
+        )
 
     def retire(self) -> None:
         """Stop serving the current projection at once (the embedding identity changed)."""
@@ -246,17 +255,28 @@ class EmbeddingActor:
             request = StoreEmbeddings(identity, embedding_identity, rows)
             await self.write_requests_send.send(request)
             try:
-                await request.reply.wait()
+                stored = set(await request.reply.wait())
             except StaleResultError:
                 self.stale += len(batch)
                 return False
+            # Only what was stored, and nothing removed since (a forget or clear that
+            # landed after this commit): the projection never holds a vector its table
+            # does not.
+            keep = [
+                position
+                for position, job in enumerate(batch)
+                if (job.target, job.rowid) in stored
+                and not self.slot.was_removed(job.target, job.rowid)
+            ]
             keys = np.array(
-                [_key(job.target, job.rowid) for job in batch], dtype=np.int64
+                [_key(batch[i].target, batch[i].rowid) for i in keep], dtype=np.int64
             )
+            kept_vectors = vectors[keep]
             index = self.slot.index
-            if index is not None and self.slot.identity == embedding_identity:
+            if keep and index is not None and self.slot.identity == embedding_identity:
                 await run_in_thread(
-                    lambda: index.upsert(keys, vectors), limiter=self.limiters.index
+                    lambda: index.upsert(keys, kept_vectors),
+                    limiter=self.limiters.index,
                 )
             self.embedded += len(batch)
             completed = True

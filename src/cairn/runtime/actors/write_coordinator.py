@@ -150,7 +150,7 @@ class WriteCoordinator:
                 identity=identity, embedding_identity=embedding, rows=rows
             ):
 
-                def operation(c: apsw.Connection) -> int:
+                def operation(c: apsw.Connection) -> list[tuple[str, int]]:
                     check_identity(c, identity)
                     return store_embeddings(c, agent_id, embedding, rows)
 
