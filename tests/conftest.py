@@ -7,6 +7,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import trio
+import trio.testing
 from hypothesis import settings
 
 from cairn import Memory, MemoryConfig, open_memory
@@ -27,6 +29,18 @@ TEST_CONFIG = MemoryConfig(
     # MockClock tests (tests/runtime/test_batches.py).
     extraction_linger_s=0.001,
 )
+
+
+@pytest.fixture
+def thread_safe_clock() -> trio.testing.MockClock:
+    """Autojump, but only after 250 ms of real idleness.
+
+    With a zero threshold the clock also jumps while a task waits on a worker thread
+    (every SQLite call), firing deadlines the test never meant to reach (MockClock's
+    "false alarm" warning; STYLE.md section 5). The threshold lets threads finish first;
+    it is generous because a loaded 2-core machine can hold a thread back for tens of ms.
+    """
+    return trio.testing.MockClock(autojump_threshold=0.25)
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-import pytest
 import trio
 import trio.testing
 from tests.helpers import turn
@@ -92,13 +91,6 @@ async def test_transport_failures_count_and_cancellation_does_not(
     assert gateway.breaker("a").state is BreakerState.OPEN
     gateway.reset("a")
     assert gateway.breaker("a").state is BreakerState.CLOSED
-
-
-@pytest.fixture
-def thread_safe_clock() -> trio.testing.MockClock:
-    """Autojump only after 50 ms of real idleness, so threads (SQLite) finish before the
-    clock jumps to a deadline the test does not mean to hit (STYLE.md section 5)."""
-    return trio.testing.MockClock(autojump_threshold=0.05)
 
 
 async def _settled_recall(memory, agent: str, query: str):

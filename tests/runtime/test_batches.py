@@ -35,13 +35,6 @@ HELD = attrs.evolve(TEST_CONFIG, extraction_linger_s=1e9)
 LINGERING = attrs.evolve(TEST_CONFIG, extraction_linger_s=30.0)
 
 
-@pytest.fixture
-def thread_safe_clock() -> trio.testing.MockClock:
-    """Autojump only after 50 ms of real idleness, so SQLite threads finish before the
-    clock jumps past a deadline (tests/runtime/test_pending.py explains)."""
-    return trio.testing.MockClock(autojump_threshold=0.05)
-
-
 async def _count(memory: Memory, sql: str, *params: Any) -> int:
     return await memory.database.read(
         lambda reader: int(reader.connection.execute(sql, params).fetchone()[0])

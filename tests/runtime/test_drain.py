@@ -18,13 +18,6 @@ from cairn.providers.embedding import Vectors
 from cairn.testing import FixedDomainClock, HashingEmbedder
 
 
-@pytest.fixture
-def thread_safe_clock() -> trio.testing.MockClock:
-    """Autojump only after 50 ms of real idleness, so SQLite threads finish before a
-    deadline is judged (see tests/runtime/test_pending.py)."""
-    return trio.testing.MockClock(autojump_threshold=0.05)
-
-
 class GatedDocuments(HashingEmbedder):
     """Document embedding waits for the test to open the gate (a trio-native block)."""
 

@@ -17,17 +17,6 @@ from cairn.providers.embedding import Vectors
 from cairn.testing import FixedDomainClock, HashingEmbedder
 
 
-@pytest.fixture
-def thread_safe_clock() -> trio.testing.MockClock:
-    """Autojump, but only after 50 ms of real idleness.
-
-    With a zero threshold the clock also jumps while a task waits on a worker thread
-    (every SQLite call here), firing deadlines the test never meant to reach (MockClock's
-    "false alarm" warning; STYLE.md section 5). A small threshold lets threads finish first.
-    """
-    return trio.testing.MockClock(autojump_threshold=0.05)
-
-
 class GatedEmbedder(HashingEmbedder):
     """Query embedding waits for the test to open the gate (a trio-native block)."""
 
