@@ -20,10 +20,12 @@ from cairn.cli.app import (
 )
 from cairn.errors import ProviderError
 from cairn.providers.check import check_embedder, check_text_provider
-from cairn.providers.http.client import open_http_client
-from cairn.providers.http.factory import http_text_provider
 from cairn.providers.settings import load_embedding_settings, load_text_settings
-from cairn.runtime.providers import build_embedder
+from cairn.runtime.providers import (
+    SharedHttpClient,
+    build_embedder,
+    build_text_provider,
+)
 from cairn.runtime.threads import Limiters, run_in_thread
 
 if TYPE_CHECKING:
@@ -44,9 +46,10 @@ async def check_providers(data_dir: Path) -> dict[str, Any]:
         lambda: (load_embedding_settings(data_dir), load_text_settings(data_dir)),
         limiter=limiters.store_write,
     )
-    async with open_http_client() as client:
+    http = SharedHttpClient()
+    try:
         try:
-            embedder = await build_embedder(embedding_settings, limiters, client)
+            embedder = await build_embedder(embedding_settings, limiters, http)
         except ProviderError as error:  # dimension discovery could not reach it
             embedding: dict[str, Any] = {
                 "kind": "embedding",
@@ -57,7 +60,9 @@ async def check_providers(data_dir: Path) -> dict[str, Any]:
             }
         else:
             embedding = await check_embedder(embedder)
-        text = await check_text_provider(http_text_provider(text_settings, client))
+        text = await check_text_provider(build_text_provider(text_settings, http))
+    finally:
+        await http.aclose()
     ok = bool(embedding["ok"]) and bool(text["ok"])
     return {
         "status": "ok" if ok else "failed",

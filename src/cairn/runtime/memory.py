@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
-import httpx
 import numpy as np
 import numpy.typing as npt
 import trio
@@ -30,8 +29,6 @@ from cairn.errors import (
 )
 from cairn.ingestion.extract import RuleExtractor
 from cairn.providers.gateway import QueryEmbeddingGateway
-from cairn.providers.http.client import create_http_client
-from cairn.providers.http.factory import http_text_provider
 from cairn.providers.http.text import TextProvider
 from cairn.providers.settings import (
     EmbeddingSettings,
@@ -41,7 +38,12 @@ from cairn.providers.settings import (
 from cairn.runtime import forgetting
 from cairn.runtime.database import Database
 from cairn.runtime.mailbox import WorkCounter
-from cairn.runtime.providers import ActiveEmbedder, build_embedder
+from cairn.runtime.providers import (
+    ActiveEmbedder,
+    SharedHttpClient,
+    build_embedder,
+    build_text_provider,
+)
 from cairn.runtime.recall import RecallPlan
 from cairn.runtime.supervisor import AgentSupervisor, open_agent_supervisor
 from cairn.runtime.threads import Limiters, run_in_thread
@@ -107,7 +109,7 @@ class Memory:
     gateway: QueryEmbeddingGateway
     vectors: VectorStoreManager
     nursery: trio.Nursery
-    http_client: httpx.AsyncClient | None = None
+    http: SharedHttpClient = attrs.field(factory=SharedHttpClient)
     extractor: RuleExtractor = attrs.field(factory=RuleExtractor)
     text_provider: TextProvider | None = None
     closed: bool = False
@@ -414,18 +416,13 @@ class Memory:
                 limiter=self.limiters.store_read,
             )
             settings = read
-        needs_http = settings.provider != "local" or (
-            text_settings is not None and text_settings.provider != "none"
+        # Both are built before either is installed: bad configuration changes nothing.
+        embedder = await build_embedder(settings, self.limiters, self.http)
+        text_provider = (
+            None
+            if text_settings is None
+            else build_text_provider(text_settings, self.http)
         )
-        if needs_http and self.http_client is None:
-            # Timeouts and in-flight limits are per provider (their configs), so one
-            # client with defaults serves every provider.
-            self.http_client = create_http_client()
-        client = self.http_client
-        embedder = await build_embedder(settings, self.limiters, client)
-        text_provider = None
-        if text_settings is not None and client is not None:
-            text_provider = http_text_provider(text_settings, client)
         changed = await self.use_embedder(embedder)
         if text_settings is not None:
             self.use_text_provider(text_provider)
@@ -585,35 +582,20 @@ async def open_memory(
         lambda: data_dir.mkdir(parents=True, exist_ok=True),
         limiter=limiters.store_write,
     )
-    needs_http = (embedder is None and settings.provider != "local") or (
-        text_provider is None and text_settings.provider != "none"
-    )
-    # One client for every HTTP provider; each carries its own timeouts and limits.
-    http_client = create_http_client() if needs_http else None
+    http = SharedHttpClient()
     try:
         if embedder is None:
-            embedder = await build_embedder(settings, limiters, http_client)
-        if text_provider is None and http_client is not None:
-            text_provider = http_text_provider(text_settings, http_client)
-    except BaseException:
-        if http_client is not None:
-            with trio.CancelScope(shield=True):
-                await http_client.aclose()
-        raise
-    opened: Memory | None = None
-    try:
+            embedder = await build_embedder(settings, limiters, http)
+        if text_provider is None:
+            text_provider = build_text_provider(text_settings, http)
         async with _open_runtime(data_dir, config, clock, embedder, limiters) as memory:
-            memory.http_client = http_client
+            memory.http = http
             # Extraction through a text model; without one the rule extractor serves.
             memory.text_provider = text_provider
-            opened = memory
             yield memory
     finally:
         # After the runtime has stopped: its last provider calls are over by then.
-        client = http_client if opened is None else opened.http_client
-        if client is not None:
-            with trio.CancelScope(shield=True):
-                await client.aclose()
+        await http.aclose()
 
 
 @contextlib.asynccontextmanager

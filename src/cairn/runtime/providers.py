@@ -1,29 +1,36 @@
-"""Building the configured embedder (and the shared HTTP client it may need), and the
+"""Building the configured providers over the runtime's one shared HTTP client, and the
 slot that holds the embedder currently serving, replaced whole on a config switch."""
 
 from __future__ import annotations
 
-import contextlib
 from typing import TYPE_CHECKING
 
 import attrs
+import httpx
 import trio
 
 from cairn.providers.embedding import EmbeddingProvider
-from cairn.providers.http.client import open_http_client
-from cairn.providers.http.factory import discover_dimension, http_embedder
+from cairn.providers.http.client import create_http_client
+from cairn.providers.http.factory import (
+    discover_dimension,
+    http_embedder,
+    http_text_provider,
+)
 from cairn.providers.local import LocalE5Embedder
 from cairn.runtime.threads import Limiters, run_in_thread
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
-
-    import httpx
-
-    from cairn.providers.settings import EmbeddingSettings
+    from cairn.providers.http.text import TextProvider
+    from cairn.providers.settings import EmbeddingSettings, TextSettings
     from cairn.vectors.identity import EmbeddingIdentity
 
-__all__ = ["ActiveEmbedder", "build_embedder", "local_embedder", "open_embedder"]
+__all__ = [
+    "ActiveEmbedder",
+    "SharedHttpClient",
+    "build_embedder",
+    "build_text_provider",
+    "local_embedder",
+]
 
 
 @attrs.define(eq=False)
@@ -60,28 +67,45 @@ def local_embedder(limiters: Limiters) -> LocalE5Embedder:
     )
 
 
+@attrs.define(eq=False)
+class SharedHttpClient:
+    """The one ``httpx.AsyncClient`` every HTTP provider of a runtime goes over, created
+    on first need (most runtimes use only the local model) and closed after the runtime.
+
+    Timeouts and in-flight limits travel with each provider's config, so one client with
+    defaults serves them all, and a provider switch needs no new client.
+    """
+
+    _client: httpx.AsyncClient | None = None
+
+    def get(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = create_http_client()
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            with trio.CancelScope(shield=True):
+                await self._client.aclose()
+
+
 async def build_embedder(
-    settings: EmbeddingSettings,
-    limiters: Limiters,
-    client: httpx.AsyncClient | None,
+    settings: EmbeddingSettings, limiters: Limiters, http: SharedHttpClient
 ) -> EmbeddingProvider:
-    """The embedder ``settings`` select; an HTTP one goes over the shared ``client``
-    (its dimension discovered with one probe call if not configured)."""
+    """The embedder ``settings`` select; an HTTP one goes over the shared client (its
+    dimension discovered with one probe call if not configured)."""
     if settings.provider == "local":
         await trio.lowlevel.checkpoint()
         return local_embedder(limiters)
-    if client is None:
-        raise ValueError("an HTTP embedding provider needs the shared HTTP client")
+    client = http.get()
     return http_embedder(await discover_dimension(settings, client), client)
 
 
-@contextlib.asynccontextmanager
-async def open_embedder(
-    settings: EmbeddingSettings, limiters: Limiters
-) -> AsyncIterator[EmbeddingProvider]:
-    """The embedder ``settings`` select, with an HTTP client of its own closed on exit."""
-    if settings.provider == "local":
-        yield local_embedder(limiters)
-        return
-    async with open_http_client() as client:
-        yield await build_embedder(settings, limiters, client)
+def build_text_provider(
+    settings: TextSettings, http: SharedHttpClient
+) -> TextProvider | None:
+    """The text provider ``settings`` select over the shared client; None for ``"none"``
+    (the rule extractor then serves)."""
+    if settings.provider == "none":
+        return None
+    return http_text_provider(settings, http.get())
