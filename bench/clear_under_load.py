@@ -30,11 +30,12 @@ import trio
 from cairn import MemoryConfig, Turn, open_memory
 from cairn.domain.claim import ClaimDraft, ClaimKind, SourceSpan
 from cairn.domain.ids import AgentId, EventId
+from cairn.ingestion.intake import prepare_turns
 from cairn.runtime.threads import run_in_thread
 from cairn.store.agents import ensure_agent
 from cairn.store.claims import insert_claims
 from cairn.store.embeddings import store_embeddings
-from cairn.store.evidence import insert_turns
+from cairn.store.evidence import insert_events
 from cairn.testing import FixedDomainClock, HashingEmbedder
 from cairn.vectors.codec import encode_vector
 
@@ -110,7 +111,7 @@ def load_other(memory: Any, n: int, rng: np.random.Generator, words: list[str]) 
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         with connection:
             ensure_agent(connection, OTHER, NOW)
-            results = insert_turns(connection, OTHER, turns, NOW)
+            results = insert_events(connection, OTHER, prepare_turns(turns, 2400), NOW)
             rowids = {r.event_id: r.rowid for r in results}
             drafts = [
                 ClaimDraft(
