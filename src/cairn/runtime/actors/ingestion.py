@@ -180,14 +180,16 @@ class IngestionActor:
         while True:
             now = trio.current_time()
 
-            def overview(reader: Reader, now: float = now) -> PendingWork:
-                return pending_work(reader.connection, agent_id, now, _URGENT)
+            def overview(reader: Reader, now: float = now) -> tuple[PendingWork, bool]:
+                connection = reader.connection
+                return (
+                    pending_work(connection, agent_id, now, _URGENT),
+                    pending_clear(connection, agent_id) is not None,
+                )
 
-            work = await self.database.read(overview)
+            work, clearing = await self.database.read(overview)
             trigger = self._trigger(work, now)
-            if trigger is not None and await self.database.read(
-                lambda reader: pending_clear(reader.connection, agent_id) is not None
-            ):
+            if trigger is not None and clearing:
                 # A clear fences claim writes, so a batch now would only be refused:
                 # wait for the wake that follows the clear (re-checking now and then,
                 # for a clear resumed at start).
