@@ -66,6 +66,19 @@ class MemoryConfig:
     # Maintenance cadence (trio clock) and the stop/drain bound.
     maintenance_interval_s: float = attrs.field(default=2.0, validator=_positive)
     drain_timeout_s: float = attrs.field(default=30.0, validator=_positive)
+    # Agents: an agent with no call and nothing owed for `agent_idle_timeout_s` is stopped
+    # (it starts again on its next call); an agent whose actors failed restarts on its
+    # next call after `agent_restart_backoff_s` * 2^(failures - 1) (capped at
+    # `agent_restart_backoff_cap_s`), and after `agent_max_failures` failures within
+    # `agent_failure_window_s` calls get AgentUnavailableError until the window passes.
+    agent_idle_timeout_s: float = attrs.field(default=300.0, validator=_positive)
+    agent_restart_backoff_s: float = attrs.field(default=0.5, validator=_positive)
+    agent_restart_backoff_cap_s: float = attrs.field(default=10.0, validator=_positive)
+    agent_max_failures: int = attrs.field(default=5, validator=_positive)
+    agent_failure_window_s: float = attrs.field(default=300.0, validator=_positive)
+    # One message becomes at most this many `event_max_bytes` segments (about 2.4 MB at
+    # the defaults); a longer one is refused with MessageTooLargeError.
+    max_segments_per_message: int = attrs.field(default=1000, validator=_positive)
     # Storage.
     synchronous_full: bool = False
     reader_connections: int = attrs.field(default=2, validator=_positive)

@@ -8,6 +8,7 @@ catch it, from the closest builtin as well::
     │   ├── InvalidScopeError
     │   ├── InvalidTemporalError
     │   ├── ConflictingEventError             same event ID, different content
+    │   ├── MessageTooLargeError              a turn over the per-message segment cap
     │   ├── ProtectedClaimError               persona/working rows have their own lifecycle
     │   └── InvalidTransitionError            e.g. approving a directive that is not a draft
     ├── UnknownRequestError (KeyError)        no recall request with that ID
@@ -27,6 +28,7 @@ catch it, from the closest builtin as well::
     │   └── VectorIdentityMismatchError       file built by another embedding identity
     ├── RuntimeClosedError (RuntimeError)     the memory runtime is stopped or stopping
     │   └── DrainingError                     writes refused while drained (until resume)
+    ├── AgentUnavailableError (RuntimeError)  the agent failed; a later call retries it
     ├── DrainTimeoutError (TimeoutError)      accepted work did not settle in time
     ├── DataDirectoryInUseError               another server holds the data directory
     └── IpcError                              the IPC conversation failed
@@ -39,6 +41,7 @@ catch it, from the closest builtin as well::
 from __future__ import annotations
 
 __all__ = [
+    "AgentUnavailableError",
     "CairnError",
     "ClearPendingError",
     "ConflictingEventError",
@@ -51,6 +54,7 @@ __all__ = [
     "InvalidTemporalError",
     "InvalidTransitionError",
     "IpcError",
+    "MessageTooLargeError",
     "ProposalRejectedError",
     "ProtectedClaimError",
     "ProtocolError",
@@ -99,6 +103,10 @@ class ConflictingEventError(InvalidInputError):
     def __init__(self, event_id: str) -> None:
         super().__init__(f"event {event_id!r} already stored with different content")
         self.event_id = event_id
+
+
+class MessageTooLargeError(InvalidInputError):
+    """A turn would become more segments than one message may (``MAX_SEGMENTS``)."""
 
 
 class ProtectedClaimError(InvalidInputError):
@@ -178,6 +186,11 @@ class VectorIdentityMismatchError(VectorIndexError):
 
 class RuntimeClosedError(CairnError, RuntimeError):
     """The memory runtime is stopped or stopping and accepts no new work."""
+
+
+class AgentUnavailableError(CairnError, RuntimeError):
+    """The agent failed (to start, or too often in its failure window): this call is
+    refused; the agent is tried again on a later call."""
 
 
 class DrainTimeoutError(CairnError, TimeoutError):

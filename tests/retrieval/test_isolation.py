@@ -11,6 +11,7 @@ from cairn.domain.claim import ClaimDraft, ClaimKind, SourceSpan
 from cairn.domain.ids import AgentId, EventId
 from cairn.domain.scope import Scope
 from cairn.retrieval.candidates import claim_key, event_key
+from cairn.runtime.core import runtime_core
 from cairn.store.claims import insert_claims
 
 SECRET = "My locker combination is 4471 and I keep it near the ferry terminal."
@@ -40,8 +41,8 @@ async def test_vector_candidates_are_revalidated_against_sqlite(memory: Memory) 
     """Even a poisoned vector projection cannot leak rows: keys of agent B planted in agent
     A's index are discarded by the owner-checked reload."""
     await _seed(memory)
-    supervisor_a = await memory._supervisor("agent-a")
-    index = supervisor_a.slot.index
+    supervisor_a = await runtime_core(memory).registry.get("agent-a")
+    index = supervisor_a.projection.index
     assert index is not None
 
     def rowids(connection) -> list[int]:
@@ -52,8 +53,10 @@ async def test_vector_candidates_are_revalidated_against_sqlite(memory: Memory) 
             )
         ]
 
-    foreign = await memory.database.read(lambda reader: rowids(reader.connection))
-    claims_b = await memory.database.read(
+    foreign = await runtime_core(memory).database.read(
+        lambda reader: rowids(reader.connection)
+    )
+    claims_b = await runtime_core(memory).database.read(
         lambda reader: [
             int(r[0])
             for r in reader.connection.execute(
@@ -92,7 +95,7 @@ async def test_session_scoped_claim_needs_its_session(memory: Memory, clock) -> 
             connection, AgentId("agent-a"), [draft], {EventId("a1"): rowid}, clock.now()
         )
 
-    await memory.database.write(commit)
+    await runtime_core(memory).database.write(commit)
     query = "blue spreadsheet quarterly budget review"
 
     def claim_texts(recall) -> list[str]:

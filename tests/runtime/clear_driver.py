@@ -16,6 +16,7 @@ from pathlib import Path
 import trio
 
 from cairn import MemoryConfig, open_memory
+from cairn.runtime.core import runtime_core
 from cairn.store.clear_jobs import ClearJob
 from cairn.testing import FixedDomainClock, HashingEmbedder
 
@@ -27,8 +28,8 @@ async def main(data_dir: Path, step: str, deleted: str, operation: str) -> None:
     async with open_memory(
         data_dir, config, clock=FixedDomainClock(), embedder=HashingEmbedder()
     ) as memory:
-        supervisor = await memory._supervisor("a")
-        await supervisor.slot.caught_up.wait()
+        supervisor = await runtime_core(memory).registry.get("a")
+        await supervisor.projection.caught_up.wait()
 
         def observe(name: str, job: ClearJob) -> None:
             if name == step and (deleted == "-" or job.deleted_claims == int(deleted)):

@@ -24,7 +24,8 @@ from cairn.domain.ids import AgentId, EventId
 from cairn.errors import StaleLeaseError
 from cairn.ingestion.validate import ValidatedBatch
 from cairn.providers.embedding import Vectors
-from cairn.runtime.messages import CommitBatch
+from cairn.runtime.core import runtime_core
+from cairn.runtime.writes import CommitBatch
 from cairn.store.batches import take_lease
 from cairn.testing import FixedDomainClock, HashingEmbedder
 
@@ -36,15 +37,14 @@ LINGERING = attrs.evolve(TEST_CONFIG, extraction_linger_s=30.0)
 
 
 async def _count(memory: Memory, sql: str, *params: Any) -> int:
-    return await memory.database.read(
+    return await runtime_core(memory).database.read(
         lambda reader: int(reader.connection.execute(sql, params).fetchone()[0])
     )
 
 
 async def _commit(memory: Memory, request: CommitBatch) -> Any:
-    supervisor = await memory._supervisor(AGENT)
-    await supervisor.write_requests_send.send(request)
-    return await request.reply.wait()
+    supervisor = await runtime_core(memory).registry.get(AGENT)
+    return await supervisor.commit(request)
 
 
 async def test_lease_takeover_refuses_the_stale_worker_and_receipts_repeat(
@@ -54,7 +54,7 @@ async def test_lease_takeover_refuses_the_stale_worker_and_receipts_repeat(
         tmp_path, HELD, clock=FixedDomainClock(), embedder=HashingEmbedder()
     ) as memory:
         await memory.ingest(AGENT, [turn("e1", "I love sailing."), turn("e2", "Hi.")])
-        supervisor = await memory._supervisor(AGENT)
+        supervisor = await runtime_core(memory).registry.get(AGENT)
         now = trio.current_time()
 
         def lease_at(moment: float, form_new: bool):
@@ -69,12 +69,14 @@ async def test_lease_takeover_refuses_the_stale_worker_and_receipts_repeat(
                 created_at=FixedDomainClock().now(),
             )
 
-        old = await memory.database.write(lease_at(now, True))
+        old = await runtime_core(memory).database.write(lease_at(now, True))
         assert old is not None
         assert [e.event_id for e in old.events] == ["e1", "e2"]
         # Held and not expired: nobody else gets it.
-        assert await memory.database.write(lease_at(now + 60, False)) is None
-        new = await memory.database.write(lease_at(now + 121, False))
+        assert (
+            await runtime_core(memory).database.write(lease_at(now + 60, False)) is None
+        )
+        new = await runtime_core(memory).database.write(lease_at(now + 121, False))
         assert new is not None
         assert (new.batch_id, new.attempt) == (old.batch_id, 2)
         assert new.token != old.token
@@ -87,16 +89,22 @@ async def test_lease_takeover_refuses_the_stale_worker_and_receipts_repeat(
         batch = ValidatedBatch((draft,), (), (EventId("e2"),), 0)
         identity = supervisor.fence.current()
         with pytest.raises(StaleLeaseError):
-            await _commit(memory, CommitBatch(identity, old, batch))
+            await _commit(
+                memory, CommitBatch(lease=old, batch=batch, identity=identity)
+            )
         assert await _count(memory, "SELECT count(*) FROM claims") == 0
 
-        receipt = await _commit(memory, CommitBatch(identity, new, batch))
+        receipt = await _commit(
+            memory, CommitBatch(lease=new, batch=batch, identity=identity)
+        )
         assert receipt.event_ids == ("e1", "e2")
         assert len(receipt.claim_rowids) == 1
         assert receipt.discarded == ("e2",)
         generations = await _count(memory, "SELECT sum(generation) FROM dirty_work")
         # The response was lost: the worker retries the same lease.
-        again = await _commit(memory, CommitBatch(identity, new, batch))
+        again = await _commit(
+            memory, CommitBatch(lease=new, batch=batch, identity=identity)
+        )
         assert again == receipt
         assert await _count(memory, "SELECT count(*) FROM claims") == 1
         assert await _count(memory, "SELECT count(*) FROM claim_fts") == 1
@@ -106,7 +114,9 @@ async def test_lease_takeover_refuses_the_stale_worker_and_receipts_repeat(
         )
         # The old worker comes back late: still refused.
         with pytest.raises(StaleLeaseError):
-            await _commit(memory, CommitBatch(identity, old, batch))
+            await _commit(
+                memory, CommitBatch(lease=old, batch=batch, identity=identity)
+            )
         assert (
             await _count(memory, "SELECT count(*) FROM events WHERE extracted = 1") == 2
         )
@@ -254,7 +264,7 @@ async def test_a_broken_date_drops_only_its_candidate(
         )
         await memory.wait_idle(AGENT)
         assert provider.max_tokens == [TEST_CONFIG.extraction_max_tokens]
-        texts = await memory.database.read(
+        texts = await runtime_core(memory).database.read(
             lambda reader: sorted(
                 str(row[0])
                 for row in reader.connection.execute("SELECT text FROM claims")
@@ -290,7 +300,7 @@ async def test_a_broken_date_drops_only_its_candidate(
 
 
 async def _triggers(memory: Memory) -> list[str]:
-    return await memory.database.read(
+    return await runtime_core(memory).database.read(
         lambda reader: [
             str(row[0])
             for row in reader.connection.execute(
@@ -330,7 +340,7 @@ async def test_batches_form_by_linger_urgency_and_size(
         assert await _triggers(memory) == ["linger", "urgent", "full"]
         await memory.wait_idle(AGENT)
         assert await _triggers(memory) == ["linger", "urgent", "full", "flush"]
-        sizes = await memory.database.read(
+        sizes = await runtime_core(memory).database.read(
             lambda reader: [
                 int(row[0])
                 for row in reader.connection.execute(
@@ -361,7 +371,7 @@ async def test_a_slow_text_provider_times_out_and_backs_off(
         # Two calls of 5 s each, 2 s of backoff between them.
         assert len(provider.prompts) == 2
         assert trio.current_time() - start >= 5 + 2 + 5
-        errors = await memory.database.read(
+        errors = await runtime_core(memory).database.read(
             lambda reader: [
                 str(row[0])
                 for row in reader.connection.execute(
@@ -415,7 +425,7 @@ async def test_a_batch_keeps_to_its_byte_budget(
         # 3 KB pending is over the budget: a batch starts at once, without lingering.
         assert await _triggers(memory) == ["full"]
         await memory.wait_idle(AGENT)
-        sizes = await memory.database.read(
+        sizes = await runtime_core(memory).database.read(
             lambda reader: [
                 int(row[0])
                 for row in reader.connection.execute(
@@ -459,7 +469,7 @@ async def test_corrections_supersede_and_tombstones_suppress_in_the_batch_commit
         await memory.wait_idle(AGENT)
         await memory.ingest(AGENT, [turn("e2", "Actually I live in Berlin.")])
         await memory.wait_idle(AGENT)
-        lifecycles = await memory.database.read(
+        lifecycles = await runtime_core(memory).database.read(
             lambda reader: dict(
                 reader.connection.execute(
                     "SELECT text, lifecycle FROM claims"
@@ -473,7 +483,7 @@ async def test_corrections_supersede_and_tombstones_suppress_in_the_batch_commit
         assert await _count(memory, "SELECT count(*) FROM derivations") == 1
         # A forgotten claim's hash suppresses its exact replay from new evidence.
         digest = content_hash(AGENT, "Ana lives in Rome")
-        await memory.database.write(
+        await runtime_core(memory).database.write(
             lambda connection: connection.execute(
                 "INSERT INTO tombstones VALUES (?, 'x', ?, '2026-01-01')",
                 (AGENT, digest),
@@ -485,7 +495,7 @@ async def test_corrections_supersede_and_tombstones_suppress_in_the_batch_commit
             await _count(memory, "SELECT count(*) FROM claims WHERE text LIKE '%Rome%'")
             == 0
         )
-        receipt = await memory.database.read(
+        receipt = await runtime_core(memory).database.read(
             lambda reader: reader.connection.execute(
                 "SELECT receipt FROM event_batches ORDER BY batch_id DESC LIMIT 1"
             ).fetchone()[0]
@@ -500,9 +510,9 @@ async def test_an_edit_during_extraction_voids_the_batch(tmp_path: Path) -> None
         await memory.ingest(
             AGENT, [turn("e1", "I live in Paris."), turn("e2", "I love green tea.")]
         )
-        supervisor = await memory._supervisor(AGENT)
+        supervisor = await runtime_core(memory).registry.get(AGENT)
         now = trio.current_time()
-        lease = await memory.database.write(
+        lease = await runtime_core(memory).database.write(
             lambda connection: take_lease(
                 connection,
                 AGENT,
@@ -526,14 +536,14 @@ async def test_an_edit_during_extraction_voids_the_batch(tmp_path: Path) -> None
             await _commit(
                 memory,
                 CommitBatch(
-                    supervisor.fence.current(),
-                    lease,
-                    ValidatedBatch((draft,), (), (EventId("e2"),), 0),
+                    lease=lease,
+                    batch=ValidatedBatch((draft,), (), (EventId("e2"),), 0),
+                    identity=supervisor.fence.current(),
                 ),
             )
         assert await _count(memory, "SELECT count(*) FROM claims") == 0
         await memory.wait_idle(AGENT)
-        texts = await memory.database.read(
+        texts = await runtime_core(memory).database.read(
             lambda reader: sorted(
                 str(row[0])
                 for row in reader.connection.execute("SELECT text FROM claims")

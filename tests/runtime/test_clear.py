@@ -15,6 +15,7 @@ from tests.helpers import turn
 from cairn import open_memory
 from cairn.domain.claim import ClaimDraft, ClaimKind
 from cairn.domain.ids import AgentId
+from cairn.runtime.core import runtime_core
 from cairn.store.agents import ensure_agent
 from cairn.store.claims import insert_claims
 from cairn.store.clear_jobs import start_clear
@@ -59,9 +60,9 @@ async def test_clear_removes_claims_and_keeps_the_rest(
         after = await memory.recall("a", "hiking ramen Lisbon", k=20)
         assert all(item.kind == "evidence" for item in after.items)
         assert "Answer briefly." in after.directive_block
-        supervisor = await memory._supervisor("a")
-        assert supervisor.slot.index is not None
-        keys = supervisor.slot.index.keys().tolist()
+        supervisor = await runtime_core(memory).registry.get("a")
+        assert supervisor.projection.index is not None
+        keys = supervisor.projection.index.keys().tolist()
         assert all(key >= 1 << 40 for key in keys)
         # Re-ingesting the same evidence is a no-op; nothing is re-extracted.
         report_again = await memory.ingest("a", TURNS)
@@ -121,7 +122,7 @@ async def test_pending_clear_fences_raw_writes_and_resumes_after_a_crash(
         # Whether or not the resumed job has finished yet, no cleared claim is recalled.
         recall = await memory.recall("a", "hiking ramen Lisbon", k=20)
         assert all(item.kind == "evidence" for item in recall.items)
-        supervisor = await memory._supervisor("a")
+        supervisor = await runtime_core(memory).registry.get("a")
         await supervisor.clearing.wait_finished()
     assert _count(db, "SELECT count(*) FROM claims WHERE agent_id = 'a'") == 0
     assert _count(db, "SELECT count(*) FROM clear_jobs") == 0
@@ -166,7 +167,9 @@ async def test_turns_ingested_during_a_clear_are_extracted_after_it(
         await memory.ingest("a", TURNS)
         await memory.wait_idle("a")
         # A job persisted (as by a clear whose actor has not started yet).
-        await memory.database.write(lambda c: start_clear(c, AgentId("a"), clock.now()))
+        await runtime_core(memory).database.write(
+            lambda c: start_clear(c, AgentId("a"), clock.now())
+        )
         report = await memory.ingest(
             "a", [turn("n1", "I love playing the cello with my friends.")]
         )

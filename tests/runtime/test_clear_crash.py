@@ -17,6 +17,7 @@ from cairn import open_memory
 from cairn.domain.claim import ClaimDraft, ClaimKind
 from cairn.domain.ids import AgentId
 from cairn.domain.scope import Scope
+from cairn.runtime.core import runtime_core
 from cairn.store.agents import ensure_agent
 from cairn.store.claims import insert_claims, load_claims
 from cairn.store.clear_jobs import CLEAR_BATCH
@@ -144,9 +145,11 @@ async def test_clear_resumes_after_sigkill(
         assert not late.items
         other = await memory.recall("b", "zebra stripes", k=50)
         assert len(other.items) == min(50, CLAIMS_B)
-        supervisor = await memory._supervisor("a")
-        assert supervisor.slot.index is not None
-        assert not [k for k in supervisor.slot.index.keys().tolist() if k < 1 << 40]
+        supervisor = await runtime_core(memory).registry.get("a")
+        assert supervisor.projection.index is not None
+        assert not [
+            k for k in supervisor.projection.index.keys().tolist() if k < 1 << 40
+        ]
         written = await memory.remember("a", "A fresh start after the clear.")
         assert written.claim_id is not None
 

@@ -18,6 +18,7 @@ from cairn.errors import (
     InvalidTransitionError,
     UnknownDirectiveError,
 )
+from cairn.runtime.core import runtime_core
 from cairn.store.connection import open_connection
 from cairn.testing import FixedDomainClock
 
@@ -148,8 +149,8 @@ async def test_suppressed_topic_filters_before_access_accounting(
     assert any("hiking" in t for t in texts)
     assert "Do not bring up this topic: divorce" in after.directive_block
     # The audit row of this recall names only what was shown.
-    supervisor = await memory._supervisor("a")
-    await supervisor.maintenance.run_pass()
+    supervisor = await runtime_core(memory).registry.get("a")
+    await supervisor.run_maintenance_pass()
     connection = open_connection(data_dir / "cairn.db")
     try:
         details = [

@@ -13,8 +13,10 @@ import trio.testing
 from tests.helpers import turn
 
 from cairn import MemoryConfig, RecallStatus, open_memory
+from cairn.domain.ids import AgentId
 from cairn.errors import DrainingError, DrainTimeoutError
 from cairn.providers.embedding import Vectors
+from cairn.runtime.core import runtime_core
 from cairn.testing import FixedDomainClock, HashingEmbedder
 
 
@@ -55,7 +57,10 @@ async def test_drain_times_out_keeps_accepted_work_and_resume_rearms(
         # Reads go on; an agent first seen while drained starts drained too.
         recall = await memory.recall("c", "anything")
         assert recall.status is RecallStatus.OK
-        assert memory._supervisors["c"].accepting is False
+        assert (
+            runtime_core(memory).registry.running_supervisor(AgentId("c")).accepting
+            is False
+        )
 
         embedder.gate.set()
         settled = await memory.drain()
@@ -66,7 +71,7 @@ async def test_drain_times_out_keeps_accepted_work_and_resume_rearms(
         assert counts["embeddings"] == 1
 
         await memory.resume()
-        assert all(s.accepting for s in memory._supervisors.values())
+        assert all(s.accepting for s in runtime_core(memory).registry.running())
         assert (await memory.ingest("a", [turn("e2", "I also have a dog.")])).ingested
         assert (await memory.ingest("c", [turn("c1", "I like tea.")])).ingested
         await memory.wait_idle()

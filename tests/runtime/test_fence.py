@@ -12,8 +12,9 @@ from cairn.domain.claim import ClaimDraft, ClaimKind, SourceSpan
 from cairn.domain.ids import AgentId, EventId
 from cairn.errors import StaleResultError
 from cairn.ingestion.validate import ValidatedBatch
+from cairn.runtime.core import runtime_core
 from cairn.runtime.fence import AgentFence
-from cairn.runtime.messages import CommitBatch
+from cairn.runtime.writes import CommitBatch
 from cairn.store.agents import advance_epoch
 from cairn.store.batches import Lease
 from cairn.store.evidence import load_events
@@ -46,9 +47,9 @@ async def test_advance_cancels_old_scopes_with_a_reason() -> None:
 async def test_stale_identity_is_refused_at_commit(memory: Memory) -> None:
     await memory.ingest("agent-a", [turn("e1", "I love sailing.")])
     await memory.wait_idle("agent-a")
-    supervisor = await memory._supervisor("agent-a")
+    supervisor = await runtime_core(memory).registry.get("agent-a")
     stale_identity = supervisor.fence.current()
-    await memory.database.write(
+    await runtime_core(memory).database.write(
         lambda connection: advance_epoch(connection, AgentId("agent-a"))
     )
 
@@ -60,17 +61,18 @@ async def test_stale_identity_is_refused_at_commit(memory: Memory) -> None:
             load_events(reader.connection, AgentId("agent-a"), [rowid]).values()
         )
 
-    batch = await memory.database.read(events)
+    batch = await runtime_core(memory).database.read(events)
     draft = ClaimDraft(
         ClaimKind.FACT, "Ana owns a red sailboat", (SourceSpan(EventId("e1"), 0, 6),)
     )
     # The identity is checked first, inside the transaction: the lease is never reached.
     lease = Lease(999, "token", 0.0, 1, "flush", tuple(batch))
-    request = CommitBatch(stale_identity, lease, ValidatedBatch((draft,), (), (), 0))
-    await supervisor.write_requests_send.send(request)
+    request = CommitBatch(
+        lease=lease, batch=ValidatedBatch((draft,), (), (), 0), identity=stale_identity
+    )
     with pytest.raises(StaleResultError):
-        await request.reply.wait()
-    texts = await memory.database.read(
+        await supervisor.commit(request)
+    texts = await runtime_core(memory).database.read(
         lambda reader: [
             r[0] for r in reader.connection.execute("SELECT text FROM claims")
         ]

@@ -23,6 +23,7 @@ from cairn.errors import (
 )
 from cairn.providers.embedding import Vectors
 from cairn.retrieval.candidates import EVENT_KEY_BASE
+from cairn.runtime.core import runtime_core
 from cairn.store.clear_jobs import start_clear
 from cairn.store.connection import open_connection
 from cairn.store.forget import RememberOutcome
@@ -64,7 +65,7 @@ async def test_forget_then_replay_of_the_same_source_stays_forgotten(
     recall = await memory.recall("a", "where do I live Lisbon", k=20)
     assert not [item for item in recall.items if "Lisbon" in item.text]
     # Replay 1: the same evidence is extracted again (a crashed batch re-run, say).
-    await memory.database.write(
+    await runtime_core(memory).database.write(
         lambda c: c.execute("UPDATE events SET extracted = 0 WHERE agent_id = 'a'")
     )
     await memory.wait_idle("a")
@@ -177,7 +178,7 @@ async def test_generic_lifecycle_calls_refuse_persona_and_working_rows(
         )
 
     for kind in ("persona", "working"):
-        await memory.database.write(lambda c, kind=kind: insert(c, kind))
+        await runtime_core(memory).database.write(lambda c, kind=kind: insert(c, kind))
         with pytest.raises(ProtectedClaimError):
             await memory.forget("a", kind)
         with pytest.raises(ProtectedClaimError):
@@ -203,8 +204,8 @@ async def test_lifecycle_calls_are_refused_while_a_clear_is_pending(
     assert stored.claim_id is not None
     claim_id = stored.claim_id
     # The job is persisted but its actor is not woken: it stays pending for this test.
-    await memory.database.write(
-        lambda c: start_clear(c, AgentId("a"), memory.clock.now())
+    await runtime_core(memory).database.write(
+        lambda c: start_clear(c, AgentId("a"), runtime_core(memory).clock.now())
     )
     with pytest.raises(ClearPendingError):
         await memory.remember("a", "A new fact during the clear.")
@@ -249,8 +250,8 @@ async def test_a_vector_in_flight_for_a_forgotten_claim_never_reaches_the_projec
     async with open_memory(
         data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=embedder
     ) as memory:
-        supervisor = await memory._supervisor("a")
-        await supervisor.slot.caught_up.wait()
+        supervisor = await runtime_core(memory).registry.get("a")
+        await supervisor.projection.caught_up.wait()
         stored = await memory.remember("a", "My bike lock code is 4321.")
         assert stored.claim_id is not None
         with trio.fail_after(30):
@@ -258,11 +259,11 @@ async def test_a_vector_in_flight_for_a_forgotten_claim_never_reaches_the_projec
         await memory.forget("a", stored.claim_id)
         embedder.gate.set()
         await memory.wait_idle("a")
-        index = supervisor.slot.index
+        index = supervisor.projection.index
         assert index is not None
         keys = index.keys()
         claim_keys = [int(key) for key in keys if key < EVENT_KEY_BASE]
-        rows = await memory.database.read(
+        rows = await runtime_core(memory).database.read(
             lambda reader: reader.connection.execute(
                 "SELECT count(*) FROM embeddings WHERE target = 'claim'"
             ).fetchone()

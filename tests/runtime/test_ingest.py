@@ -7,6 +7,7 @@ from tests.helpers import turn
 
 from cairn import IntakeOutcome, Memory, Turn
 from cairn.errors import ConflictingEventError, InvalidInputError
+from cairn.runtime.core import runtime_core
 
 
 async def test_same_id_same_content_is_a_no_op(memory: Memory) -> None:
@@ -96,7 +97,7 @@ async def test_runtime_events_are_evidence_with_their_kind(memory: Memory) -> No
             turn(f"r{index}", f"Build {index} {kind}", role="event", kind=kind),
         )
         assert result.outcome is IntakeOutcome.INGESTED
-    stored = await memory.database.read(
+    stored = await runtime_core(memory).database.read(
         lambda reader: [
             str(row[0])
             for row in reader.connection.execute(
@@ -131,7 +132,7 @@ async def test_unchanged_repeats_merge_and_keep_every_id(memory: Memory) -> None
         IntakeOutcome.DUPLICATE,
         IntakeOutcome.REJECTED,
     ]
-    counts = await memory.database.read(
+    counts = await runtime_core(memory).database.read(
         lambda reader: [
             (str(row[0]), int(row[1]))
             for row in reader.connection.execute(
@@ -150,7 +151,7 @@ async def test_long_messages_become_indexed_segments(memory: Memory) -> None:
     text = f"{filler}I have a grey cat named Miso."
     result = await memory.ingest_turn("agent-a", turn("long", text))
     assert result.segments > 1
-    rows = await memory.database.read(
+    rows = await runtime_core(memory).database.read(
         lambda reader: [
             (str(row[0]), str(row[1]))
             for row in reader.connection.execute(
@@ -165,7 +166,7 @@ async def test_long_messages_become_indexed_segments(memory: Memory) -> None:
     recall = await memory.recall("agent-a", "grey cat Miso")
     assert any("Miso" in item.text for item in recall.items)
     # The tail segment is extracted like any turn.
-    claims = await memory.database.read(
+    claims = await runtime_core(memory).database.read(
         lambda reader: [
             str(row[0]) for row in reader.connection.execute("SELECT text FROM claims")
         ]

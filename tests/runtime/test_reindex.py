@@ -13,6 +13,7 @@ from tests.helpers import turn
 
 from cairn import Degradation, open_memory
 from cairn.providers.embedding import Vectors
+from cairn.runtime.core import runtime_core
 from cairn.testing import FixedDomainClock, HashingEmbedder
 
 TURNS = [
@@ -49,17 +50,19 @@ async def test_model_switch_reindexes_without_mixing(data_dir: Path) -> None:
         assert during.manifest is not None
         assert Degradation.REINDEXING in during.manifest.degradations
         assert any("Miso" in item.text for item in during.items)  # lexical still serves
-        supervisor = await memory._supervisor("a")
-        assert supervisor.slot.index is not None
-        assert len(supervisor.slot.index) == 0  # the old model's vectors are not served
+        supervisor = await runtime_core(memory).registry.get("a")
+        assert supervisor.projection.index is not None
+        assert (
+            len(supervisor.projection.index) == 0
+        )  # the old model's vectors are not served
         new_model.gate.set()
         with trio.fail_after(30):
-            await supervisor.slot.caught_up.wait()
+            await supervisor.projection.caught_up.wait()
         after = await memory.recall("a", "cat Miso")
         assert after.manifest is not None
         assert after.manifest.degradations == ()
-        assert len(supervisor.slot.index) == len(TURNS)
-        assert supervisor.slot.index.dimension == 128
+        assert len(supervisor.projection.index) == len(TURNS)
+        assert supervisor.projection.index.dimension == 128
         status = await memory.status()
     # Both identities' blobs are kept (switching back needs no re-embedding).
     assert status["agents"]["a"]["embeddings"] == 2 * len(TURNS)

@@ -9,6 +9,7 @@ from tests.conftest import TEST_CONFIG
 from tests.helpers import turn
 
 from cairn import open_memory
+from cairn.runtime.core import runtime_core
 from cairn.testing import FixedDomainClock, HashingEmbedder
 
 
@@ -35,9 +36,9 @@ async def test_restart_keeps_everything(
     ) as memory:
         after = await memory.recall("agent-a", "oolong tea Tomas Porto", k=10)
         status_after = (await memory.status())["agents"]["agent-a"]
-        supervisor = await memory._supervisor("agent-a")
-        assert supervisor.slot.index is not None
-        assert len(supervisor.slot.index) == status_before["embeddings"]
+        supervisor = await runtime_core(memory).registry.get("agent-a")
+        assert supervisor.projection.index is not None
+        assert len(supervisor.projection.index) == status_before["embeddings"]
     assert [i.id for i in after.items] == [i.id for i in before.items]
     for key in ("events", "claims", "embeddings"):
         assert status_after[key] == status_before[key]
@@ -60,8 +61,8 @@ async def test_lost_vector_file_is_rebuilt_from_blobs(
         data_dir, TEST_CONFIG, clock=clock, embedder=embedder
     ) as memory:
         recall = await memory.recall("agent-a", "postcards", k=5)
-        supervisor = await memory._supervisor("agent-a")
-        assert supervisor.slot.index is not None
-        assert len(supervisor.slot.index) >= 1
+        supervisor = await runtime_core(memory).registry.get("agent-a")
+        assert supervisor.projection.index is not None
+        assert len(supervisor.projection.index) >= 1
     assert any("postcards" in item.text for item in recall.items)
     assert embedder.calls == 1

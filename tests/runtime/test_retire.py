@@ -14,7 +14,9 @@ from tests.conftest import TEST_CONFIG
 from tests.helpers import turn
 
 from cairn import Memory, open_memory
+from cairn.domain.ids import AgentId
 from cairn.errors import ClearPendingError, RuntimeClosedError
+from cairn.runtime.core import runtime_core
 from cairn.store.connection import open_connection
 from cairn.store.forget import RememberOutcome
 from cairn.store.retire import namespace_tables
@@ -59,8 +61,8 @@ async def _fill(memory: Memory, agent: str) -> None:
     assert forgotten.claim_id is not None
     await memory.forget(agent, forgotten.claim_id)
     await memory.recall(agent, "hiking ramen", k=10)
-    supervisor = await memory._supervisor(agent)
-    await supervisor.maintenance.run_pass()  # audit rows and a published vector file
+    supervisor = await runtime_core(memory).registry.get(agent)
+    await supervisor.run_maintenance_pass()  # audit rows and a published vector file
 
 
 async def test_retire_then_recreate_starts_empty(
@@ -146,7 +148,7 @@ async def test_retire_killed_midway_finishes_at_next_open(
     ) as memory:
         await memory.resume_interrupted_clears()
         assert set(_namespace_counts(db, "a").values()) == {0}
-        assert "a" not in memory._supervisors
+        assert runtime_core(memory).registry.running_supervisor(AgentId("a")) is None
         assert _namespace_counts(db, "b") == before_b
         assert (await memory.recall("b", "hiking", k=5)).items
 

@@ -11,12 +11,13 @@ from tests.helpers import turn
 
 from cairn import Memory
 from cairn.errors import InvalidInputError
+from cairn.runtime.core import runtime_core
 
 AGENT = "a"
 
 
 async def _claims(memory: Memory) -> list[str]:
-    return await memory.database.read(
+    return await runtime_core(memory).database.read(
         lambda reader: sorted(
             str(row[0])
             for row in reader.connection.execute(
@@ -27,7 +28,7 @@ async def _claims(memory: Memory) -> list[str]:
 
 
 async def _states(memory: Memory) -> dict[str, int]:
-    return await memory.database.read(
+    return await runtime_core(memory).database.read(
         lambda reader: {
             str(row[0]): int(row[1])
             for row in reader.connection.execute(
@@ -38,7 +39,7 @@ async def _states(memory: Memory) -> dict[str, int]:
 
 
 async def _scalar(memory: Memory, sql: str, *params: Any) -> Any:
-    return await memory.database.read(
+    return await runtime_core(memory).database.read(
         lambda reader: reader.connection.execute(sql, params).fetchone()[0]
     )
 
@@ -131,7 +132,7 @@ async def test_a_fork_does_not_replay_the_extracted_prefix(memory: Memory) -> No
     await memory.wait_idle(AGENT)
     states = await _states(memory)
     assert (states["f1"], states["f2"], states["f3"]) == (2, 2, 1)
-    event_ids = await memory.database.read(
+    event_ids = await runtime_core(memory).database.read(
         lambda reader: [
             str(row[0])
             for row in reader.connection.execute(

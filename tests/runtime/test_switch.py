@@ -22,7 +22,8 @@ from cairn.providers.embedding import Vectors
 from cairn.providers.http.client import open_http_client
 from cairn.providers.http.text import HttpTextConfig
 from cairn.providers.http.text_openai import OpenAICompatibleTextProvider
-from cairn.runtime.messages import StoreEmbeddings
+from cairn.runtime.core import runtime_core
+from cairn.runtime.writes import StoreEmbeddings
 from cairn.testing import FixedDomainClock, HashingEmbedder
 from cairn.vectors.codec import decode_vectors, encode_vector
 from cairn.vectors.identity import EmbeddingIdentity
@@ -81,7 +82,7 @@ class OtherModel(HashingEmbedder):
 
 
 async def _blobs(memory: Memory, agent: str) -> list[tuple[str, str, int, bytes]]:
-    return await memory.database.read(
+    return await runtime_core(memory).database.read(
         lambda reader: [
             (str(row[0]), str(row[1]), int(row[2]), bytes(row[3]))
             for row in reader.connection.execute(
@@ -106,7 +107,7 @@ async def test_a_b_a_switch_during_an_in_flight_batch_commits_nothing_stale(
         await memory.ingest("a", TURNS[2:])
         with trio.fail_after(30):
             await model_a.entered.wait()
-        supervisor = await memory._supervisor("a")
+        supervisor = await runtime_core(memory).registry.get("a")
         epoch = supervisor.fence.epoch
         assert await memory.use_embedder(model_b)
         assert await memory.use_embedder(model_a)
@@ -122,9 +123,9 @@ async def test_a_b_a_switch_during_an_in_flight_batch_commits_nothing_stale(
     a_rows = [row for row in rows if row[0] == model_a.identity.model]
     # Every event and claim has exactly one vector of A, made in the current epoch.
     assert len(a_rows) == len({(target, blob) for _, target, _, blob in a_rows})
-    index = supervisor.slot.index
+    index = supervisor.projection.index
     assert index is not None
-    assert supervisor.slot.identity == model_a.identity
+    assert supervisor.projection.identity == model_a.identity
     assert len(index) == status["agents"]["a"]["embeddings"] - sum(
         1 for row in rows if row[0] == model_b.identity.model
     )
@@ -141,17 +142,18 @@ async def test_same_dimension_switch_never_mixes_spaces(data_dir: Path) -> None:
     ) as memory:
         await memory.ingest("a", TURNS)
         await memory.wait_idle("a")
-        supervisor = await memory._supervisor("a")
+        supervisor = await runtime_core(memory).registry.get("a")
         assert await memory.use_embedder(model_b)
         # The old projection stops serving at once, before any B vector exists.
-        assert supervisor.slot.index is None or supervisor.slot.identity == (
-            model_b.identity
+        assert (
+            supervisor.projection.index is None
+            or supervisor.projection.identity == (model_b.identity)
         )
         during = await memory.recall("a", "cat Miso")
         assert during.manifest is not None
         assert Degradation.REINDEXING in during.manifest.degradations
         assert any("Miso" in item.text for item in during.items)  # lexical serves
-        index = supervisor.slot.index
+        index = supervisor.projection.index
         assert index is None or len(index) == 0
         model_b.gate.set()
         with trio.fail_after(30):
@@ -160,10 +162,10 @@ async def test_same_dimension_switch_never_mixes_spaces(data_dir: Path) -> None:
         rows = await _blobs(memory, "a")
     assert after.manifest is not None
     assert after.manifest.degradations == ()
-    assert supervisor.slot.identity == model_b.identity
-    assert supervisor.slot.index is not None
+    assert supervisor.projection.identity == model_b.identity
+    assert supervisor.projection.index is not None
     b_blobs = [blob for model, _, _, blob in rows if model == "other-model"]
-    assert len(supervisor.slot.index) == len(b_blobs)
+    assert len(supervisor.projection.index) == len(b_blobs)
     # Every B vector is B's own embedding of its text, none copied from A's space.
     a_blobs = {blob for model, _, _, blob in rows if model == "hashing-v1"}
     assert not a_blobs & set(b_blobs)
@@ -231,7 +233,7 @@ async def test_switch_clears_the_breaker(data_dir: Path) -> None:
         assert Degradation.BREAKER_OPEN in opened.manifest.degradations
         assert (await memory.status())["agents"]["a"]["query_breaker"] == "open"
         # Same identity (e.g. the base URL moved): no epoch change, but a fresh breaker.
-        supervisor = await memory._supervisor("a")
+        supervisor = await runtime_core(memory).registry.get("a")
         epoch = supervisor.fence.epoch
         assert not await memory.use_embedder(HashingEmbedder(dimension=64))
         assert supervisor.fence.epoch == epoch
@@ -241,7 +243,12 @@ async def test_switch_clears_the_breaker(data_dir: Path) -> None:
     assert after.manifest.degradations == ()
 
 
-async def test_switch_reaches_agents_that_are_not_running(data_dir: Path) -> None:
+async def test_an_agent_not_running_at_a_switch_starts_with_the_new_embedder(
+    data_dir: Path,
+) -> None:
+    # An agent with no supervisor has no work in flight that could be stale, so the
+    # switch need not touch it: it starts fenced at its stored epoch, serving only the
+    # new identity's projection (rebuilt for it in the background).
     model_a, model_b = HashingEmbedder(dimension=64), OtherModel()
     async with open_memory(
         data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=model_a
@@ -251,19 +258,11 @@ async def test_switch_reaches_agents_that_are_not_running(data_dir: Path) -> Non
     async with open_memory(
         data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=model_a
     ) as memory:
-        before = await memory.database.read(
-            lambda reader: reader.connection.execute(
-                "SELECT config_epoch FROM agents WHERE agent_id = 'sleeping'"
-            ).fetchone()
-        )
         assert await memory.use_embedder(model_b)  # "sleeping" has no supervisor yet
         await memory.wait_idle("sleeping")
-        supervisor = await memory._supervisor("sleeping")
-        epoch = supervisor.fence.epoch
+        supervisor = await runtime_core(memory).registry.get("sleeping")
         recall = await memory.recall("sleeping", "sister Lisbon")
-    assert before is not None
-    assert epoch == int(before[0]) + 1
-    assert supervisor.slot.identity == model_b.identity
+    assert supervisor.projection.identity == model_b.identity
     assert recall.manifest is not None
     assert recall.manifest.degradations == ()
 
@@ -298,7 +297,7 @@ async def test_reconfigure_switches_http_providers_from_the_config_file(
                 await memory.wait_idle("a")
                 recall = await memory.recall("a", "cello")
                 status = await memory.status()
-                supervisor = await memory._supervisor("a")
+                supervisor = await runtime_core(memory).registry.get("a")
                 (data / "cairn.toml").write_text(
                     "[embedding]\nprovider = 'nope'\n", encoding="utf-8"
                 )
@@ -311,8 +310,8 @@ async def test_reconfigure_switches_http_providers_from_the_config_file(
         "dimension": 12,
         "metric": "cos",
     }
-    assert supervisor.slot.index is not None
-    assert supervisor.slot.index.dimension == 12
+    assert supervisor.projection.index is not None
+    assert supervisor.projection.index.dimension == 12
     assert recall.manifest is not None
     assert recall.manifest.degradations == ()
     assert server_b.requests, "the new provider was never called"
@@ -329,16 +328,19 @@ async def test_embedding_result_of_the_old_identity_is_refused_at_commit(
     ) as memory:
         await memory.ingest("a", TURNS)
         await memory.wait_idle("a")
-        supervisor = await memory._supervisor("a")
+        supervisor = await runtime_core(memory).registry.get("a")
         old = supervisor.fence.current()
         rows_before = await _blobs(memory, "a")
         await memory.use_embedder(model_b)
         await memory.use_embedder(model_a)
         vector = encode_vector(np.full(64, 0.125, dtype=np.float32))
-        request = StoreEmbeddings(old, model_a.identity, (("event", 1, vector),))
-        await supervisor.write_requests_send.send(request)
+        request = StoreEmbeddings(
+            embedding_identity=model_a.identity,
+            rows=(("event", 1, vector),),
+            identity=old,
+        )
         with pytest.raises(StaleResultError):
-            await request.reply.wait()
+            await supervisor.commit(request)
         await memory.wait_idle("a")
         rows_after = await _blobs(memory, "a")
     a_after = sorted(row for row in rows_after if row[0] == "hashing-v1")

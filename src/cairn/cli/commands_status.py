@@ -10,6 +10,7 @@ from rich.text import Text
 
 from cairn.cli.app import EXIT_OK, CliContext, JsonOption, app, emit_json, run
 from cairn.cli.app import stdout_console as console
+from cairn.runtime.core import runtime_core
 from cairn.store.agents import agent_epochs
 from cairn.store.clear_jobs import pending_clear_jobs
 from cairn.store.embeddings import embeddings_by_identity
@@ -28,7 +29,7 @@ async def read_status(memory: Memory) -> dict[str, Any]:
     ``stored_vectors`` counts the stored vectors of each embedding identity.
     """
     status = await memory.status()
-    epochs, jobs, vectors = await memory.database.read(
+    epochs, jobs, vectors = await runtime_core(memory).database.read(
         lambda reader: (
             agent_epochs(reader.connection),
             pending_clear_jobs(reader.connection),

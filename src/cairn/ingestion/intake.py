@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cairn.domain.evidence import PreparedEvent
+from cairn.errors import MessageTooLargeError
 from cairn.ingestion.redact import redact
 from cairn.ingestion.segment import cut_segments
 
@@ -21,12 +22,28 @@ if TYPE_CHECKING:
 __all__ = ["prepare_turns"]
 
 
-def prepare_turns(turns: Sequence[Turn], max_bytes: int) -> list[PreparedEvent]:
+# Segments one message may become (about 2.4 MB at the default 2400-byte segments): a
+# bound on what one turn can make the writer, the extractor and the embedder do.
+MAX_SEGMENTS = 1000
+
+
+def prepare_turns(
+    turns: Sequence[Turn], max_bytes: int, *, max_segments: int = MAX_SEGMENTS
+) -> list[PreparedEvent]:
+    """Redacted, segmented turns; a turn over ``max_segments`` segments raises
+    :class:`MessageTooLargeError` and nothing of the call is stored."""
     prepared = []
     for turn in turns:
         redacted = redact(turn.text)
         speaker = None if turn.speaker is None else redact(turn.speaker).text
         text = redacted.text
+        segments = tuple(cut_segments(text, max_bytes)) if text else ("",)
+        if len(segments) > max_segments:
+            raise MessageTooLargeError(
+                f"event {turn.event_id!r} is {len(text.encode())} bytes: over"
+                f" {max_segments} segments of {max_bytes} bytes; split it into"
+                " several turns"
+            )
         prepared.append(
             PreparedEvent(
                 event_id=turn.event_id,
@@ -34,7 +51,7 @@ def prepare_turns(turns: Sequence[Turn], max_bytes: int) -> list[PreparedEvent]:
                 role=turn.role,
                 kind=turn.kind,
                 text=text,
-                segments=tuple(cut_segments(text, max_bytes)) if text else ("",),
+                segments=segments,
                 at=turn.at,
                 speaker=speaker,
                 replaces=turn.replaces,

@@ -8,6 +8,7 @@ same over IPC as embedded.
 from __future__ import annotations
 
 from cairn.errors import (
+    AgentUnavailableError,
     CairnError,
     ClearPendingError,
     ConflictingEventError,
@@ -18,6 +19,7 @@ from cairn.errors import (
     InvalidScopeError,
     InvalidTemporalError,
     InvalidTransitionError,
+    MessageTooLargeError,
     ProposalRejectedError,
     ProtectedClaimError,
     ProtocolError,
@@ -45,6 +47,7 @@ INTERNAL = "internal"
 # Most specific first: the first class the error is an instance of names it.
 ERROR_CODES: tuple[tuple[type[CairnError], str], ...] = (
     (ConflictingEventError, "conflicting_event"),
+    (MessageTooLargeError, "message_too_large"),
     (InvalidScopeError, "invalid_scope"),
     (InvalidTemporalError, "invalid_temporal"),
     (ProtectedClaimError, "protected_claim"),
@@ -68,6 +71,7 @@ ERROR_CODES: tuple[tuple[type[CairnError], str], ...] = (
     (DrainingError, "draining"),
     (RuntimeClosedError, "runtime_closed"),
     (DrainTimeoutError, "drain_timeout"),
+    (AgentUnavailableError, "agent_unavailable"),
     (DataDirectoryInUseError, "data_directory_in_use"),
     (ProtocolVersionError, "version_mismatch"),
     (CairnError, "cairn_error"),

@@ -20,6 +20,10 @@ class Reply(Generic[T]):
     _value: T | None = attrs.field(default=None, init=False)
     _error: BaseException | None = attrs.field(default=None, init=False)
 
+    @property
+    def done(self) -> bool:
+        return self._event.is_set()
+
     def set(self, value: T) -> None:
         self._value = value
         self._event.set()

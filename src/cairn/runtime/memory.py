@@ -18,26 +18,22 @@ import trio
 from cairn.clock import DomainClock, SystemDomainClock
 from cairn.config import MemoryConfig
 from cairn.domain.evidence import SessionInfo, SessionKind
-from cairn.domain.ids import AgentId, EventId, SessionId, validate_agent_id
+from cairn.domain.ids import AgentId, EventId, SessionId
 from cairn.domain.scope import RecallContext
-from cairn.errors import (
-    ConflictingEventError,
-    DrainingError,
-    DrainTimeoutError,
-    InvalidInputError,
-    RuntimeClosedError,
-)
+from cairn.errors import ConflictingEventError, InvalidInputError
 from cairn.ingestion.extract import RuleExtractor
 from cairn.providers.gateway import QueryEmbeddingGateway
-from cairn.providers.http.text import TextProvider
 from cairn.providers.settings import (
     EmbeddingSettings,
     load_embedding_settings,
     load_text_settings,
 )
-from cairn.runtime import forgetting
+from cairn.runtime import clearing, lifecycle
+from cairn.runtime.actors.write_coordinator import SharedWrite, SharedWriter
+from cairn.runtime.admission import WriteAdmission
+from cairn.runtime.core import RuntimeCore
 from cairn.runtime.database import Database
-from cairn.runtime.mailbox import WorkCounter
+from cairn.runtime.directives import DirectiveBook
 from cairn.runtime.providers import (
     ActiveEmbedder,
     SharedHttpClient,
@@ -45,21 +41,23 @@ from cairn.runtime.providers import (
     build_text_provider,
 )
 from cairn.runtime.recall import RecallPlan
-from cairn.runtime.supervisor import AgentSupervisor, open_agent_supervisor
+from cairn.runtime.registry import AgentRegistry
+from cairn.runtime.supervisor import AgentServices
+from cairn.runtime.switching import ProviderSwitch
 from cairn.runtime.threads import Limiters, run_in_thread
-from cairn.store.agents import advance_all_epochs, list_agents
-from cairn.store.batches import batch_statistics, count_pending
 from cairn.store.evidence import IntakeOutcome, IntakeResult
 from cairn.store.repair import repair_claims
 from cairn.store.sessions import session_cursor
+from cairn.store.status import agent_counts
 from cairn.vectors.manager import VectorStoreManager
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterator, Sequence
+    from collections.abc import AsyncIterator, Sequence
 
     from cairn.domain.evidence import Turn
     from cairn.domain.scope import Scope
     from cairn.providers.embedding import EmbeddingProvider, Vectors
+    from cairn.providers.http.text import TextProvider
     from cairn.retrieval.types import Recall
     from cairn.store.forget import ForgetResult, LifecycleResult, RememberResult
 
@@ -100,91 +98,30 @@ class DrainReport:
 
 @attrs.define(eq=False)
 class Memory:
-    path: Path
-    config: MemoryConfig
-    clock: DomainClock
-    database: Database
-    limiters: Limiters
-    active: ActiveEmbedder
-    gateway: QueryEmbeddingGateway
-    vectors: VectorStoreManager
-    nursery: trio.Nursery
-    http: SharedHttpClient = attrs.field(factory=SharedHttpClient)
-    extractor: RuleExtractor = attrs.field(factory=RuleExtractor)
-    text_provider: TextProvider | None = None
-    closed: bool = False
-    # False between drain() and resume(): every write entry point refuses new work.
-    accepting: bool = True
-    _supervisors: dict[AgentId, AgentSupervisor] = attrs.field(factory=dict)
-    _starting: dict[AgentId, trio.Event] = attrs.field(factory=dict)
-    # Held while a supervisor starts and while the embedder is switched, so a starting
-    # agent never reads its epoch before a switch and misses the switch itself.
-    _switching: trio.Lock = attrs.field(factory=trio.Lock)
-    # Direct writes (clear, add_directive) in progress; ingestion is counted per agent.
-    _writes: WorkCounter = attrs.field(factory=WorkCounter)
+    """The embedded API. A facade: it validates input and hands off to the runtime's
+    parts (cairn.runtime.core), which it keeps private."""
+
+    _core: RuntimeCore
+
+    @property
+    def path(self) -> Path:
+        return self._core.path
 
     @property
     def embedder(self) -> EmbeddingProvider:
         """The embedder serving now (it changes on :meth:`use_embedder`)."""
-        return self.active.provider
-
-    _stopped: dict[AgentId, trio.Event] = attrs.field(factory=dict)
-
-    async def _supervisor(self, agent_id: str) -> AgentSupervisor:
-        if self.closed:
-            raise RuntimeClosedError("the memory runtime is closed")
-        try:
-            agent = validate_agent_id(agent_id)
-        except ValueError as error:
-            raise InvalidInputError(str(error)) from None
-        while agent not in self._supervisors:
-            starting = self._starting.get(agent)
-            if starting is not None:
-                await starting.wait()
-                continue
-            self._starting[agent] = trio.Event()
-            try:
-                async with self._switching:
-                    supervisor = await self.nursery.start(self._run_supervisor, agent)
-                    supervisor.accepting = self.accepting
-                    self._supervisors[agent] = supervisor
-            finally:
-                self._starting.pop(agent).set()
-        return self._supervisors[agent]
-
-    async def _run_supervisor(
-        self, agent_id: AgentId, *, task_status: trio.TaskStatus[AgentSupervisor]
-    ) -> None:
-        try:
-            async with open_agent_supervisor(
-                agent_id,
-                database=self.database,
-                limiters=self.limiters,
-                config=self.config,
-                clock=self.clock,
-                embedder=self.active,
-                gateway=self.gateway,
-                vectors=self.vectors,
-                extractor=self.extractor,
-                text_provider=self.text_provider,
-            ) as supervisor:
-                task_status.started(supervisor)
-                await trio.sleep_forever()
-        finally:
-            self._supervisors.pop(agent_id, None)
-            self._stopped.pop(agent_id, trio.Event()).set()
-            self.gateway.reset(agent_id)
+        return self._core.active.provider
 
     # -- ingestion ---------------------------------------------------------------------
     async def ingest(self, agent_id: str, turns: Sequence[Turn]) -> IngestReport:
         """Store turns as evidence (idempotent by event ID); extraction follows in the background.
 
-        Atomic with respect to cancellation: the batch commits whole or not at all.
+        Atomic with respect to cancellation: the batch commits whole or not at all. A
+        turn over the per-message segment cap raises MessageTooLargeError and nothing of
+        the call is stored.
         """
-        self._check_accepting()
-        supervisor = await self._supervisor(agent_id)
-        self._check_accepting()  # a drain may have begun while the supervisor started
-        return IngestReport(tuple(await supervisor.ingest(turns)))
+        async with self._core.admission.write(agent_id) as supervisor:
+            return IngestReport(tuple(await supervisor.ingest(turns)))
 
     async def ingest_turn(self, agent_id: str, turn: Turn) -> IntakeResult:
         """Ingest one turn; a reused ID with other content raises ConflictingEventError."""
@@ -231,26 +168,28 @@ class Memory:
             )
         except ValueError as error:
             raise InvalidInputError(str(error)) from None
-        await (await self._supervisor(agent_id)).declare_session(info)
+        async with self._core.admission.write(agent_id) as supervisor:
+            await supervisor.declare_session(info)
 
     async def session_cursor(self, agent_id: str, session_id: str) -> str | None:
         """The event ID up to which the session is settled (extracted and embedded), or
         ``None`` before its first settled event."""
-        agent = (await self._supervisor(agent_id)).agent_id
-        return await self.database.read(
+        agent = (await self._core.registry.get(agent_id)).agent_id
+        return await self._core.database.read(
             lambda reader: session_cursor(reader.connection, agent, session_id)
         )
 
     async def replay_dead_letters(self, agent_id: str) -> int:
         """Give the agent's dead extraction batches fresh attempts; returns how many."""
-        return await (await self._supervisor(agent_id)).replay_dead_letters()
+        async with self._core.admission.write(agent_id) as supervisor:
+            return await supervisor.replay_dead_letters()
 
     async def wait_idle(self, agent_id: str | None = None) -> None:
         """Wait until accepted turns are extracted and embedded (one agent, or all)."""
         if agent_id is not None:
-            await (await self._supervisor(agent_id)).wait_idle()
+            await (await self._core.registry.get(agent_id)).wait_idle()
             return
-        for supervisor in list(self._supervisors.values()):
+        for supervisor in self._core.registry.running():
             await supervisor.wait_idle()
 
     # -- recall ------------------------------------------------------------------------
@@ -278,20 +217,21 @@ class Memory:
         vector: Vectors | None = None
         if query_vector is not None:
             vector = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+        config = self._core.config
         plan = RecallPlan(
             query=query,
             context=context,
-            k=k or self.config.recall_k,
-            budget_bytes=budget_bytes or self.config.budget_bytes,
+            k=k or config.recall_k,
+            budget_bytes=budget_bytes or config.budget_bytes,
             query_vector=vector,
         )
-        supervisor = await self._supervisor(agent_id)
+        supervisor = await self._core.registry.get(agent_id)
         return await supervisor.recall(
-            plan, self.config.recall_wait_s if wait_s is None else wait_s
+            plan, config.recall_wait_s if wait_s is None else wait_s
         )
 
     async def fetch_recall(self, agent_id: str, request_id: str) -> Recall:
-        return await (await self._supervisor(agent_id)).fetch_recall(request_id)
+        return await (await self._core.registry.get(agent_id)).fetch_recall(request_id)
 
     # -- forgetting ----------------------------------------------------------------------
     async def clear(self, agent_id: str) -> dict[str, Any]:
@@ -299,11 +239,7 @@ class Memory:
 
         Resumes after a crash from the stored phase. Returns what was and was not removed.
         """
-        self._check_accepting()
-        supervisor = await self._supervisor(agent_id)
-        with self._accepted_write():
-            deleted = await supervisor.clear()
-        return await forgetting.clear_report(supervisor, deleted)
+        return await clearing.clear(self._core.admission, self._core.database, agent_id)
 
     async def remember(
         self,
@@ -316,84 +252,53 @@ class Memory:
     ) -> RememberResult:
         """Store one claim explicitly. ``by="user"`` is the user's own add and releases a
         tombstone of exactly this claim; ``by="model"`` never does (it is suppressed)."""
-        self._check_accepting()
-        supervisor = await self._supervisor(agent_id)
-        with self._accepted_write():
-            return await forgetting.remember(
-                supervisor, text, kind=kind, scope=scope, by=by
-            )
+        draft, origin = lifecycle.remember_draft(text, kind, scope, by)
+        async with self._core.admission.write(agent_id) as supervisor:
+            return await lifecycle.remember(supervisor, draft, origin)
 
     async def forget(self, agent_id: str, claim_id: str) -> ForgetResult:
         """Delete one claim and leave a hash-only tombstone that suppresses its replay."""
-        self._check_accepting()
-        supervisor = await self._supervisor(agent_id)
-        with self._accepted_write():
-            return await forgetting.forget(supervisor, claim_id)
+        async with self._core.admission.write(agent_id) as supervisor:
+            return await lifecycle.forget(supervisor, claim_id)
 
     async def archive(self, agent_id: str, claim_id: str) -> LifecycleResult:
         """Take a claim out of recall but keep it locally (undo with :meth:`unarchive`)."""
-        self._check_accepting()
-        supervisor = await self._supervisor(agent_id)
-        with self._accepted_write():
-            return await forgetting.archive(supervisor, claim_id, archived=True)
+        async with self._core.admission.write(agent_id) as supervisor:
+            return await lifecycle.archive(supervisor, claim_id, archived=True)
 
     async def unarchive(self, agent_id: str, claim_id: str) -> LifecycleResult:
-        self._check_accepting()
-        supervisor = await self._supervisor(agent_id)
-        with self._accepted_write():
-            return await forgetting.archive(supervisor, claim_id, archived=False)
+        async with self._core.admission.write(agent_id) as supervisor:
+            return await lifecycle.archive(supervisor, claim_id, archived=False)
 
     async def resume_interrupted_clears(self) -> None:
         """Finish clear and retire jobs a crash left pending, agent by agent (run at open)."""
-        await forgetting.resume_pending_clears(
-            self.database, self._supervisor, self._discard_supervisor
-        )
+        await clearing.resume_pending_clears(self._core.database, self._core.registry)
 
     async def retire(self, agent_id: str) -> dict[str, Any]:
         """Delete the agent's whole namespace: claims, evidence, directives, tombstones,
         lineage, dirty work, audit and vector files. A new agent with the same ID starts
         empty. Durable: a crash midway resumes at the next open."""
-        self._check_accepting()
-        supervisor = await self._supervisor(agent_id)
-        with self._accepted_write():
-            deleted = await forgetting.retire(supervisor)
-        await self._discard_supervisor(supervisor)
-        return {"agent_id": supervisor.agent_id, "rows_deleted": deleted, "kept": []}
-
-    async def _discard_supervisor(self, supervisor: AgentSupervisor) -> None:
-        """Cancel a retired agent's actors without draining (its work is void), wait for
-        them, then drop its vector files once more: an embedding warm-up that was still
-        running during the retire may have loaded the projection again."""
-        agent = supervisor.agent_id
-        if self._supervisors.get(agent) is supervisor:
-            stopped = self._stopped.setdefault(agent, trio.Event())
-            supervisor.nursery.cancel_scope.cancel(reason="agent retired")
-            await stopped.wait()
-        if agent not in self._supervisors:
-            await run_in_thread(
-                lambda: self.vectors.drop_agent(agent), limiter=self.limiters.index
-            )
+        return await clearing.retire(
+            self._core.admission, self._core.registry, agent_id
+        )
 
     async def wait_cleared(self, agent_id: str) -> None:
         """Start the agent if needed and wait until no clear job of it is pending (a job
         left by a crash resumes when the agent starts)."""
-        await (await self._supervisor(agent_id)).clearing.wait_finished()
+        await (await self._core.registry.get(agent_id)).wait_cleared()
 
     # -- directives --------------------------------------------------------------------
     @property
-    def directives(self) -> forgetting.DirectiveBook:
+    def directives(self) -> DirectiveBook:
         """``create``/``propose``/``approve``/``revoke``/``list`` of standing directives."""
-        return forgetting.DirectiveBook(
-            self._supervisor, self.database, self.clock, self._accepted_write
-        )
+        core = self._core
+        return DirectiveBook(core.registry, core.admission, core.database)
 
     async def add_directive(
         self, agent_id: str, text: str, *, kind: str = "instruction"
     ) -> str:
         """Create an active directive: an explicit user action, never called by extraction."""
-        self._check_accepting()
-        with self._accepted_write():
-            created = await self.directives.create(agent_id, text, kind=kind)
+        created = await self.directives.create(agent_id, text, kind=kind)
         return created.directive_id
 
     # -- providers ---------------------------------------------------------------------
@@ -405,154 +310,80 @@ class Memory:
         and the environment, and the text provider is switched too (:meth:`use_text_provider`).
         Bad configuration raises InvalidInputError and changes nothing.
         """
-        text_settings = None
-        if settings is None:
-            data_dir = self.path
-            read, text_settings = await run_in_thread(
-                lambda: (
-                    load_embedding_settings(data_dir),
-                    load_text_settings(data_dir),
-                ),
-                limiter=self.limiters.store_read,
-            )
-            settings = read
-        # Both are built before either is installed: bad configuration changes nothing.
-        embedder = await build_embedder(settings, self.limiters, self.http)
-        text_provider = (
-            None
-            if text_settings is None
-            else build_text_provider(text_settings, self.http)
-        )
-        changed = await self.use_embedder(embedder)
-        if text_settings is not None:
-            self.use_text_provider(text_provider)
-        return changed
+        return await self._core.switch.reconfigure(settings)
 
     def use_text_provider(self, provider: TextProvider | None) -> None:
-        """Extract with ``provider`` from the next batch on (None: the rule extractor).
-
-        No epoch change: a proposal is validated against its batch's evidence whichever
-        model made it, so a batch already in flight may still commit.
-        """
-        self.text_provider = provider
-        for supervisor in self._supervisors.values():
-            supervisor.ingestion.text_provider = provider
+        """Extract with ``provider`` from the next batch on (None: the rule extractor)."""
+        self._core.switch.use_text_provider(provider)
 
     async def use_embedder(self, embedder: EmbeddingProvider) -> bool:
         """Switch to ``embedder`` live; returns whether the embedding identity changed.
 
         A new identity (provider, model, dimension or metric) is an epoch change for every
-        agent, live or not, in one transaction: in-flight embedding work of the old identity
-        is cancelled and, whatever cancellation misses, refused at commit; the old vector
-        projection stops serving at once; each live agent rebuilds its projection for the new
-        identity in the background (stored vectors of that identity are reused, the rest are
+        running agent: in-flight embedding work of the old identity is cancelled and,
+        whatever cancellation misses, refused at commit; the old vector projection stops
+        serving at once; each live agent rebuilds its projection for the new identity in
+        the background (stored vectors of that identity are reused, the rest are
         re-embedded) while recall carries on lexically and says ``reindexing``. The query
         breaker and deadline state are cleared either way.
         """
-        if self.closed:
-            raise RuntimeClosedError("the memory runtime is closed")
-        async with self._switching:
-            changed = embedder.identity != self.active.identity
-            epochs: dict[AgentId, int] = {}
-            if changed:
-                epochs = await self.database.write(advance_all_epochs)
-            # From here to the end no checkpoint: work starting now sees the new embedder
-            # and the new epoch together.
-            self.active.replace(embedder)
-            self.gateway.switch(embedder)
-            for agent_id, supervisor in self._supervisors.items():
-                if changed:
-                    supervisor.switch_embedding(epochs[agent_id])
-        return changed
+        return await self._core.switch.use_embedder(embedder)
 
     # -- status and lifecycle ------------------------------------------------------------
     async def status(self) -> dict[str, Any]:
-        def read_counts(connection: Any) -> dict[str, Any]:
-            agents: dict[str, Any] = {}
-            for agent in list_agents(connection):
-                counts = {}
-                for table in ("events", "claims", "directives", "embeddings"):
-                    row = connection.execute(
-                        f"SELECT count(*) FROM {table} WHERE agent_id = ?",  # noqa: S608 - fixed names
-                        (agent,),
-                    ).fetchone()
-                    counts[table] = int(row[0])
-                counts["events_pending_extraction"] = count_pending(connection, agent)
-                batches = batch_statistics(connection, agent)
-                counts["extraction_batches_open"] = batches.open_batches
-                counts["extraction_dead_letters"] = batches.dead_batches
-                counts["events_in_dead_letters"] = batches.dead_events
-                agents[agent] = counts
-            return agents
-
-        agents = await self.database.read(lambda reader: read_counts(reader.connection))
-        for agent, supervisor in self._supervisors.items():
-            identity = supervisor.slot.identity
-            agents.setdefault(agent, {}).update(
-                runtime=supervisor.statistics(),
-                epoch=supervisor.fence.epoch,
-                query_breaker=self.gateway.breaker(agent).state.value,
-                vector_identity=None if identity is None else identity.as_dict(),
+        core = self._core
+        counts = await core.database.read(
+            lambda reader: agent_counts(reader.connection)
+        )
+        agents: dict[str, Any] = {agent: dict(entry) for agent, entry in counts.items()}
+        registry = core.registry
+        for agent in {*agents, *registry.known()}:
+            health = registry.health(AgentId(agent))
+            entry = agents.setdefault(agent, {})
+            entry.update(
+                state=health.state.value,
+                failure=health.failure,
+                restarts=health.restarts,
             )
+            supervisor = registry.running_supervisor(AgentId(agent))
+            if supervisor is not None:
+                identity = supervisor.vector_identity
+                entry.update(
+                    runtime=supervisor.statistics(),
+                    epoch=supervisor.fence.epoch,
+                    query_breaker=core.gateway.breaker(supervisor.agent_id).state.value,
+                    vector_identity=None if identity is None else identity.as_dict(),
+                    projection_save_error=supervisor.projection.save_error,
+                )
         return {
-            "data_dir": str(self.path),
+            "data_dir": str(core.path),
             "embedder": attrs.asdict(self.embedder.identity),
             "agents": agents,
         }
 
     # -- drain -------------------------------------------------------------------------
-    def _check_accepting(self) -> None:
-        if not self.accepting:
-            raise DrainingError("the memory runtime is drained; resume it to write")
-
-    @contextlib.contextmanager
-    def _accepted_write(self) -> Iterator[None]:
-        """Check and count a direct write in one step (no await between), so a drain
-        either refuses it or waits for it."""
-        self._check_accepting()
-        self._writes.add(1)
-        try:
-            yield
-        finally:
-            self._writes.done(1)
-
     async def drain(self, timeout_s: float | None = None) -> DrainReport:
         """Stop accepting writes, then wait until all accepted work is extracted and embedded.
 
-        New writes (ingest, clear, add_directive) raise :class:`DrainingError` from the
-        moment this is called; reads keep working. A write already accepted (counted by its
-        supervisor) is waited for, never dropped. On timeout (default
-        ``MemoryConfig.drain_timeout_s``) raises :class:`DrainTimeoutError` and stays drained;
-        :meth:`resume` re-arms in either case.
+        New writes (ingest, clear, remember, directives …) raise :class:`DrainingError`
+        from the moment this is called; reads keep working. A write already accepted is
+        waited for, never dropped. On timeout (default ``MemoryConfig.drain_timeout_s``)
+        raises :class:`DrainTimeoutError` and stays drained; :meth:`resume` re-arms in
+        either case.
         """
-        self.accepting = False
-        for supervisor in self._supervisors.values():
-            supervisor.accepting = False
-        limit_s = self.config.drain_timeout_s if timeout_s is None else timeout_s
-        started = trio.current_time()
-        with trio.move_on_after(limit_s) as drain_scope:
-            await self._writes.wait_zero()
-            await self.wait_idle()
-        if drain_scope.cancelled_caught:
-            raise DrainTimeoutError(f"accepted work did not settle in {limit_s} s")
-        return DrainReport(len(self._supervisors), trio.current_time() - started)
+        limit_s = self._core.config.drain_timeout_s if timeout_s is None else timeout_s
+        agents, elapsed_s = await self._core.admission.drain(limit_s)
+        return DrainReport(agents, elapsed_s)
 
     async def resume(self) -> None:
         """Accept writes again after :meth:`drain`."""
-        await trio.lowlevel.checkpoint()
-        if self.closed:
-            raise RuntimeClosedError("the memory runtime is closed")
-        self.accepting = True
-        for supervisor in self._supervisors.values():
-            supervisor.accepting = True
+        await self._core.admission.resume()
 
     async def aclose(self) -> None:
         """Stop every agent: stop accepting, drain within the timeout, publish, close."""
-        if self.closed:
+        if self._core.registry.closed:
             return
-        self.closed = True
-        for supervisor in list(self._supervisors.values()):
-            await supervisor.stop()
+        await self._core.registry.stop_all()
 
 
 @contextlib.asynccontextmanager
@@ -588,10 +419,10 @@ async def open_memory(
             embedder = await build_embedder(settings, limiters, http)
         if text_provider is None:
             text_provider = build_text_provider(text_settings, http)
-        async with _open_runtime(data_dir, config, clock, embedder, limiters) as memory:
-            memory.http = http
-            # Extraction through a text model; without one the rule extractor serves.
-            memory.text_provider = text_provider
+        # Extraction through a text model; without one the rule extractor serves.
+        async with _open_runtime(
+            data_dir, config, clock, embedder, limiters, http, text_provider
+        ) as memory:
             yield memory
     finally:
         # After the runtime has stopped: its last provider calls are over by then.
@@ -605,6 +436,8 @@ async def _open_runtime(
     clock: DomainClock | None,
     embedder: EmbeddingProvider,
     limiters: Limiters,
+    http: SharedHttpClient,
+    text_provider: TextProvider | None,
 ) -> AsyncIterator[Memory]:
     database = await Database.open(
         data_dir / DATABASE_NAME,
@@ -613,11 +446,10 @@ async def _open_runtime(
         synchronous_full=config.synchronous_full,
     )
     domain_clock = clock or SystemDomainClock()
+    shared = SharedWriter(database, domain_clock)
     try:
         # Before any agent starts: damaged rows are repaired, never served as they are.
-        await database.write(
-            lambda connection: repair_claims(connection, domain_clock.now())
-        )
+        await shared.commit(SharedWrite(repair_claims, "open-time repair"))
     except BaseException:
         with trio.CancelScope(shield=True):
             await database.aclose()
@@ -625,26 +457,52 @@ async def _open_runtime(
     # f32 rows searched with BLAS: 2x faster than usearch's f16 kernel here, and it does not
     # thrash the GIL beside busy threads (design/vectors.md); blobs on disk stay f16.
     vectors = VectorStoreManager(data_dir / "vectors", storage="f32")
+    active = ActiveEmbedder(embedder)
+    gateway = QueryEmbeddingGateway(
+        embedder,
+        deadline_floor_s=config.query_deadline_floor_s,
+        deadline_ceiling_s=config.query_deadline_ceiling_s,
+        failure_threshold=config.breaker_failures,
+        window_s=config.breaker_window_s,
+        cooldown_s=config.breaker_cooldown_s,
+    )
     body_error: BaseException | None = None
     try:
         async with trio.open_nursery() as nursery:
+            switch_box: list[ProviderSwitch] = []
+            services = AgentServices(
+                database=database,
+                limiters=limiters,
+                config=config,
+                clock=domain_clock,
+                embedder=active,
+                gateway=gateway,
+                vectors=vectors,
+                extractor=RuleExtractor(),
+                text_provider=lambda: switch_box[0].text_provider,
+            )
+            registry = AgentRegistry(services, nursery)
+            admission = WriteAdmission(registry)
+            registry.on_start = admission.started
+            switch = ProviderSwitch(
+                data_dir, limiters, active, gateway, registry, http, text_provider
+            )
+            switch_box.append(switch)
             memory = Memory(
-                data_dir,
-                config,
-                domain_clock,
-                database,
-                limiters,
-                ActiveEmbedder(embedder),
-                QueryEmbeddingGateway(
-                    embedder,
-                    deadline_floor_s=config.query_deadline_floor_s,
-                    deadline_ceiling_s=config.query_deadline_ceiling_s,
-                    failure_threshold=config.breaker_failures,
-                    window_s=config.breaker_window_s,
-                    cooldown_s=config.breaker_cooldown_s,
-                ),
-                vectors,
-                nursery,
+                RuntimeCore(
+                    path=data_dir,
+                    config=config,
+                    clock=domain_clock,
+                    database=database,
+                    limiters=limiters,
+                    vectors=vectors,
+                    active=active,
+                    gateway=gateway,
+                    registry=registry,
+                    admission=admission,
+                    switch=switch,
+                    shared=shared,
+                )
             )
             nursery.start_soon(memory.resume_interrupted_clears)
             try:

@@ -48,9 +48,9 @@ if TYPE_CHECKING:
     from cairn.config import MemoryConfig
     from cairn.domain.ids import AgentId
     from cairn.providers.gateway import QueryEmbeddingGateway
-    from cairn.runtime.actors.embedding import VectorSlot
     from cairn.runtime.actors.maintenance import AuditBuffer
     from cairn.runtime.database import Database, Reader
+    from cairn.runtime.projection import Projection
     from cairn.vectors.index import ExactVectorIndex
 
 __all__ = ["RecallPlan", "compute_recall"]
@@ -74,7 +74,7 @@ async def compute_recall(
     agent_id: AgentId,
     database: Database,
     gateway: QueryEmbeddingGateway,
-    slot: VectorSlot,
+    projection: Projection,
     config: MemoryConfig,
     clock: DomainClock,
     audit: AuditBuffer,
@@ -83,15 +83,17 @@ async def compute_recall(
     now = clock.now()
     degradations: list[Degradation] = []
     query_vector = plan.query_vector
-    query_identity = slot.identity  # a caller's vector is taken to fit the projection
+    query_identity = (
+        projection.identity
+    )  # a caller's vector is taken to fit the projection
     if query_vector is None:
         embedded = await gateway.embed_query(agent_id, plan.query)
         query_vector = embedded.vector
         query_identity = embedded.identity
         if embedded.outcome is not QueryOutcome.OK:
             degradations.append(Degradation(embedded.outcome.value))
-    index, index_identity = slot.index, slot.identity
-    if slot.reindexing:
+    index, index_identity = projection.index, projection.identity
+    if projection.reindexing:
         degradations.append(Degradation.REINDEXING)
     elif index is None:
         degradations.append(Degradation.VECTOR_UNAVAILABLE)

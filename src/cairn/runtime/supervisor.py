@@ -1,15 +1,20 @@
 """One agent's supervisor: a nursery running its actors over bounded channels.
 
-Started lazily by the runtime on first use of an agent. Stop order (architecture §2): stop
-accepting, drain accepted work within a bounded timeout (a timeout fails the stop, it never
-closes under running passes), fence, cancel the actors, run a last maintenance pass.
+Started lazily by the agent registry on first use of an agent, stopped when idle, retired
+or failed. Everything else talks to an agent through the verbs here (ingest, commit,
+recall, clear, ...); the channels between the actors stay inside.
+
+Stop order (architecture §2): stop accepting, drain accepted work within a bounded timeout
+(a timeout fails the stop, it never closes under running passes), fence, run a last
+maintenance pass, cancel the actors.
 """
 
 from __future__ import annotations
 
 import contextlib
 import uuid
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 import trio
@@ -18,111 +23,201 @@ from cairn.clock import DomainClock
 from cairn.config import MemoryConfig
 from cairn.domain.ids import AgentId
 from cairn.errors import DrainTimeoutError, RuntimeClosedError, UnknownRequestError
+from cairn.ingestion.extract import RuleExtractor
 from cairn.providers.gateway import QueryEmbeddingGateway
+from cairn.providers.http.text import TextProvider
 from cairn.retrieval.types import Recall, RecallStatus
 from cairn.runtime.actors.clear_jobs import ClearJobActor
-from cairn.runtime.actors.embedding import EmbeddingActor, VectorSlot
+from cairn.runtime.actors.embedding import EmbeddingActor
 from cairn.runtime.actors.ingestion import IngestionActor
 from cairn.runtime.actors.maintenance import AuditBuffer, MaintenanceActor
 from cairn.runtime.actors.write_coordinator import WriteCoordinator
 from cairn.runtime.database import Database
 from cairn.runtime.fence import AgentFence
 from cairn.runtime.mailbox import Reply, WorkCounter
-from cairn.runtime.messages import (
-    DeclareSession,
-    EmbedJob,
-    IngestTurns,
-    StoreRecallResult,
-    WriteRequest,
-)
+from cairn.runtime.messages import EmbedJob
+from cairn.runtime.projection import Projection
 from cairn.runtime.providers import ActiveEmbedder
 from cairn.runtime.recall import RecallPlan, compute_recall
 from cairn.runtime.threads import Limiters
+from cairn.runtime.writes import (
+    DeclareSession,
+    IngestTurns,
+    ReplayDeadLetters,
+    StartClear,
+    StoreRecallResult,
+    Write,
+    WriteQueue,
+)
 from cairn.serde.recall import recall_from_bytes, recall_to_bytes
-from cairn.store.agents import ensure_agent
-from cairn.store.batches import count_pending, replay_dead
-from cairn.store.clear_jobs import start_clear
+from cairn.store.batches import count_pending
 from cairn.store.requests import load_recall_result
+from cairn.vectors.manager import VectorStoreManager
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Sequence
 
     from cairn.domain.evidence import SessionInfo, Turn
-    from cairn.ingestion.extract import RuleExtractor
-    from cairn.providers.http.text import TextProvider
     from cairn.store.evidence import IntakeResult
-    from cairn.vectors.manager import VectorStoreManager
+    from cairn.vectors.identity import EmbeddingIdentity
 
-__all__ = ["AgentSupervisor", "open_agent_supervisor"]
+__all__ = ["AgentServices", "AgentSupervisor", "ClearOutcome", "open_agent_supervisor"]
+
+T = TypeVar("T")
 
 
-@attrs.define(eq=False)
-class AgentSupervisor:
-    agent_id: AgentId
+@attrs.frozen
+class AgentServices:
+    """What every agent's actors share: the runtime's store, providers and settings."""
+
     database: Database
     limiters: Limiters
     config: MemoryConfig
     clock: DomainClock
     embedder: ActiveEmbedder
     gateway: QueryEmbeddingGateway
-    fence: AgentFence
-    nursery: trio.Nursery
-    write_requests_send: trio.MemorySendChannel[WriteRequest]
-    wake_send: trio.MemorySendChannel[None]
-    embed_jobs_send: trio.MemorySendChannel[EmbedJob]
-    work: WorkCounter
-    slot: VectorSlot
-    audit: AuditBuffer
-    maintenance: MaintenanceActor
-    ingestion: IngestionActor
-    embedding: EmbeddingActor
-    writer: WriteCoordinator
-    clearing: ClearJobActor
-    clear_wake_send: trio.MemorySendChannel[None]
+    vectors: VectorStoreManager
+    extractor: RuleExtractor
+    text_provider: Callable[[], TextProvider | None]
+
+
+@attrs.frozen
+class ClearOutcome:
+    """What a clear or retire job removed: claims for a clear, rows per table for a
+    retire."""
+
+    claims_deleted: int
+    rows_deleted: dict[str, int] | None
+
+
+@attrs.define(eq=False)
+class AgentSupervisor:
+    agent_id: AgentId
+    _services: AgentServices
+    _fence: AgentFence
+    _nursery: trio.Nursery
+    _writes: WriteQueue
+    _wake_send: trio.MemorySendChannel[None]
+    _embed_jobs_send: trio.MemorySendChannel[EmbedJob]
+    _clear_wake_send: trio.MemorySendChannel[None]
+    _work: WorkCounter
+    _projection: Projection
+    _audit: AuditBuffer
+    _maintenance: MaintenanceActor
+    _ingestion: IngestionActor
+    _embedding: EmbeddingActor
+    _writer: WriteCoordinator
+    _clearing: ClearJobActor
     accepting: bool = True
     _late: dict[str, Reply[Recall]] = attrs.field(factory=dict)
+    # Calls in progress and the trio time of the last one: the registry stops an agent
+    # that has had neither for its idle timeout.
+    _calls: int = 0
+    last_used: float = attrs.field(factory=trio.current_time)
 
-    # -- ingestion ---------------------------------------------------------------------
-    async def ingest(self, turns: Sequence[Turn]) -> list[IntakeResult]:
+    # -- what the registry and tests may read ---------------------------------------------
+    @property
+    def fence(self) -> AgentFence:
+        return self._fence
+
+    @property
+    def projection(self) -> Projection:
+        return self._projection
+
+    @property
+    def clearing(self) -> ClearJobActor:
+        return self._clearing
+
+    @property
+    def vector_identity(self) -> EmbeddingIdentity | None:
+        return self._projection.identity
+
+    def idle_since(self) -> float | None:
+        """The trio time since which nothing is running or owed, or ``None`` if busy."""
+        if self._calls or self._work.outstanding or self._late:
+            return None
+        return self.last_used
+
+    @contextlib.contextmanager
+    def _call(self) -> Any:
+        self._calls += 1
+        try:
+            yield
+        finally:
+            self._calls -= 1
+            self.last_used = trio.current_time()
+
+    def _check_accepting(self) -> None:
         if not self.accepting:
             raise RuntimeClosedError(f"agent {self.agent_id!r} is not accepting work")
-        request = IngestTurns(tuple(turns))
-        # Counted from the moment it is queued, so a drain waits for it even if this
-        # caller is cancelled; the writer settles it (and wakes ingestion) after commit.
-        self.work.add(1)
-        try:
-            await self.write_requests_send.send(request)
-        except BaseException:
-            self.work.done(1)  # a cancelled send queued nothing
-            raise
-        return await request.reply.wait()
+
+    # -- writes ----------------------------------------------------------------------------
+    async def commit(self, request: Write[T]) -> T:
+        """Hand one typed write to the agent's coordinator and wait for its answer."""
+        with self._call():
+            return await self._writes.commit(request)
+
+    async def ingest(self, turns: Sequence[Turn]) -> list[IntakeResult]:
+        self._check_accepting()
+        with self._call():
+            request = IngestTurns(tuple(turns))
+            # Counted from the moment it is queued, so a drain waits for it even if this
+            # caller is cancelled; the writer settles it (and wakes ingestion) after commit.
+            self._work.add(1)
+            try:
+                await self._writes.send(request)
+            except BaseException:
+                self._work.done(1)  # a cancelled or refused send queued nothing
+                raise
+            return await request.reply.wait()
 
     async def declare_session(self, info: SessionInfo) -> None:
-        if not self.accepting:
-            raise RuntimeClosedError(f"agent {self.agent_id!r} is not accepting work")
-        request = DeclareSession(info)
-        await self.write_requests_send.send(request)
-        await request.reply.wait()
+        self._check_accepting()
+        await self.commit(DeclareSession(info))
 
     async def replay_dead_letters(self) -> int:
         """Re-open the agent's dead extraction batches; returns how many."""
-        agent_id = self.agent_id
-        replayed = await self.database.write(lambda c: replay_dead(c, agent_id))
-        with contextlib.suppress(trio.WouldBlock):
-            self.wake_send.send_nowait(None)
-        return replayed
+        return await self.commit(ReplayDeadLetters())
+
+    def wake_ingestion(self) -> None:
+        with contextlib.suppress(trio.WouldBlock, trio.ClosedResourceError):
+            self._wake_send.send_nowait(None)
+
+    async def embed_claim(self, rowid: int, text: str) -> None:
+        """Queue a claim stored outside extraction (a remember) for embedding."""
+        self._work.add(1)  # the embedding actor settles it
+        try:
+            await self._embed_jobs_send.send(EmbedJob("claim", rowid, text))
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            # Not lost: the next warm-up embeds every claim without a vector.
+            self._work.done(1)
+
+    def embed_backlog(self) -> None:
+        """Rows arrived without vectors (an import): sweep and embed them in the
+        background; ``wait_idle`` waits for it."""
+        self._projection.expect_backlog()
+        self._embedding.restart()
+
+    async def remove_claim_vector(self, rowid: int) -> None:
+        """After a durable forget: a crash in between leaves an orphan vector, which
+        recall never serves (re-validation) and warm-up drops."""
+        await self._projection.remove_claim(rowid)
 
     async def wait_idle(self) -> None:
         """Return once everything accepted so far is extracted and embedded (dead
         letters excepted: they wait for a replay), and the projection of the current
         embedding identity has caught up (after a switch)."""
-        while True:
-            await self._drain()
-            caught_up = self.slot.caught_up
-            await caught_up.wait()
-            # A switch during the wait replaced the event: wait for the new one.
-            if caught_up is self.slot.caught_up and not self.work.outstanding:
-                return
+        with self._call():
+            while True:
+                await self._drain()
+                caught_up = self._projection.caught_up
+                await caught_up.wait()
+                # A switch during the wait replaced the event: wait for the new one.
+                if (
+                    caught_up is self._projection.caught_up
+                    and not self._work.outstanding
+                ):
+                    return
 
     async def _drain(self, *, extract: bool = True) -> None:
         """Return once everything accepted so far is extracted and embedded.
@@ -133,56 +228,63 @@ class AgentSupervisor:
         deferred extraction) only the counted work is waited for.
         """
         if not extract:
-            await self.work.wait_zero()
+            await self._work.wait_zero()
             return
-        agent_id = self.agent_id
-        with self.ingestion.flushing():
+        agent_id, database = self.agent_id, self._services.database
+        with self._ingestion.flushing():
             while True:
-                progress = self.ingestion.progress_event()
-                with contextlib.suppress(trio.WouldBlock):
-                    self.wake_send.send_nowait(None)
-                await self.work.wait_zero()
-                pending = await self.database.read(
+                progress = self._ingestion.progress_event()
+                self.wake_ingestion()
+                await self._work.wait_zero()
+                pending = await database.read(
                     lambda reader: count_pending(reader.connection, agent_id)
                 )
-                if not pending and not self.work.outstanding:
+                if not pending and not self._work.outstanding:
                     return
                 if pending:
                     await progress.wait()
 
     # -- recall ------------------------------------------------------------------------
     async def recall(self, plan: RecallPlan, wait_s: float) -> Recall:
-        request_id = uuid.uuid4().hex
-        reply: Reply[Recall] = Reply()
-        self.nursery.start_soon(self._run_recall, plan, request_id, reply)
-        with trio.move_on_after(wait_s):
-            return await reply.wait()
-        # Missed the wait budget: the work goes on; its result is stored for a later fetch.
-        self._late[request_id] = reply
-        return Recall(RecallStatus.PENDING, request_id)
+        with self._call():
+            request_id = uuid.uuid4().hex
+            reply: Reply[Recall] = Reply()
+            self._nursery.start_soon(self._run_recall, plan, request_id, reply)
+            with trio.move_on_after(wait_s):
+                return await reply.wait()
+            # Missed the wait budget: the work goes on; its result is stored for a fetch.
+            self._late[request_id] = reply
+            return Recall(RecallStatus.PENDING, request_id)
 
     async def _run_recall(
         self, plan: RecallPlan, request_id: str, reply: Reply[Recall]
     ) -> None:
-        await self.slot.ready.wait()
+        services = self._services
         try:
+            await self._projection.wait_ready()
             result = await compute_recall(
                 plan,
                 request_id=request_id,
                 agent_id=self.agent_id,
-                database=self.database,
-                gateway=self.gateway,
-                slot=self.slot,
-                config=self.config,
-                clock=self.clock,
-                audit=self.audit,
-                vector_limiter=self.limiters.vector_search,
+                database=services.database,
+                gateway=services.gateway,
+                projection=self._projection,
+                config=services.config,
+                clock=services.clock,
+                audit=self._audit,
+                vector_limiter=services.limiters.vector_search,
             )
         except Exception as error:  # noqa: BLE001 - handed to the waiting caller
             reply.fail(error)
             if request_id in self._late:
                 await self._store_late(request_id, "failed", None)
             return
+        except BaseException:
+            # Cancelled: the agent stopped or failed under it. Its caller (or a later
+            # fetch) gets an answer, never a wait that cannot end.
+            reply.fail(RuntimeClosedError(f"agent {self.agent_id!r} stopped"))
+            self._late.pop(request_id, None)
+            raise
         reply.set(result)
         if request_id in self._late:
             await self._store_late(request_id, "ok", recall_to_bytes(result))
@@ -190,59 +292,83 @@ class AgentSupervisor:
     async def _store_late(
         self, request_id: str, status: str, payload: bytes | None
     ) -> None:
-        request = StoreRecallResult(request_id, status, payload)
-        await self.write_requests_send.send(request)
-        await request.reply.wait()
-        self._late.pop(request_id, None)
+        try:
+            await self._writes.commit(StoreRecallResult(request_id, status, payload))
+        finally:
+            self._late.pop(request_id, None)
 
     async def fetch_recall(self, request_id: str) -> Recall:
         """The late result of a ``pending`` recall: still pending, the result, or unknown."""
-        if request_id in self._late:
-            await trio.lowlevel.checkpoint()
-            return Recall(RecallStatus.PENDING, request_id)
-        agent_id = self.agent_id
-        stored = await self.database.read(
-            lambda reader: load_recall_result(reader.connection, agent_id, request_id)
-        )
-        if stored is None:
-            raise UnknownRequestError(request_id)
-        status, payload = stored
-        if status != "ok" or payload is None:
-            raise UnknownRequestError(f"recall {request_id} failed")
-        return recall_from_bytes(payload)
+        with self._call():
+            if request_id in self._late:
+                await trio.lowlevel.checkpoint()
+                return Recall(RecallStatus.PENDING, request_id)
+            agent_id = self.agent_id
+            stored = await self._services.database.read(
+                lambda reader: load_recall_result(
+                    reader.connection, agent_id, request_id
+                )
+            )
+            if stored is None:
+                raise UnknownRequestError(request_id)
+            status, payload = stored
+            if status != "ok" or payload is None:
+                raise UnknownRequestError(f"recall {request_id} failed")
+            return recall_from_bytes(payload)
 
-    # -- forgetting ----------------------------------------------------------------------
-    async def clear(self) -> int:
-        """Clear every claim of the agent through a durable job; returns how many.
+    # -- clear and retire: one algorithm ----------------------------------------------------
+    async def run_clear_job(self, purpose: str) -> ClearOutcome:
+        """Persist a clear (or retire) job, fence the agent and run the job to its end.
 
-        Evidence and directives are kept. The job row and the epoch advance commit together,
-        so in-flight extraction and embedding of the old epoch can no longer commit.
+        The job row and the epoch advance commit together, and the coordinator advances
+        the live fence before it handles anything else, so in-flight extraction and
+        embedding of the old epoch can no longer commit. A retire also stops accepting
+        work: nothing the agent owned may run on.
         """
-        agent_id, clock = self.agent_id, self.clock
-        job, epoch = await self.database.write(
-            lambda connection: start_clear(connection, agent_id, clock.now())
-        )
-        self.fence.advance(epoch, f"clear job {job.job_id}")
-        before = self.clearing.claims_deleted
-        with contextlib.suppress(trio.WouldBlock):
-            self.clear_wake_send.send_nowait(None)
-        await self.clearing.wait_finished()
-        # Turns that arrived during the clear were left unextracted: extract them now.
-        with contextlib.suppress(trio.WouldBlock):
-            self.wake_send.send_nowait(None)
-        return self.clearing.claims_deleted - before
+        with self._call():
+            if purpose == "retire":
+                self.accepting = False
+            await self._writes.commit(StartClear(purpose))
+            before = self._clearing.claims_deleted
+            with contextlib.suppress(trio.WouldBlock, trio.ClosedResourceError):
+                self._clear_wake_send.send_nowait(None)
+            await self._clearing.wait_finished()
+            if self._clearing.retired is None:
+                # Turns that arrived during the clear were left unextracted.
+                self.wake_ingestion()
+            return ClearOutcome(
+                self._clearing.claims_deleted - before,
+                None
+                if self._clearing.retired is None
+                else dict(self._clearing.retired),
+            )
+
+    async def wait_cleared(self) -> None:
+        """Until no clear job of the agent is pending (one left by a crash resumes when
+        the agent starts)."""
+        with self._call():
+            await self._clearing.wait_finished()
+
+    @property
+    def retired(self) -> bool:
+        """A retire job of this agent ran to its end (its namespace is gone)."""
+        return self._clearing.retired is not None
 
     # -- providers ---------------------------------------------------------------------
-    def switch_embedding(self, epoch: int) -> None:
-        """The embedding identity changed and the stored epoch is now ``epoch``.
+    def switch_embedding(self) -> None:
+        """The embedding identity changed.
 
-        Synchronous on purpose (no checkpoint): the old projection stops serving, in-flight
-        work of the old epoch is cancelled (and refused at commit if cancellation misses),
-        and the embedding actor warms up again for the new identity.
+        Synchronous on purpose (no checkpoint): the fence advances (the coordinator
+        records the new epoch at its next transaction), the old projection stops serving,
+        in-flight work of the old epoch is cancelled (and refused at commit if
+        cancellation misses), and the embedding actor warms up again for the new identity.
         """
-        self.fence.advance(epoch, "embedding identity changed")
-        self.slot.retire()
-        self.embedding.restart()
+        self._fence.advance(self._fence.epoch + 1, "embedding identity changed")
+        self._projection.retire()
+        self._embedding.restart()
+
+    def use_text_provider(self, provider: TextProvider | None) -> None:
+        self._ingestion.text_provider = provider
 
     # -- lifecycle ---------------------------------------------------------------------
     async def stop(self) -> None:
@@ -251,11 +377,12 @@ class AgentSupervisor:
         # Provider calls are cancelled, not awaited: embedding is redone from the tables at
         # the next start, and so is extraction by a text model (a call may take its whole
         # timeout); rule extraction is local and drains as owed.
-        self.embedding.defer()
-        extract = self.ingestion.text_provider is None
+        self._embedding.defer()
+        extract = self._ingestion.text_provider is None
         if not extract:
-            self.ingestion.defer()
-        with trio.move_on_after(self.config.drain_timeout_s) as drain_scope:
+            self._ingestion.defer()
+        limit_s = self._services.config.drain_timeout_s
+        with trio.move_on_after(limit_s) as drain_scope:
             # Accepted work only: a background rebuild for a new embedding identity is
             # not owed to anyone and resumes at the next start.
             await self._drain(extract=extract)
@@ -264,141 +391,151 @@ class AgentSupervisor:
                     await reply.wait()
         if drain_scope.cancelled_caught:
             raise DrainTimeoutError(
-                f"agent {self.agent_id!r} did not drain in {self.config.drain_timeout_s} s"
+                f"agent {self.agent_id!r} did not drain in {limit_s} s"
             )
-        self.fence.advance(self.fence.epoch + 1, "stop")
-        await self.maintenance.run_pass()
-        self.nursery.cancel_scope.cancel(reason="agent supervisor stopped")
+        # The last pass publishes the projection while the fence still holds; then the
+        # fence cancels whatever is left (nothing owed: it was drained), in memory only,
+        # since the coordinator writes nothing after it.
+        await self._maintenance.run_pass()
+        self._fence.advance(self._fence.epoch + 1, "stop")
+        self._nursery.cancel_scope.cancel(reason="agent supervisor stopped")
+
+    async def run_maintenance_pass(self) -> None:
+        """One maintenance pass now (publish the projection, flush audit rows, ...)."""
+        with self._call():
+            await self._maintenance.run_pass()
+
+    def cancel(self, reason: str) -> None:
+        """End the actors now, without draining (a retired agent's work is void)."""
+        self.accepting = False
+        self._nursery.cancel_scope.cancel(reason=reason)
 
     def statistics(self) -> dict[str, int]:
-        index = self.slot.index
+        ingestion, embedding = self._ingestion, self._embedding
         return {
-            "outstanding_work": self.work.outstanding,
-            "extraction_batches": self.ingestion.batches,
-            "claims_extracted": self.ingestion.claims,
-            "extraction_failures": self.ingestion.failures,
-            "extraction_dead_letters": self.ingestion.dead,
-            "extraction_rejected_candidates": self.ingestion.rejected_candidates,
-            "vectors_embedded": self.embedding.embedded,
-            "embedding_failures": self.embedding.failed,
-            "stale_results_dropped": self.ingestion.stale + self.embedding.stale,
-            "writes_committed": self.writer.committed,
-            "writes_failed": self.writer.failed,
-            "vectors_live": 0 if index is None else len(index),
-            "reindexing": int(self.slot.reindexing),
-            "embedding_restarts": self.embedding.restarts,
-            "maintenance_passes": self.maintenance.passes,
+            "outstanding_work": self._work.outstanding,
+            "extraction_batches": ingestion.batches,
+            "claims_extracted": ingestion.claims,
+            "extraction_failures": ingestion.failures,
+            "extraction_dead_letters": ingestion.dead,
+            "extraction_rejected_candidates": ingestion.rejected_candidates,
+            "vectors_embedded": embedding.embedded,
+            "embedding_failures": embedding.failed,
+            "stale_results_dropped": ingestion.stale + embedding.stale,
+            "writes_committed": self._writer.committed,
+            "writes_failed": self._writer.failed,
+            "writes_stale": self._writer.stale,
+            "vectors_live": len(self._projection),
+            "reindexing": int(self._projection.reindexing),
+            "embedding_restarts": embedding.restarts,
+            "maintenance_passes": self._maintenance.passes,
+            "maintenance_failed_steps": self._maintenance.failed_steps,
             "pending_late_recalls": len(self._late),
-            "clear_jobs_completed": self.clearing.completed,
-            "audit_rows_dropped": self.audit.dropped,
+            "clear_jobs_completed": self._clearing.completed,
+            "audit_rows_dropped": self._audit.dropped,
         }
 
 
 @contextlib.asynccontextmanager
 async def open_agent_supervisor(
-    agent_id: AgentId,
-    *,
-    database: Database,
-    limiters: Limiters,
-    config: MemoryConfig,
-    clock: DomainClock,
-    embedder: ActiveEmbedder,
-    gateway: QueryEmbeddingGateway,
-    vectors: VectorStoreManager,
-    extractor: RuleExtractor,
-    text_provider: TextProvider | None = None,
+    agent_id: AgentId, services: AgentServices
 ) -> AsyncIterator[AgentSupervisor]:
-    epoch = await database.write(
-        lambda connection: ensure_agent(connection, agent_id, clock.now())
-    )
-    fence = AgentFence(agent_id, epoch)
+    config, database, limiters = services.config, services.database, services.limiters
     size = config.channel_size
-    write_send, write_receive = trio.open_memory_channel[WriteRequest](size)
+    write_send, write_receive = trio.open_memory_channel[Write[Any]](size)
     wake_send, wake_receive = trio.open_memory_channel[None](1)
     jobs_send, jobs_receive = trio.open_memory_channel[EmbedJob](size * 4)
+    clear_wake_send, clear_wake_receive = trio.open_memory_channel[None](1)
     work = WorkCounter()
-    slot = VectorSlot()
+    projection = Projection(limiters.index)
     audit = AuditBuffer()
+    writes = WriteQueue(agent_id, write_send)
+
+    def wake_ingestion() -> None:
+        with contextlib.suppress(trio.WouldBlock, trio.ClosedResourceError):
+            wake_send.send_nowait(None)
+
     writer = WriteCoordinator(
         agent_id,
         database,
-        clock,
+        services.clock,
         write_receive,
         work,
-        wake_send.clone(),
+        wake_ingestion,
         event_max_bytes=config.event_max_bytes,
-    )
-    embedding = EmbeddingActor(
-        agent_id,
-        database,
-        limiters,
-        fence,
-        embedder,
-        vectors,
-        slot,
-        jobs_receive,
-        write_send.clone(),
-        work,
-        config.embed_batch,
-        config.embed_linger_s,
-    )
-    ingestion = IngestionActor(
-        agent_id,
-        database,
-        limiters,
-        fence,
-        extractor,
-        wake_receive,
-        write_send.clone(),
-        jobs_send.clone(),
-        work,
-        config.extraction_batch,
-        config.timezone,
-        config=config,
-        clock=clock,
-        text_provider=text_provider,
-    )
-    clear_wake_send, clear_wake_receive = trio.open_memory_channel[None](1)
-    clearing = ClearJobActor(
-        agent_id, database, limiters, clock, slot, clear_wake_receive, vectors=vectors
-    )
-    maintenance = MaintenanceActor(
-        agent_id,
-        database,
-        limiters,
-        vectors,
-        slot,
-        audit,
-        config.maintenance_interval_s,
+        max_segments=config.max_segments_per_message,
     )
     async with trio.open_nursery() as nursery:
-        # The writer first: everything else sends to it.
-        await nursery.start(writer.run)
+        # The writer first: everything else sends to it, and it owns the fence.
+        fence: AgentFence = await nursery.start(writer.run)
+        embedding = EmbeddingActor(
+            agent_id,
+            database,
+            limiters,
+            fence,
+            services.embedder,
+            services.vectors,
+            projection,
+            jobs_receive,
+            writes.clone(),
+            work,
+            config.embed_batch,
+            config.embed_linger_s,
+        )
+        ingestion = IngestionActor(
+            agent_id,
+            database,
+            limiters,
+            fence,
+            services.extractor,
+            wake_receive,
+            writes.clone(),
+            jobs_send.clone(),
+            work,
+            config.extraction_batch,
+            config.timezone,
+            config=config,
+            clock=services.clock,
+            text_provider=services.text_provider(),
+        )
+        clearing = ClearJobActor(
+            agent_id,
+            database,
+            limiters,
+            fence,
+            writes.clone(),
+            projection,
+            clear_wake_receive,
+            vectors=services.vectors,
+        )
+        maintenance = MaintenanceActor(
+            agent_id,
+            writes.clone(),
+            limiters,
+            services.vectors,
+            projection,
+            audit,
+            config.maintenance_interval_s,
+        )
         await nursery.start(embedding.run)
         await nursery.start(ingestion.run)
         await nursery.start(maintenance.run)
         await nursery.start(clearing.run)
-        supervisor = AgentSupervisor(
+        yield AgentSupervisor(
             agent_id,
-            database,
-            limiters,
-            config,
-            clock,
-            embedder,
-            gateway,
+            services,
             fence,
             nursery,
-            write_send,
+            writes,
             wake_send,
             jobs_send,
+            clear_wake_send,
             work,
-            slot,
+            projection,
             audit,
             maintenance,
             ingestion,
             embedding,
             writer,
             clearing,
-            clear_wake_send,
         )
-        yield supervisor

@@ -10,17 +10,19 @@ extracted at export time.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import json
 from typing import TYPE_CHECKING, Any, TextIO
 
 import trio
 
+from cairn.domain.ids import validate_agent_id
 from cairn.errors import InvalidInputError
 from cairn.ingestion.validate import validate_drafts
+from cairn.runtime.core import runtime_core
 from cairn.runtime.threads import run_in_thread
 from cairn.runtime.upkeep import known_agents
+from cairn.runtime.writes import ImportRecords
 from cairn.store.evidence import IntakeOutcome
 from cairn.store.export import (
     FORMAT,
@@ -32,6 +34,7 @@ from cairn.store.export import (
 from cairn.store.import_records import import_record
 
 if TYPE_CHECKING:
+    import datetime as dt
     from collections.abc import Callable, Iterator, Sequence
     from pathlib import Path
 
@@ -69,7 +72,9 @@ async def export_memory(
         sink.flush()
         return counts
 
-    counts = await memory.database.read(lambda reader: write(reader.connection))
+    counts = await runtime_core(memory).database.read(
+        lambda reader: write(reader.connection)
+    )
     return {"agents": list(agents), "records": counts}
 
 
@@ -107,15 +112,42 @@ def _accept_claim(draft: ClaimDraft, events: Sequence[EvidenceEvent]) -> bool:
 _Result = tuple[int, IntakeOutcome, "AgentId | None", "str | None", str]
 
 
-def _import_batch(
+def _kind(record: object) -> str:
+    return str(record.get("type")) if isinstance(record, dict) else "?"
+
+
+def _import_records(
     connection: apsw.Connection,
-    batch: list[tuple[int, object]],
-    now: Any,
-    live: set[str],
+    agent: AgentId,
+    records: Sequence[tuple[int, object]],
+    now: dt.datetime,
 ) -> list[_Result]:
+    """One agent's records, each in its own savepoint: a rejected record leaves no trace."""
     results: list[_Result] = []
+    for number, record in records:
+        try:
+            with connection:
+                outcome = import_record(connection, record, now, _accept_claim)
+        except InvalidInputError as error:
+            results.append(
+                (number, IntakeOutcome.REJECTED, None, str(error), _kind(record))
+            )
+            continue
+        results.append(
+            (number, outcome.outcome, outcome.agent, outcome.reason, _kind(record))
+        )
+    return results
+
+
+def _route(
+    batch: list[tuple[int, object]],
+) -> tuple[list[_Result], dict[str, list[tuple[int, object]]]]:
+    """Results for lines that need no write (bad lines, headers), and the others
+    grouped by the agent whose coordinator must write them."""
+    results: list[_Result] = []
+    by_agent: dict[str, list[tuple[int, object]]] = {}
     for number, record in batch:
-        kind = str(record.get("type")) if isinstance(record, dict) else "?"
+        kind = _kind(record)
         if isinstance(record, InvalidInputError):
             results.append((number, IntakeOutcome.REJECTED, None, str(record), kind))
             continue
@@ -127,18 +159,18 @@ def _import_batch(
             else:
                 results.append((number, IntakeOutcome.DUPLICATE, None, None, kind))
             continue
-        if isinstance(record, dict) and record.get("agent") in live:
-            reason = "the agent is running in this process"
+        agent = record.get("agent") if isinstance(record, dict) else None
+        if not isinstance(agent, str):
+            reason = "field 'agent' must be a string"
             results.append((number, IntakeOutcome.REJECTED, None, reason, kind))
             continue
         try:
-            with connection:  # a savepoint: a rejected record leaves no trace
-                outcome = import_record(connection, record, now, _accept_claim)
-        except InvalidInputError as error:
+            validate_agent_id(agent)
+        except ValueError as error:
             results.append((number, IntakeOutcome.REJECTED, None, str(error), kind))
             continue
-        results.append((number, outcome.outcome, outcome.agent, outcome.reason, kind))
-    return results
+        by_agent.setdefault(str(agent), []).append((number, record))
+    return results, by_agent
 
 
 async def import_memory(
@@ -147,8 +179,8 @@ async def import_memory(
     """Import an export file; returns counts by type and the rejected lines.
 
     A file without a valid header line raises InvalidInputError before anything is
-    written. Records of agents already running in this runtime are rejected: their
-    imported rows would miss the warm-up that embeds them.
+    written. Each agent's records are written by that agent's coordinator; what they
+    bring without vectors is embedded in the background (``wait_idle`` waits for it).
     """
     files = trio.CapacityLimiter(1)
     lines = _parsed_lines(path)
@@ -158,23 +190,23 @@ async def import_memory(
     _check_header(first[0], first[2])
     if progress is not None:
         progress(first[1])
-    live = {
-        agent
-        for agent, entry in (await memory.status())["agents"].items()
-        if "runtime" in entry
-    }
     counts: dict[str, dict[str, int]] = {}
     rejected: list[dict[str, Any]] = []
     agents: dict[AgentId, None] = {}
+    core = runtime_core(memory)
     while chunk := await run_in_thread(
         lambda: list(itertools.islice(lines, _IMPORT_BATCH)), limiter=files
     ):
-        batch = [(number, record) for number, _, record in chunk]
-        results = await memory.database.write(
-            functools.partial(
-                _import_batch, batch=batch, now=memory.clock.now(), live=live
-            )
-        )
+        results, by_agent = _route([(number, record) for number, _, record in chunk])
+        for agent_id, records in by_agent.items():
+            # Each agent's records through its own coordinator, like any other write.
+            async with core.admission.write(agent_id) as supervisor:
+                written: list[_Result] = await supervisor.commit(
+                    ImportRecords(tuple(records), _import_records)
+                )
+                results += written
+                supervisor.embed_backlog()
+        results.sort(key=lambda result: result[0])
         for number, outcome, agent, reason, kind in results:
             if outcome is IntakeOutcome.REJECTED:
                 rejected.append({"line": number, "type": kind, "reason": reason})

@@ -21,6 +21,8 @@ from cairn.errors import (
     VectorIndexCorruptError,
 )
 from cairn.retrieval.candidates import claim_key, event_key
+from cairn.runtime.actors.write_coordinator import SharedWrite
+from cairn.runtime.core import runtime_core
 from cairn.runtime.threads import run_in_thread
 from cairn.store.agents import list_agents
 from cairn.store.batches import batch_statistics, count_pending
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
     import apsw
 
     from cairn.runtime.memory import Memory
+    from cairn.store.integrity import FtsTable
 
 __all__ = ["ProgressCallback", "check", "known_agents", "reindex", "repair"]
 
@@ -51,7 +54,9 @@ ProgressCallback = Callable[[int, int], None]
 
 async def known_agents(memory: Memory, agent_id: str | None = None) -> list[AgentId]:
     """Every stored agent, or just ``agent_id`` (which must exist)."""
-    stored = await memory.database.read(lambda reader: list_agents(reader.connection))
+    stored = await runtime_core(memory).database.read(
+        lambda reader: list_agents(reader.connection)
+    )
     if agent_id is None:
         return stored
     try:
@@ -94,7 +99,7 @@ async def reindex(
     """
     await _refuse_live(memory, [agent_id])
     identity = memory.embedder.identity
-    path = memory.vectors.path_for(agent_id, identity)
+    path = runtime_core(memory).vectors.path_for(agent_id, identity)
 
     def counts(reader: Any) -> tuple[int, int]:
         connection = reader.connection
@@ -103,15 +108,17 @@ async def reindex(
             count_missing(connection, agent_id, identity),
         )
 
-    stored, missing = await memory.database.read(counts)
-    dropped = await run_in_thread(lambda: _unlink(path), limiter=memory.limiters.index)
+    stored, missing = await runtime_core(memory).database.read(counts)
+    dropped = await run_in_thread(
+        lambda: _unlink(path), limiter=runtime_core(memory).limiters.index
+    )
     total = stored + missing
     async with trio.open_nursery() as nursery:
         if progress is not None:
             nursery.start_soon(_watch, memory, counts, total, progress)
         await memory.wait_idle(agent_id)
         nursery.cancel_scope.cancel(reason="reindex finished")
-    after, missing_after = await memory.database.read(counts)
+    after, missing_after = await runtime_core(memory).database.read(counts)
     runtime = (await memory.status())["agents"][agent_id]["runtime"]
     return {
         "agent": agent_id,
@@ -142,7 +149,7 @@ async def _watch(
 ) -> None:
     # Only drawn on a terminal: a progress bar polls, the work itself never does.
     while True:
-        stored, _ = await memory.database.read(counts)
+        stored, _ = await runtime_core(memory).database.read(counts)
         progress(min(stored, total), total)
         await trio.sleep(0.2)
 
@@ -157,7 +164,7 @@ def _projection(
     blob_keys: set[int],
 ) -> dict[str, Any]:
     """Compare the projection file of ``(agent, identity)`` with its blobs, read-only."""
-    path = memory.vectors.path_for(agent_id, identity)
+    path = runtime_core(memory).vectors.path_for(agent_id, identity)
     state, keys = "ok", set[int]()
     try:
         index = load_index(path, identity, storage="f32")
@@ -239,17 +246,21 @@ async def check(memory: Memory) -> dict[str, Any]:
             "blobs": _blob_keys(connection, agents, active),
         }
 
-    found = await memory.database.read(read)
-    fts_errors = await memory.database.write(
-        lambda connection: {
-            table: fts_integrity(connection, table) for table in FTS_TABLES
-        }
+    found = await runtime_core(memory).database.read(read)
+    # FTS5's integrity-check is a write statement on indexes every agent shares.
+    fts_errors = await runtime_core(memory).shared.commit(
+        SharedWrite(
+            lambda connection, _now: {
+                table: fts_integrity(connection, table) for table in FTS_TABLES
+            },
+            "lexical index integrity check",
+        )
     )
     projections = []
     for (agent, key), (identity, keys) in found["blobs"].items():
         entry = await run_in_thread(
             functools.partial(_projection, memory, agent, identity, keys),
-            limiter=memory.limiters.index,
+            limiter=runtime_core(memory).limiters.index,
         )
         projections.append(
             {
@@ -317,6 +328,10 @@ def _problems(report: dict[str, Any]) -> list[str]:
     return problems
 
 
+def _rebuild_fts(connection: apsw.Connection, _now: object, *, table: FtsTable) -> int:
+    return rebuild_fts(connection, table)
+
+
 async def repair(memory: Memory, report: dict[str, Any]) -> list[str]:
     """Rebuild what can be rebuilt from the rows it derives from; returns what it did.
 
@@ -331,12 +346,18 @@ async def repair(memory: Memory, report: dict[str, Any]) -> list[str]:
             or entry["rows_without_owner"]
             or entry["owners_without_row"]
         ):
-            rows = await memory.database.write(
-                functools.partial(rebuild_fts, table=table)
+            rebuild: SharedWrite[int] = SharedWrite(
+                functools.partial(_rebuild_fts, table=table), f"rebuild of {table}"
             )
+            rows = await runtime_core(memory).shared.commit(rebuild)
             done.append(f"rebuilt {table} from {rows} rows")
     if report["orphans"]["embeddings_without_target"]:
-        deleted = await memory.database.write(delete_orphan_embeddings)
+        deleted = await runtime_core(memory).shared.commit(
+            SharedWrite(
+                lambda connection, _now: delete_orphan_embeddings(connection),
+                "orphan vector removal",
+            )
+        )
         done.append(f"deleted {deleted} vectors whose claim or event is gone")
     for entry in report["projections"]:
         if entry["state"] in {"ok", "empty"}:
@@ -365,7 +386,7 @@ async def repair(memory: Memory, report: dict[str, Any]) -> list[str]:
 async def _rebuild_projection(
     memory: Memory, agent_id: AgentId, identity: EmbeddingIdentity
 ) -> int:
-    rows = await memory.database.read(
+    rows = await runtime_core(memory).database.read(
         lambda reader: [
             (_key(target, rowid), blob)
             for target, rowid, blob in iter_embeddings(
@@ -376,9 +397,9 @@ async def _rebuild_projection(
 
     def rebuild() -> None:
         # get() first sets a corrupt or foreign file aside (kept for inspection).
-        memory.vectors.get(agent_id, identity)
-        memory.vectors.rebuild(agent_id, identity, rows)
-        memory.vectors.release(agent_id, identity)
+        runtime_core(memory).vectors.get(agent_id, identity)
+        runtime_core(memory).vectors.rebuild(agent_id, identity, rows)
+        runtime_core(memory).vectors.release(agent_id, identity)
 
-    await run_in_thread(rebuild, limiter=memory.limiters.index)
+    await run_in_thread(rebuild, limiter=runtime_core(memory).limiters.index)
     return len(rows)

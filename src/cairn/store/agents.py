@@ -14,9 +14,9 @@ if TYPE_CHECKING:
     from cairn.domain.identity import ExecutionIdentity
 
 __all__ = [
-    "advance_all_epochs",
     "advance_epoch",
     "agent_epochs",
+    "catch_up_epoch",
     "check_identity",
     "ensure_agent",
     "list_agents",
@@ -49,15 +49,17 @@ def advance_epoch(connection: apsw.Connection, agent_id: AgentId) -> int:
     return 0 if row is None else int(row[0])
 
 
-def advance_all_epochs(connection: apsw.Connection) -> dict[AgentId, int]:
-    """Advance every agent's epoch at once (an embedding switch); return the new epochs."""
-    connection.execute("UPDATE agents SET config_epoch = config_epoch + 1")
-    return {
-        AgentId(str(agent_id)): int(epoch)
-        for agent_id, epoch in connection.execute(
-            "SELECT agent_id, config_epoch FROM agents"
-        )
-    }
+def catch_up_epoch(connection: apsw.Connection, agent_id: AgentId, epoch: int) -> None:
+    """Bring the stored epoch up to the live fence's (never down).
+
+    The live fence may advance without a transaction of its own (an embedding switch
+    cancels the old epoch's work at once, with no checkpoint); the agent's coordinator
+    records it at its next transaction, before any check or epoch advance there.
+    """
+    connection.execute(
+        "UPDATE agents SET config_epoch = ? WHERE agent_id = ? AND config_epoch < ?",
+        (epoch, agent_id, epoch),
+    )
 
 
 def check_identity(connection: apsw.Connection, identity: ExecutionIdentity) -> None:

@@ -11,23 +11,22 @@ import logging
 from collections.abc import Callable
 
 import attrs
-import numpy as np
 import trio
 
-from cairn.clock import DomainClock
 from cairn.domain.ids import AgentId
-from cairn.retrieval.candidates import EVENT_KEY_BASE
-from cairn.runtime.actors.embedding import VectorSlot
+from cairn.errors import StaleResultError
 from cairn.runtime.database import Database
+from cairn.runtime.fence import AgentFence
+from cairn.runtime.projection import Projection
 from cairn.runtime.threads import Limiters, run_in_thread
-from cairn.store.clear_jobs import (
-    ClearJob,
-    clear_claims_batch,
-    clear_lineage,
-    finish_clear,
-    pending_clear,
+from cairn.runtime.writes import (
+    ClearClaimsBatch,
+    ClearLineage,
+    FinishClear,
+    PurgeNamespace,
+    WriteQueue,
 )
-from cairn.store.retire import purge_namespace
+from cairn.store.clear_jobs import ClearJob, pending_clear
 from cairn.vectors.manager import VectorStoreManager
 
 __all__ = ["ClearJobActor"]
@@ -40,8 +39,9 @@ class ClearJobActor:
     agent_id: AgentId
     database: Database
     limiters: Limiters
-    clock: DomainClock
-    slot: VectorSlot
+    fence: AgentFence
+    writes: WriteQueue
+    projection: Projection
     wake_receive: trio.MemoryReceiveChannel[None]
     completed: int = 0
     claims_deleted: int = 0
@@ -57,7 +57,7 @@ class ClearJobActor:
     async def run(
         self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
-        async with self.wake_receive:
+        async with self.wake_receive, self.writes:
             task_status.started()
             await self._run_pending()
             async for _ in self.wake_receive:
@@ -76,7 +76,7 @@ class ClearJobActor:
             await finished.wait()
 
     async def _run_pending(self) -> None:
-        agent_id, clock = self.agent_id, self.clock
+        agent_id = self.agent_id
         while True:
             job = await self.database.read(
                 lambda reader: pending_clear(reader.connection, agent_id)
@@ -85,61 +85,43 @@ class ClearJobActor:
                 finished, self._finished = self._finished, trio.Event()
                 finished.set()
                 return
-            await self._run_phase(job, clock)
+            try:
+                await self._run_phase(job)
+            except StaleResultError:
+                # The epoch moved on under this step (an embedding switch): the step
+                # is idempotent, so it runs again under the new epoch.
+                continue
 
     def _observe(self, step: str, job: ClearJob) -> None:
         if self.observer is not None:
             self.observer(step, job)
 
-    async def _run_phase(self, job: ClearJob, clock: DomainClock) -> None:
+    async def _run_phase(self, job: ClearJob) -> None:
+        """One step of the job, as one fenced write: each batch is a bounded transaction
+        and the coordinator takes other agents' and this agent's writes between them."""
         self._observe(job.phase, job)
+        identity = self.fence.current()
         if job.phase == "claims":
-            deleted = await self.database.write(
-                lambda connection: clear_claims_batch(connection, job, clock.now())
+            deleted = await self.writes.commit(
+                ClearClaimsBatch(job=job, identity=identity)
             )
             self.claims_deleted += len(deleted)
-            # Yield between batches: other agents' work and this agent's recalls go on.
-            await trio.lowlevel.checkpoint()
         elif job.phase == "lineage":
-            await self.database.write(
-                lambda connection: clear_lineage(connection, job, clock.now())
-            )
+            await self.writes.commit(ClearLineage(job=job, identity=identity))
         elif job.purpose == "retire":
-            await self._drop_vector_files()
-            self._observe("finish", job)
-            self.retired = await self.database.write(
-                lambda connection: purge_namespace(
-                    connection, self.agent_id, clock.now()
+            self.projection.drop()
+            vectors, agent_id = self.vectors, self.agent_id
+            if vectors is not None:
+                await run_in_thread(
+                    lambda: vectors.drop_agent(agent_id), limiter=self.limiters.index
                 )
-            )
+            self._observe("finish", job)
+            self.retired = await self.writes.commit(PurgeNamespace(identity=identity))
             self.completed += 1
             logger.info("agent %s retired", job.agent_id)
         else:
-            await self._clear_vectors(job)
+            await self.projection.remove_claims_up_to(job.rowid_cutoff)
             self._observe("finish", job)
-            await self.database.write(lambda connection: finish_clear(connection, job))
+            await self.writes.commit(FinishClear(job=job, identity=identity))
             self.completed += 1
             logger.info("clear job %d of agent %s finished", job.job_id, job.agent_id)
-
-    async def _drop_vector_files(self) -> None:
-        self.slot.index = None
-        vectors, agent_id = self.vectors, self.agent_id
-        if vectors is not None:
-            await run_in_thread(
-                lambda: vectors.drop_agent(agent_id), limiter=self.limiters.index
-            )
-
-    async def _clear_vectors(self, job: ClearJob) -> None:
-        # First: an embedding commit that raced the clear must not re-add a vector.
-        self.slot.cleared_up_to = max(self.slot.cleared_up_to, job.rowid_cutoff)
-        await self.slot.ready.wait()
-        index = self.slot.index
-        if index is None:
-            return
-
-        def remove() -> None:
-            keys = index.keys()
-            cleared = keys[(keys < EVENT_KEY_BASE) & (keys <= job.rowid_cutoff)]
-            index.remove(np.asarray(cleared, dtype=np.int64))
-
-        await run_in_thread(remove, limiter=self.limiters.index)

@@ -15,14 +15,17 @@ import numpy as np
 import trio
 
 from cairn.domain.ids import AgentId
-from cairn.errors import StaleResultError
+from cairn.errors import StaleResultError, StoreError, VectorIndexError
 from cairn.retrieval.candidates import claim_key, event_key
+from cairn.runtime.backoff import Backoff
 from cairn.runtime.database import Database, Reader
 from cairn.runtime.fence import AgentFence
 from cairn.runtime.mailbox import WorkCounter
-from cairn.runtime.messages import EmbedJob, StoreEmbeddings, WriteRequest
+from cairn.runtime.messages import EmbedJob
+from cairn.runtime.projection import Projection
 from cairn.runtime.providers import ActiveEmbedder
 from cairn.runtime.threads import Limiters, run_in_thread
+from cairn.runtime.writes import StoreEmbeddings, WriteQueue
 from cairn.store.embeddings import (
     count_embeddings,
     count_missing,
@@ -32,41 +35,11 @@ from cairn.store.embeddings import (
 from cairn.store.evidence import load_events
 from cairn.vectors.codec import encode_vector
 from cairn.vectors.identity import EmbeddingIdentity
-from cairn.vectors.index import ExactVectorIndex
 from cairn.vectors.manager import VectorStoreManager
 
-__all__ = ["EmbeddingActor", "VectorSlot"]
+__all__ = ["EmbeddingActor"]
 
 logger = logging.getLogger(__name__)
-
-
-@attrs.define(eq=False)
-class VectorSlot:
-    """The agent's live vector projection and its identity, or ``None`` while unavailable."""
-
-    index: ExactVectorIndex | None = None
-    identity: EmbeddingIdentity | None = None
-    # True while a backlog of evidence is being (re-)embedded for the current identity,
-    # e.g. after the embedding model changed: recall says `reindexing` meanwhile.
-    reindexing: bool = False
-    caught_up: trio.Event = attrs.field(factory=trio.Event)
-    ready: trio.Event = attrs.field(factory=trio.Event)
-    # Claims whose vectors were removed (forgotten; claim rowids are never reused) and the
-    # rowid cutoff of the last clear: a commit that raced them must not re-add a vector.
-    removed_claims: set[int] = attrs.field(factory=set)
-    cleared_up_to: int = 0
-
-    def was_removed(self, target: str, rowid: int) -> bool:
-        return target == "claim" and (
-            rowid in self.removed_claims or rowid <= self.cleared_up_to
-        )
-
-    def retire(self) -> None:
-        """Stop serving the current projection at once (the embedding identity changed)."""
-        self.index = None
-        self.identity = None
-        self.reindexing = True
-        self.caught_up = trio.Event()
 
 
 def _key(target: str, rowid: int) -> int:
@@ -81,9 +54,9 @@ class EmbeddingActor:
     fence: AgentFence
     active: ActiveEmbedder
     vectors: VectorStoreManager
-    slot: VectorSlot
+    projection: Projection
     jobs_receive: trio.MemoryReceiveChannel[EmbedJob]
-    write_requests_send: trio.MemorySendChannel[WriteRequest]
+    writes: WriteQueue
     work: WorkCounter
     batch_size: int
     linger_s: float
@@ -92,6 +65,7 @@ class EmbeddingActor:
     failed: int = 0
     restarts: int = 0
     deferred: int = 0
+    retry: Backoff = attrs.field(factory=lambda: Backoff("vector warm-up"))
     _deferring: bool = False
     _serving: trio.CancelScope = attrs.field(factory=trio.CancelScope)
     _served_identity: EmbeddingIdentity | None = None
@@ -113,13 +87,14 @@ class EmbeddingActor:
     async def run(
         self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
-        async with self.jobs_receive, self.write_requests_send:
+        async with self.jobs_receive, self.writes:
             task_status.started()
             while not self._deferring:
                 with self._serving:
-                    await self._warm_up()
-                    await self._serve()
-                    return
+                    if await self._warmed_up():
+                        await self._serve()
+                        return
+                    continue
                 # A switch cancelled this identity's service; whatever it dropped has no
                 # vector of the new identity, so the next warm-up's sweep finds it.
                 self.restarts += 1
@@ -127,6 +102,20 @@ class EmbeddingActor:
             async for _job in self.jobs_receive:
                 self.deferred += 1
                 self.work.done(1)
+
+    async def _warmed_up(self) -> bool:
+        """Warm up; on an I/O failure (too many open files, a full disk, a damaged
+        table) recall goes lexical and the warm-up is retried with backoff, never the
+        end of the agent (tests/runtime/test_faults.py)."""
+        try:
+            await self._warm_up()
+        except (OSError, StoreError, VectorIndexError) as error:
+            self.projection.mark_unavailable()
+            delay = self.retry.failed(error)
+            await trio.sleep(delay)
+            return False
+        self.retry.succeeded()
+        return True
 
     async def _serve(self) -> None:
         while True:
@@ -157,7 +146,7 @@ class EmbeddingActor:
 
     async def _warm_up(self) -> None:
         agent_id, identity = self.agent_id, self.active.identity
-        generation, caught_up = self.active.generation, self.slot.caught_up
+        generation, caught_up = self.active.generation, self.projection.caught_up
         previous = self._served_identity
         if previous is not None and previous != identity:
             # The old projection is saved and let go; switching back reloads it.
@@ -192,16 +181,10 @@ class EmbeddingActor:
         # A switch may have landed while that read finished: never install a projection
         # of an identity that is no longer active.
         await trio.lowlevel.checkpoint_if_cancelled()
-        self.slot.index = index
-        self.slot.identity = identity
-        self.slot.reindexing = backlog > 0
-        self.slot.ready.set()
-        try:
-            await self._embed_missing()
-        finally:
-            if self.active.generation == generation:
-                self.slot.reindexing = False
-        caught_up.set()
+        self.projection.install(index, identity, backlog=backlog > 0)
+        await self._embed_missing()
+        if self.active.generation == generation:
+            self.projection.settle_backlog(caught_up)
 
     async def _embed_missing(self) -> None:
         """Embed, batch by batch, everything that has no vector of the current identity."""
@@ -252,12 +235,25 @@ class EmbeddingActor:
                 (job.target, job.rowid, encode_vector(vector))
                 for job, vector in zip(batch, vectors, strict=True)
             )
-            request = StoreEmbeddings(identity, embedding_identity, rows)
-            await self.write_requests_send.send(request)
+            request = StoreEmbeddings(
+                embedding_identity=embedding_identity, rows=rows, identity=identity
+            )
             try:
-                stored = set(await request.reply.wait())
+                stored_pairs = await self.writes.commit(request)
+                stored = set(stored_pairs)
             except StaleResultError:
                 self.stale += len(batch)
+                return False
+            except StoreError as error:
+                # E.g. a full disk: the evidence is committed without vectors; the next
+                # warm-up's sweep embeds it. Never the end of the agent.
+                self.failed += len(batch)
+                logger.warning(
+                    "storing %d vectors of agent %s failed: %s",
+                    len(batch),
+                    self.agent_id,
+                    type(error).__name__,
+                )
                 return False
             # Only what was stored, and nothing removed since (a forget or clear that
             # landed after this commit): the projection never holds a vector its table
@@ -266,18 +262,12 @@ class EmbeddingActor:
                 position
                 for position, job in enumerate(batch)
                 if (job.target, job.rowid) in stored
-                and not self.slot.was_removed(job.target, job.rowid)
+                and not self.projection.was_removed(job.target, job.rowid)
             ]
             keys = np.array(
                 [_key(batch[i].target, batch[i].rowid) for i in keep], dtype=np.int64
             )
-            kept_vectors = vectors[keep]
-            index = self.slot.index
-            if keep and index is not None and self.slot.identity == embedding_identity:
-                await run_in_thread(
-                    lambda: index.upsert(keys, kept_vectors),
-                    limiter=self.limiters.index,
-                )
+            await self.projection.upsert(embedding_identity, keys, vectors[keep])
             self.embedded += len(batch)
             completed = True
         return completed

@@ -29,7 +29,7 @@ from cairn.clock import DomainClock, SystemDomainClock
 from cairn.config import MemoryConfig
 from cairn.domain.evidence import URGENT_KINDS
 from cairn.domain.ids import AgentId
-from cairn.errors import StaleLeaseError, StaleResultError
+from cairn.errors import StaleLeaseError, StaleResultError, StoreError
 from cairn.ingestion.extract import ExtractionInput, RuleExtractor
 from cairn.ingestion.extraction_schema import (
     ExtractionAnswer,
@@ -39,26 +39,25 @@ from cairn.ingestion.extraction_schema import (
 from cairn.ingestion.proposal import Proposal, proposal_from_drafts
 from cairn.ingestion.validate import ValidatedBatch, validate_proposal
 from cairn.providers.http.text import TextProvider
+from cairn.runtime.backoff import Backoff
 from cairn.runtime.database import Database, Reader
 from cairn.runtime.fence import AgentFence
 from cairn.runtime.mailbox import WorkCounter
-from cairn.runtime.messages import CommitBatch, EmbedJob, WriteRequest
+from cairn.runtime.messages import EmbedJob
 from cairn.runtime.threads import Limiters, run_in_thread
-from cairn.store.batches import (
-    Lease,
-    PendingWork,
-    fail_batch,
-    pending_work,
-    release_lease,
-    release_leases,
-    take_lease,
+from cairn.runtime.writes import (
+    CommitBatch,
+    FailBatch,
+    ReleaseLease,
+    ReleaseLeases,
+    TakeLease,
+    WriteQueue,
 )
+from cairn.store.batches import Lease, PendingWork, pending_work
 from cairn.store.clear_jobs import pending_clear
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
-
-    import apsw
 
     from cairn.domain.evidence import EvidenceEvent
 
@@ -81,7 +80,7 @@ class IngestionActor:
     fence: AgentFence
     extractor: RuleExtractor
     wake_receive: trio.MemoryReceiveChannel[None]
-    write_requests_send: trio.MemorySendChannel[WriteRequest]
+    writes: WriteQueue
     embed_jobs_send: trio.MemorySendChannel[EmbedJob]
     work: WorkCounter
     batch_size: int
@@ -100,6 +99,7 @@ class IngestionActor:
     _serving: trio.CancelScope = attrs.field(factory=trio.CancelScope)
     _first_seen: float | None = None
     _progress: trio.Event = attrs.field(factory=trio.Event)
+    _store_retry: Backoff = attrs.field(factory=lambda: Backoff("batch selection"))
 
     def progress_event(self) -> trio.Event:
         """Set after the next batch settles or fails, or when the actor finds nothing to
@@ -123,10 +123,9 @@ class IngestionActor:
     async def run(
         self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
-        async with self.wake_receive, self.write_requests_send, self.embed_jobs_send:
-            agent_id = self.agent_id
+        async with self.wake_receive, self.writes, self.embed_jobs_send:
             # Leases and retry times of an earlier runtime are on its trio clock.
-            await self.database.write(lambda c: release_leases(c, agent_id))
+            await self.writes.commit(ReleaseLeases())
             task_status.started()
             with self._serving:
                 while (lease := await self._next_lease()) is not None:
@@ -176,7 +175,7 @@ class IngestionActor:
 
     async def _next_lease(self) -> Lease | None:
         """The next batch to work on; ``None`` once the wake channel is closed."""
-        agent_id, config, clock = self.agent_id, self.config, self.clock
+        agent_id, config = self.agent_id, self.config
         while True:
             now = trio.current_time()
 
@@ -200,25 +199,25 @@ class IngestionActor:
                         return None
                 continue
             if trigger is not None:
-
-                def lease_one(
-                    connection: apsw.Connection,
-                    trigger: str = trigger,
-                    now: float = now,
-                ) -> Lease | None:
-                    return take_lease(
-                        connection,
-                        agent_id,
-                        now_s=now,
-                        lease_s=config.extraction_lease_s,
-                        max_events=self.batch_size,
-                        form_new=trigger != "retry",
-                        trigger=trigger,
-                        created_at=clock.now(),
-                        max_bytes=config.extraction_batch_bytes,
-                    )
-
-                lease = await self.database.write(lease_one)
+                request = TakeLease(
+                    now_s=now,
+                    lease_s=config.extraction_lease_s,
+                    max_events=self.batch_size,
+                    max_bytes=config.extraction_batch_bytes,
+                    form_new=trigger != "retry",
+                    trigger=trigger,
+                    identity=self.fence.current(),
+                )
+                try:
+                    lease = await self.writes.commit(request)
+                except StaleResultError:
+                    continue  # the fence moved between the read and the write
+                except StoreError as error:
+                    # E.g. a full disk: pending turns stay pending; try again later,
+                    # never hot and never the end of the agent.
+                    await trio.sleep(self._store_retry.failed(error))
+                    continue
+                self._store_retry.succeeded()
                 if lease is not None:
                     return lease
                 continue
@@ -280,16 +279,16 @@ class IngestionActor:
             except Exception as error:  # noqa: BLE001 - any failure backs the batch off
                 await self._fail(lease, error)
                 return
-            request = CommitBatch(identity, lease, batch)
-            await self.write_requests_send.send(request)
+            request = CommitBatch(lease=lease, batch=batch, identity=identity)
             try:
-                receipt = await request.reply.wait()
-            except StaleResultError:
-                # Taken over, fenced, or its events changed under it (an edit): give the
-                # lease back if it is still ours, so the batch need not wait to expire.
+                receipt = await self.writes.commit(request)
+            except StaleResultError as error:
+                # Taken over, fenced, or its events changed under it (an edit). Never
+                # retried hot: the batch backs off like a failure and, if it keeps
+                # going stale, ends as a dead letter (a stale fence would otherwise
+                # spin: tests/runtime/test_batches.py).
                 self.stale += 1
-                agent_id = self.agent_id
-                await self.database.write(lambda c: release_lease(c, agent_id, lease))
+                await self._fail(lease, error)
                 return
             except Exception as error:  # noqa: BLE001 - e.g. a pending clear refuses claims
                 await self._fail(lease, error)
@@ -298,8 +297,7 @@ class IngestionActor:
             # Fenced off before the commit: give the lease back so the next epoch's pass
             # need not wait for it to expire.
             self.stale += 1
-            agent_id = self.agent_id
-            await self.database.write(lambda c: release_lease(c, agent_id, lease))
+            await self.writes.commit(ReleaseLease(lease))
             return
         self.batches += 1
         self.claims += len(receipt.claim_rowids)
@@ -318,24 +316,27 @@ class IngestionActor:
         reaches the log and the database: messages can quote model or user text."""
         self.failures += 1
         kind = type(error).__name__
-        agent_id, config, clock = self.agent_id, self.config, self.clock
-        now = trio.current_time()
+        agent_id, config = self.agent_id, self.config
+        request = FailBatch(
+            lease=lease,
+            error=kind,
+            now_s=trio.current_time(),
+            max_attempts=config.extraction_max_attempts,
+            backoff_s=config.extraction_backoff_s,
+            backoff_cap_s=config.extraction_backoff_cap_s,
+        )
         try:
-            dead = await self.database.write(
-                lambda c: fail_batch(
-                    c,
-                    agent_id,
-                    lease,
-                    now_s=now,
-                    error=kind,
-                    max_attempts=config.extraction_max_attempts,
-                    backoff_s=config.extraction_backoff_s,
-                    backoff_cap_s=config.extraction_backoff_cap_s,
-                    now=clock.now(),
-                )
-            )
+            dead = await self.writes.commit(request)
         except StaleLeaseError:
             self.stale += 1
+            return
+        except StoreError as store_error:
+            # The lease expires by itself and the batch is taken again then.
+            logger.warning(
+                "recording a failed batch of agent %s failed: %s",
+                agent_id,
+                type(store_error).__name__,
+            )
             return
         logger.warning(
             "extraction batch %d of agent %s failed (%s), attempt %d%s",

@@ -9,26 +9,24 @@ from __future__ import annotations
 
 import collections
 import datetime as dt
+import math
 from typing import TYPE_CHECKING
 
 import attrs
 import trio
 
 from cairn.domain.ids import AgentId
-from cairn.runtime.actors.embedding import VectorSlot
-from cairn.runtime.database import Database
+from cairn.errors import RuntimeClosedError, StoreError, VectorIndexError
+from cairn.runtime.backoff import Backoff
+from cairn.runtime.projection import Projection
 from cairn.runtime.threads import Limiters, run_in_thread
-from cairn.store.fts_purge import run_fts_purges
-from cairn.store.requests import append_audit
+from cairn.runtime.writes import AppendAudit, PurgeFts, SettleDirty, WriteQueue
 from cairn.vectors.manager import VectorStoreManager
 
 if TYPE_CHECKING:
-    import apsw
+    from collections.abc import Awaitable, Callable
 
 __all__ = ["AuditBuffer", "MaintenanceActor"]
-
-# Dirty rows settled per pass: bounded so a pass never holds the writer for long.
-SETTLE_BATCH = 256
 
 
 @attrs.define(eq=False)
@@ -52,54 +50,97 @@ class AuditBuffer:
         self.rows.clear()
         return rows
 
-
-def _settle_dirty(connection: apsw.Connection, agent_id: AgentId) -> int:
-    connection.execute(
-        "DELETE FROM dirty_work WHERE agent_id = ? AND claim_rowid IN"
-        " (SELECT claim_rowid FROM dirty_work WHERE agent_id = ? LIMIT ?)",
-        (agent_id, agent_id, SETTLE_BATCH),
-    )
-    return connection.changes()
+    def restore(self, rows: list[tuple[AgentId, dt.datetime, str, str]]) -> None:
+        """Rows whose write failed go back in front (the bound still holds)."""
+        for row in reversed(rows):
+            if len(self.rows) == self.rows.maxlen:
+                self.dropped += 1
+                continue
+            self.rows.appendleft(row)
 
 
 @attrs.define(eq=False)
 class MaintenanceActor:
     agent_id: AgentId
-    database: Database
+    writes: WriteQueue
     limiters: Limiters
     vectors: VectorStoreManager
-    slot: VectorSlot
+    projection: Projection
     audit: AuditBuffer
     interval_s: float
     passes: int = 0
     settled: int = 0
+    failed_steps: int = 0
+    # One backoff per step: a failing save must not hold back the audit flush.
+    _retry: dict[str, Backoff] = attrs.field(factory=dict)
+    _retry_at: dict[str, float] = attrs.field(factory=dict)
 
     async def run(
         self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
-        task_status.started()
-        while True:
-            await trio.sleep(self.interval_s)
-            await self.run_pass()
+        async with self.writes:
+            task_status.started()
+            while True:
+                await trio.sleep(self.interval_s)
+                await self.run_pass()
 
     async def run_pass(self) -> None:
-        """One bounded pass; also called once more by the supervisor when it stops."""
-        agent_id = self.agent_id
+        """One bounded pass; also called once more by the supervisor when it stops.
+
+        Each step fails alone: an I/O error (a full disk, no file descriptors left) is
+        logged once, the step is retried with backoff at later passes, and the agent and
+        the runtime go on serving (tests/runtime/test_faults.py).
+        """
+        await self._step("projection save", self._publish)
+        await self._step("audit flush", self._flush_audit)
+        await self._step("dirty settle", self._settle)
+        # Forgotten text leaves the lexical index pages (cairn.store.fts_purge).
+        await self._step("index purge", self._purge)
+        self.passes += 1
+
+    async def _step(self, name: str, step: Callable[[], Awaitable[None]]) -> None:
+        now = trio.current_time()
+        if now < self._retry_at.get(name, -math.inf):
+            return
+        retry = self._retry.setdefault(
+            name, Backoff(f"{name} of agent {self.agent_id}")
+        )
+        try:
+            await step()
+        except (OSError, StoreError, VectorIndexError) as error:
+            self.failed_steps += 1
+            self._retry_at[name] = now + retry.failed(error)
+            if name == "projection save":
+                self.projection.save_error = retry.last_error
+            return
+        except RuntimeClosedError:
+            return  # the agent is stopping; its writer is gone
+        retry.succeeded()
+        if name == "projection save":
+            self.projection.save_error = None
+
+    async def _publish(self) -> None:
         # The manager knows whether the index changed since its last save (a version
         # compare); asking costs nothing, the file is written only then. Only the
         # projection serving now: one that stopped serving was saved when it was released.
-        identity = self.slot.identity
+        agent_id, identity = self.agent_id, self.projection.identity
         if identity is not None and self.vectors.is_dirty(agent_id, identity):
             await run_in_thread(
                 lambda: self.vectors.publish(agent_id, identity),
                 limiter=self.limiters.index,
             )
+
+    async def _flush_audit(self) -> None:
         rows = self.audit.take()
         if rows:
-            await self.database.write(lambda connection: append_audit(connection, rows))
-        self.settled += await self.database.write(
-            lambda connection: _settle_dirty(connection, agent_id)
-        )
-        # Forgotten text leaves the lexical index pages (cairn.store.fts_purge).
-        await self.database.write(run_fts_purges)
-        self.passes += 1
+            try:
+                await self.writes.commit(AppendAudit(tuple(rows)))
+            except StoreError:
+                self.audit.restore(rows)
+                raise
+
+    async def _settle(self) -> None:
+        self.settled += await self.writes.commit(SettleDirty())
+
+    async def _purge(self) -> None:
+        await self.writes.commit(PurgeFts())

@@ -1,99 +1,66 @@
-"""The single writer of an agent: every mutation is serialised through here.
+"""The single writer of an agent, and the runtime's writer for shared structures.
 
-Each request runs as one SQLite transaction in the writer thread. Commits of async work
-re-check the execution identity inside that transaction, so a result of an old epoch can
-never land, whatever cancellation did or did not reach (tests/runtime/test_fence.py).
+Every mutation of an agent's data is a typed request (cairn.runtime.writes) handled here,
+one SQLite transaction each, in arrival order. The coordinator owns the agent's fence:
+
+- it creates the agent row and reads the stored epoch before it serves anything;
+- inside every transaction it first records the live fence's epoch (an embedding switch
+  advances the fence without a transaction of its own), then, for a result of
+  asynchronous work, checks that the identity it started under is still current, in
+  memory and as stored, so a result of an old epoch never lands whatever cancellation did
+  or did not reach (tests/runtime/test_fence.py);
+- a request that advances the epoch (a clear or retire job) advances the live fence as
+  soon as it commits, before the next request is handled.
+
+:class:`SharedWriter` serialises the few writes that belong to no agent: the open-time
+repair and operator repairs of indexes all agents share (FTS integrity and rebuild,
+vectors whose target is gone). No other module calls ``Database.write``
+(tests/test_single_writer.py).
 """
 
 from __future__ import annotations
 
-import contextlib
+import datetime as dt
 import logging
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
 
 import apsw
 import attrs
 import trio
 
 from cairn.clock import DomainClock
-from cairn.domain.ids import AgentId, EventId
+from cairn.domain.ids import AgentId
 from cairn.errors import (
     ClearPendingError,
     RuntimeClosedError,
     StaleResultError,
     StoreError,
 )
-from cairn.ingestion.intake import prepare_turns
 from cairn.runtime.database import Database
+from cairn.runtime.fence import AgentFence
 from cairn.runtime.mailbox import WorkCounter
-from cairn.runtime.messages import (
-    CommitBatch,
-    DeclareSession,
+from cairn.runtime.writes import (
     IngestTurns,
-    StoreEmbeddings,
-    StoreRecallResult,
-    WriteRequest,
+    ReplayDeadLetters,
+    StartClear,
+    Write,
+    WriteContext,
 )
-from cairn.store.agents import check_identity
-from cairn.store.batches import BatchReceipt, begin_commit, finish_commit
-from cairn.store.claims import insert_claims
-from cairn.store.clear_jobs import pending_clear
-from cairn.store.directives import create_directive
-from cairn.store.embeddings import store_embeddings
-from cairn.store.evidence import (
-    IntakeOutcome,
-    IntakeResult,
-    insert_events,
-)
-from cairn.store.requests import save_recall_result
-from cairn.store.sessions import declare_session
+from cairn.store.agents import catch_up_epoch, check_identity, ensure_agent
+from cairn.store.evidence import IntakeOutcome, IntakeResult
 
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from cairn.runtime.mailbox import Reply
-
-__all__ = ["WriteCoordinator"]
+__all__ = ["SharedWrite", "SharedWriter", "WriteCoordinator"]
 
 logger = logging.getLogger(__name__)
 
+T = TypeVar("T")
 
-def _commit_batch(
-    connection: apsw.Connection,
-    agent_id: AgentId,
-    request: CommitBatch,
-    clock: DomainClock,
-) -> BatchReceipt:
-    """Identity fence, lease check (a retried commit gets its receipt back), then the
-    batch's claims with their tombstone and conflict checks, lineage, dirty work and FTS,
-    the directive drafts, the receipt and the events' state: all or nothing."""
-    check_identity(connection, request.identity)
-    if pending_clear(connection, agent_id) is not None:
-        # Extraction that started after the clear's fence: its events stay pending and
-        # are extracted once the clear is done (the supervisor wakes ingestion then).
-        raise StaleResultError(f"a clear job is pending for {agent_id!r}")
-    lease, batch = request.lease, request.batch
-    earlier = begin_commit(connection, agent_id, lease)
-    if earlier is not None:
-        return earlier
-    now = clock.now()
-    rowids: dict[EventId, int] = {event.event_id: event.rowid for event in lease.events}
-    committed = insert_claims(connection, agent_id, batch.drafts, rowids, now)
-    for text in batch.directive_drafts:
-        create_directive(connection, agent_id, "instruction", text, "draft", now)
-    receipt = BatchReceipt(
-        batch_id=lease.batch_id,
-        event_ids=tuple(event.event_id for event in lease.events),
-        claim_rowids=tuple(rowid for rowid, _ in committed.inserted),
-        discarded=tuple(batch.discarded),
-        rejected_candidates=batch.rejected_candidates,
-        merged=committed.merged,
-        superseded=committed.superseded,
-        suppressed=committed.suppressed,
-        directive_drafts=len(batch.directive_drafts),
-    )
-    finish_commit(connection, agent_id, lease, receipt, now)
-    return receipt
+
+def _store_error(agent_id: AgentId, error: apsw.Error) -> Exception:
+    if isinstance(error, apsw.ConstraintError) and "clear job pending" in str(error):
+        return ClearPendingError(f"a clear job is pending for {agent_id!r}")
+    return StoreError(str(error))
 
 
 @attrs.define(eq=False)
@@ -101,18 +68,33 @@ class WriteCoordinator:
     agent_id: AgentId
     database: Database
     clock: DomainClock
-    requests_receive: trio.MemoryReceiveChannel[WriteRequest]
+    requests_receive: trio.MemoryReceiveChannel[Write[Any]]
     work: WorkCounter
-    wake_send: trio.MemorySendChannel[None]
+    wake_ingestion: Callable[[], None]
     event_max_bytes: int = 2400
+    max_segments: int = 1000
     committed: int = 0
     failed: int = 0
+    stale: int = 0
+    _fence: AgentFence | None = None
+
+    @property
+    def fence(self) -> AgentFence:
+        """The agent's fence; exists once :meth:`run` has started."""
+        assert self._fence is not None, "the coordinator has not started"  # noqa: S101
+        return self._fence
 
     async def run(
-        self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+        self, *, task_status: trio.TaskStatus[AgentFence] = trio.TASK_STATUS_IGNORED
     ) -> None:
+        """Create the agent row, start the fence at the stored epoch, then serve."""
+        agent_id, clock = self.agent_id, self.clock
         async with self.requests_receive:
-            task_status.started()
+            epoch = await self.database.write(
+                lambda connection: ensure_agent(connection, agent_id, clock.now())
+            )
+            self._fence = AgentFence(agent_id, epoch)
+            task_status.started(self._fence)
             try:
                 async for request in self.requests_receive:
                     await self._handle(request)
@@ -120,7 +102,7 @@ class WriteCoordinator:
                 self._refuse_queued()
 
     def _refuse_queued(self) -> None:
-        """The writer is going away (cancelled, e.g. by a retire): nobody may wait forever
+        """The writer is going away (stopped, failed, retired): nobody may wait forever
         for a reply to a request it will never handle."""
         while True:
             try:
@@ -133,68 +115,98 @@ class WriteCoordinator:
             if isinstance(request, IngestTurns):
                 self.work.done(1)
 
-    async def _handle(self, request: WriteRequest) -> None:
-        operation: Callable[[apsw.Connection], Any]
-        agent_id, clock, max_bytes = self.agent_id, self.clock, self.event_max_bytes
-        match request:
-            case IngestTurns(turns=turns):
-                # Redaction runs here, in the writer thread, before anything is stored.
-                operation = lambda c: insert_events(  # noqa: E731
-                    c, agent_id, prepare_turns(turns, max_bytes), clock.now()
-                )
-            case DeclareSession(info=info):
-                operation = lambda c: declare_session(c, agent_id, info)  # noqa: E731
-            case CommitBatch():
-                operation = lambda c: _commit_batch(c, agent_id, request, clock)  # noqa: E731
-            case StoreEmbeddings(
-                identity=identity, embedding_identity=embedding, rows=rows
-            ):
+    def _transaction(self, request: Write[T]) -> Callable[[apsw.Connection], T]:
+        fence = self.fence
+        context = WriteContext(
+            self.agent_id, self.clock.now(), self.event_max_bytes, self.max_segments
+        )
 
-                def operation(c: apsw.Connection) -> list[tuple[str, int]]:
-                    check_identity(c, identity)
-                    return store_embeddings(c, agent_id, embedding, rows)
+        def transaction(connection: apsw.Connection) -> T:
+            catch_up_epoch(connection, fence.agent_id, fence.epoch)
+            identity = request.fenced_by
+            if identity is not None:
+                if not fence.is_current(identity):
+                    raise StaleResultError(
+                        f"result of epoch {identity.config_epoch} for agent"
+                        f" {identity.agent_id!r} is stale"
+                    )
+                check_identity(connection, identity)
+            return request.apply(connection, context)
 
-            case StoreRecallResult(request_id=request_id, status=status, result=result):
-                operation = lambda c: save_recall_result(  # noqa: E731
-                    c, agent_id, request_id, status, result, clock.now()
-                )
-        reply: Reply[Any] = request.reply
+        return transaction
+
+    async def _handle(self, request: Write[Any]) -> None:
+        reply = request.reply
         try:
-            value = await self.database.write(operation)
+            value = await self.database.write(self._transaction(request))
         except trio.Cancelled:
             # Whether or not the transaction landed, this caller gets an answer.
-            reply.fail(RuntimeClosedError(f"agent {agent_id!r} stopped during a write"))
+            reply.fail(
+                RuntimeClosedError(f"agent {self.agent_id!r} stopped during a write")
+            )
             raise
-        except apsw.ConstraintError as error:
-            self.failed += 1
-            if "clear job pending" in str(error):
-                reply.fail(
-                    ClearPendingError(f"a clear job is pending for {agent_id!r}")
-                )
-            else:
-                reply.fail(StoreError(str(error)))
+        except StaleResultError as error:
+            self.stale += 1
+            reply.fail(error)
         except apsw.Error as error:
             self.failed += 1
             logger.warning(
-                "write for agent %s failed: %s", agent_id, type(error).__name__
+                "write for agent %s failed: %s", self.agent_id, type(error).__name__
             )
-            reply.fail(StoreError(str(error)))
+            reply.fail(_store_error(self.agent_id, error))
         except Exception as error:  # noqa: BLE001 - typed errors go back to the one caller
             self.failed += 1
             reply.fail(error)
         else:
             self.committed += 1
+            self._after_commit(request, value)
             reply.set(value)
-            if isinstance(request, IngestTurns):
-                self._settle_intake(cast("list[IntakeResult]", value))
         finally:
             if isinstance(request, IngestTurns):
                 self.work.done(1)
 
-    def _settle_intake(self, results: list[IntakeResult]) -> None:
-        """New evidence waits in the database; wake the ingestion actor for it. (Pending
-        extraction is counted from the database, not here: cairn.runtime.supervisor.)"""
-        # An edit or deletion queues nothing new itself but may re-open its session.
-        if any(result.outcome is IntakeOutcome.INGESTED for result in results):
-            with contextlib.suppress(trio.WouldBlock):
-                self.wake_send.send_nowait(None)
+    def _after_commit(self, request: Write[Any], value: Any) -> None:
+        """Effects of a commit that must precede the next request (no checkpoint)."""
+        match request:
+            case StartClear(purpose=purpose):
+                job, epoch = value
+                self.fence.advance(epoch, f"{purpose} job {job.job_id}")
+            case IngestTurns():
+                # New evidence waits in the database; an edit or deletion queues nothing
+                # new itself but may re-open its session.
+                results: list[IntakeResult] = value
+                if any(result.outcome is IntakeOutcome.INGESTED for result in results):
+                    self.wake_ingestion()
+            case ReplayDeadLetters():
+                self.wake_ingestion()
+            case _:
+                pass
+
+
+@attrs.frozen
+class SharedWrite(Generic[T]):
+    """A write to a structure no single agent owns; ``apply`` runs in one transaction."""
+
+    apply: Callable[[apsw.Connection, dt.datetime], T]
+    # What it is, for the log: a repair of shared indexes is an operator's act.
+    purpose: str
+
+
+@attrs.define(eq=False)
+class SharedWriter:
+    """Serialises runtime-wide writes (the writer connection is one, like an agent's)."""
+
+    database: Database
+    clock: DomainClock
+    _lock: trio.Lock = attrs.field(factory=trio.Lock)
+
+    async def commit(self, request: SharedWrite[T]) -> T:
+        now = self.clock.now()
+        async with self._lock:
+            logger.debug("shared write: %s", request.purpose)
+            try:
+                return await self.database.write(
+                    lambda connection: request.apply(connection, now)
+                )
+            except apsw.Error as error:
+                raise StoreError(str(error)) from None

@@ -1,0 +1,73 @@
+"""A claim's lifecycle by explicit request: remember, forget, archive, unarchive.
+
+Each is one typed write through the agent's coordinator (cairn.runtime.writes); what the
+vector projection must do follows the commit: a remembered claim is queued for embedding,
+a forgotten claim's vector is removed (a crash in between leaves an orphan vector, which
+recall never serves and the next warm-up drops).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cairn.domain.claim import ClaimDraft, ClaimKind, Origin
+from cairn.domain.scope import Scope
+from cairn.errors import InvalidInputError, InvalidScopeError
+from cairn.runtime.writes import Forget, Remember, SetArchived
+from cairn.store.forget import RememberOutcome
+
+if TYPE_CHECKING:
+    from cairn.runtime.supervisor import AgentSupervisor
+    from cairn.store.forget import ForgetResult, LifecycleResult, RememberResult
+
+__all__ = ["MAX_REMEMBER_CHARS", "archive", "forget", "remember", "remember_draft"]
+
+MAX_REMEMBER_CHARS = 4_000
+
+
+def remember_draft(
+    text: str, kind: str, scope: Scope | None, by: str
+) -> tuple[ClaimDraft, Origin]:
+    """Validate a remember before anything is queued; bad input is InvalidInputError."""
+    if by not in {"user", "model"}:
+        raise InvalidInputError("`by` is 'user' or 'model'")
+    if not text.strip():
+        raise InvalidInputError("nothing to remember: the text is blank")
+    if len(text) > MAX_REMEMBER_CHARS:
+        raise InvalidInputError(f"a claim is at most {MAX_REMEMBER_CHARS} characters")
+    try:
+        claim_kind = ClaimKind(kind)
+    except ValueError:
+        raise InvalidInputError(f"unknown claim kind {kind!r}") from None
+    if scope is not None and not isinstance(scope, Scope):
+        raise InvalidScopeError("scope must be a cairn Scope")
+    origin = Origin.USER if by == "user" else Origin.MODEL
+    draft = ClaimDraft(
+        kind=claim_kind,
+        text=" ".join(text.split()),
+        spans=(),
+        confidence=0.95 if origin is Origin.USER else 0.6,
+        scope=scope or Scope.agent(),
+    )
+    return draft, origin
+
+
+async def remember(
+    supervisor: AgentSupervisor, draft: ClaimDraft, origin: Origin
+) -> RememberResult:
+    result = await supervisor.commit(Remember(draft, origin))
+    if result.outcome is RememberOutcome.STORED and result.rowid is not None:
+        await supervisor.embed_claim(result.rowid, draft.text)
+    return result
+
+
+async def forget(supervisor: AgentSupervisor, claim_id: str) -> ForgetResult:
+    result = await supervisor.commit(Forget(claim_id))
+    await supervisor.remove_claim_vector(result.rowid)
+    return result
+
+
+async def archive(
+    supervisor: AgentSupervisor, claim_id: str, *, archived: bool
+) -> LifecycleResult:
+    return await supervisor.commit(SetArchived(claim_id, archived))

@@ -1,0 +1,512 @@
+"""Every mutation of an agent's data, as a typed request to its write coordinator.
+
+A request is a frozen value naming what to change; :meth:`Write.apply` is the store call it
+stands for, run by the agent's :class:`~cairn.runtime.actors.write_coordinator.WriteCoordinator`
+inside one transaction. Requests that carry the result of asynchronous work (a batch's
+claims, embeddings, a lease, a clear batch) also carry the :class:`ExecutionIdentity` that
+work started under, and the coordinator refuses them inside the transaction when that
+identity is no longer current (tests/runtime/test_fence.py). A user's own request (ingest,
+remember, forget, a directive) is authorised by the state it meets at commit instead: it is
+current by definition when it is handled, and the clear-fence triggers still refuse claim
+writes under a pending clear.
+
+Nothing else in the runtime may call ``Database.write`` (tests/test_single_writer.py).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
+
+import apsw
+import attrs
+import trio
+
+from cairn.domain.claim import ClaimDraft, Origin
+from cairn.domain.directive import DirectiveStatus
+from cairn.domain.evidence import SessionInfo, Turn
+from cairn.domain.identity import ExecutionIdentity
+from cairn.domain.ids import AgentId
+from cairn.errors import RuntimeClosedError, StaleResultError
+from cairn.ingestion.intake import prepare_turns
+from cairn.ingestion.validate import ValidatedBatch
+from cairn.runtime.mailbox import Reply
+from cairn.store.batches import (
+    BatchReceipt,
+    Lease,
+    begin_commit,
+    fail_batch,
+    finish_commit,
+    release_lease,
+    release_leases,
+    replay_dead,
+    take_lease,
+)
+from cairn.store.claims import insert_claims
+from cairn.store.clear_jobs import (
+    ClearJob,
+    clear_claims_batch,
+    clear_lineage,
+    finish_clear,
+    pending_clear,
+    start_clear,
+)
+from cairn.store.directives import (
+    create_directive,
+    list_directives,
+    set_directive_status,
+)
+from cairn.store.embeddings import store_embeddings
+from cairn.store.evidence import insert_events
+from cairn.store.forget import forget_claim, remember_claim, set_archived
+from cairn.store.fts_purge import run_fts_purges
+from cairn.store.requests import append_audit, save_recall_result
+from cairn.store.retire import purge_namespace
+from cairn.store.sessions import declare_session
+from cairn.vectors.identity import EmbeddingIdentity
+
+if TYPE_CHECKING:
+    from cairn.domain.directive import Directive
+    from cairn.store.evidence import IntakeResult
+    from cairn.store.forget import ForgetResult, LifecycleResult, RememberResult
+
+__all__ = [
+    "AppendAudit",
+    "ClearClaimsBatch",
+    "ClearLineage",
+    "CommitBatch",
+    "CreateDirective",
+    "DeclareSession",
+    "FailBatch",
+    "FinishClear",
+    "Forget",
+    "ImportRecords",
+    "IngestTurns",
+    "PurgeFts",
+    "PurgeNamespace",
+    "ReleaseLease",
+    "ReleaseLeases",
+    "Remember",
+    "ReplayDeadLetters",
+    "SetArchived",
+    "SetDirectiveStatus",
+    "SettleDirty",
+    "StartClear",
+    "StoreEmbeddings",
+    "StoreRecallResult",
+    "TakeLease",
+    "Write",
+    "WriteContext",
+    "WriteQueue",
+]
+
+T = TypeVar("T")
+
+# Dirty rows settled per maintenance pass: bounded so a pass never holds the writer long.
+SETTLE_BATCH = 256
+
+
+@attrs.frozen
+class WriteContext:
+    """What every request's transaction may use: whose data, and the business time."""
+
+    agent_id: AgentId
+    now: dt.datetime
+    event_max_bytes: int
+    max_segments: int
+
+
+@attrs.frozen
+class Write(Generic[T]):
+    """One transaction's worth of change to one agent's data, and its reply slot."""
+
+    reply: Reply[T] = attrs.field(factory=Reply, eq=False, kw_only=True)
+
+    @property
+    def fenced_by(self) -> ExecutionIdentity | None:
+        """The identity the work behind this result started under (``None``: a user's
+        request, current when handled)."""
+        return None
+
+    def apply(self, connection: apsw.Connection, context: WriteContext) -> T:
+        raise NotImplementedError
+
+
+@attrs.frozen
+class _Fenced(Write[T]):
+    identity: ExecutionIdentity = attrs.field(kw_only=True)
+
+    @property
+    def fenced_by(self) -> ExecutionIdentity | None:
+        return self.identity
+
+
+# -- intake ------------------------------------------------------------------------------
+@attrs.frozen
+class IngestTurns(Write["list[IntakeResult]"]):
+    """Redact, segment and store turns (redaction runs here, in the writer's thread,
+    before anything is stored, hashed or indexed)."""
+
+    turns: tuple[Turn, ...]
+
+    def apply(
+        self, connection: apsw.Connection, context: WriteContext
+    ) -> list[IntakeResult]:
+        prepared = prepare_turns(
+            self.turns, context.event_max_bytes, max_segments=context.max_segments
+        )
+        return insert_events(connection, context.agent_id, prepared, context.now)
+
+
+@attrs.frozen
+class DeclareSession(Write[None]):
+    info: SessionInfo
+
+    def apply(self, connection: apsw.Connection, context: WriteContext) -> None:
+        declare_session(connection, context.agent_id, self.info)
+
+
+@attrs.frozen
+class StoreRecallResult(Write[None]):
+    request_id: str
+    status: str
+    result: bytes | None
+
+    def apply(self, connection: apsw.Connection, context: WriteContext) -> None:
+        save_recall_result(
+            connection,
+            context.agent_id,
+            self.request_id,
+            self.status,
+            self.result,
+            context.now,
+        )
+
+
+# -- extraction batches --------------------------------------------------------------------
+@attrs.frozen
+class ReleaseLeases(Write[int]):
+    """At start: leases of an earlier runtime are on its trio clock and mean nothing now."""
+
+    def apply(self, connection: apsw.Connection, context: WriteContext) -> int:
+        return release_leases(connection, context.agent_id)
+
+
+@attrs.frozen
+class TakeLease(_Fenced["Lease | None"]):
+    now_s: float
+    lease_s: float
+    max_events: int
+    max_bytes: int
+    form_new: bool
+    trigger: str
+
+    def apply(self, connection: apsw.Connection, context: WriteContext) -> Lease | None:
+        return take_lease(
+            connection,
+            context.agent_id,
+            now_s=self.now_s,
+            lease_s=self.lease_s,
+            max_events=self.max_events,
+            form_new=self.form_new,
+            trigger=self.trigger,
+            created_at=context.now,
+            max_bytes=self.max_bytes,
+        )
+
+
+@attrs.frozen
+class ReleaseLease(Write[None]):
+    """Give a lease back early (fenced off or refused): checked by its token, not the
+    epoch, so a fenced pass can still hand back what it holds."""
+
+    lease: Lease
+
+    def apply(self, connection: apsw.Connection, context: WriteContext) -> None:
+        release_lease(connection, context.agent_id, self.lease)
+
+
+@attrs.frozen
+class FailBatch(Write[bool]):
+    """Back a batch off (its events kept); ``True`` when it is now a dead letter."""
+
+    lease: Lease
+    error: str
+    now_s: float
+    max_attempts: int
+    backoff_s: float
+    backoff_cap_s: float
+
+    def apply(self, connection: apsw.Connection, context: WriteContext) -> bool:
+        return fail_batch(
+            connection,
+            context.agent_id,
+            self.lease,
+            now_s=self.now_s,
+            error=self.error,
+            max_attempts=self.max_attempts,
+            backoff_s=self.backoff_s,
+            backoff_cap_s=self.backoff_cap_s,
+            now=context.now,
+        )
+
+
+@attrs.frozen
+class ReplayDeadLetters(Write[int]):
+    def apply(self, connection: apsw.Connection, context: WriteContext) -> int:
+        return replay_dead(connection, context.agent_id)
+
+
+@attrs.frozen
+class CommitBatch(_Fenced[BatchReceipt]):
+    """One leased batch, validated: claims, lineage, dirty work, FTS, directive drafts,
+    the receipt and the events' state, all or nothing, under the lease's token."""
+
+    lease: Lease
+    batch: ValidatedBatch
+
+    def apply(self, connection: apsw.Connection, context: WriteContext) -> BatchReceipt:
+        agent_id = context.agent_id
+        if pending_clear(connection, agent_id) is not None:
+            # Extraction that started after the clear's fence: its events stay pending
+            # and are extracted once the clear is done (the supervisor wakes ingestion).
+            raise StaleResultError(f"a clear job is pending for {agent_id!r}")
+        lease, batch = self.lease, self.batch
+        earlier = begin_commit(connection, agent_id, lease)
+        if earlier is not None:
+            return earlier
+        rowids = {event.event_id: event.rowid for event in lease.events}
+        committed = insert_claims(
+            connection, agent_id, batch.drafts, rowids, context.now
+        )
+        for text in batch.directive_drafts:
+            create_directive(
+                connection, agent_id, "instruction", text, "draft", context.now
+            )
+        receipt = BatchReceipt(
+            batch_id=lease.batch_id,
+            event_ids=tuple(event.event_id for event in lease.events),
+            claim_rowids=tuple(rowid for rowid, _ in committed.inserted),
+            discarded=tuple(batch.discarded),
+            rejected_candidates=batch.rejected_candidates,
+            merged=committed.merged,
+            superseded=committed.superseded,
+            suppressed=committed.suppressed,
+            directive_drafts=len(batch.directive_drafts),
+        )
+        finish_commit(connection, agent_id, lease, receipt, context.now)
+        return receipt
+
+
+# -- vectors -----------------------------------------------------------------------------------
+@attrs.frozen
+class StoreEmbeddings(_Fenced["list[tuple[str, int]]"]):
+    """Blobs for embedded targets; answered with the (target, rowid) pairs whose target
+    was still there to store."""
+
+    embedding_identity: EmbeddingIdentity
+    rows: tuple[tuple[str, int, bytes], ...]
+
+    def apply(
+        self, connection: apsw.Connection, context: WriteContext
+    ) -> list[tuple[str, int]]:
+        return store_embeddings(
+            connection, context.agent_id, self.embedding_identity, self.rows
+        )
+
+
+# -- claim lifecycle ---------------------------------------------------------------------------
+@attrs.frozen
+class Remember(Write["RememberResult"]):
+    draft: ClaimDraft
+    origin: Origin
+
+    def apply(
+        self, connection: apsw.Connection, context: WriteContext
+    ) -> RememberResult:
+        return remember_claim(
+            connection, context.agent_id, self.draft, self.origin, context.now
+        )
+
+
+@attrs.frozen
+class Forget(Write["ForgetResult"]):
+    claim_id: str
+
+    def apply(self, connection: apsw.Connection, context: WriteContext) -> ForgetResult:
+        return forget_claim(connection, context.agent_id, self.claim_id, context.now)
+
+
+@attrs.frozen
+class SetArchived(Write["LifecycleResult"]):
+    claim_id: str
+    archived: bool
+
+    def apply(
+        self, connection: apsw.Connection, context: WriteContext
+    ) -> LifecycleResult:
+        return set_archived(
+            connection, context.agent_id, self.claim_id, self.archived, context.now
+        )
+
+
+# -- directives ---------------------------------------------------------------------------------
+@attrs.frozen
+class CreateDirective(Write["Directive"]):
+    kind: str
+    text: str
+    status: DirectiveStatus
+
+    def apply(self, connection: apsw.Connection, context: WriteContext) -> Directive:
+        agent = context.agent_id
+        directive_id = create_directive(
+            connection, agent, self.kind, self.text, self.status.value, context.now
+        )
+        (created,) = [
+            directive
+            for directive in list_directives(connection, agent)
+            if directive.directive_id == directive_id
+        ]
+        return created
+
+
+@attrs.frozen
+class SetDirectiveStatus(Write["Directive"]):
+    directive_id: str
+    status: DirectiveStatus
+
+    def apply(self, connection: apsw.Connection, context: WriteContext) -> Directive:
+        return set_directive_status(
+            connection, context.agent_id, self.directive_id, self.status, context.now
+        )
+
+
+# -- clear and retire -------------------------------------------------------------------------
+@attrs.frozen
+class StartClear(Write["tuple[ClearJob, int]"]):
+    """Persist a clear (or retire) job and advance the epoch in one transaction; the
+    coordinator advances the live fence as soon as it commits."""
+
+    purpose: str
+
+    def apply(
+        self, connection: apsw.Connection, context: WriteContext
+    ) -> tuple[ClearJob, int]:
+        return start_clear(connection, context.agent_id, context.now, self.purpose)
+
+
+@attrs.frozen
+class ClearClaimsBatch(_Fenced["list[int]"]):
+    job: ClearJob
+
+    def apply(self, connection: apsw.Connection, context: WriteContext) -> list[int]:
+        return clear_claims_batch(connection, self.job, context.now)
+
+
+@attrs.frozen
+class ClearLineage(_Fenced[None]):
+    job: ClearJob
+
+    def apply(self, connection: apsw.Connection, context: WriteContext) -> None:
+        clear_lineage(connection, self.job, context.now)
+
+
+@attrs.frozen
+class FinishClear(_Fenced[int]):
+    job: ClearJob
+
+    def apply(self, connection: apsw.Connection, context: WriteContext) -> int:
+        return finish_clear(connection, self.job)
+
+
+@attrs.frozen
+class PurgeNamespace(_Fenced["dict[str, int]"]):
+    """The retire job's last step: every row of the agent, counted per table."""
+
+    def apply(
+        self, connection: apsw.Connection, context: WriteContext
+    ) -> dict[str, int]:
+        return purge_namespace(connection, context.agent_id, context.now)
+
+
+# -- maintenance -----------------------------------------------------------------------------------
+@attrs.frozen
+class AppendAudit(Write[None]):
+    rows: tuple[tuple[AgentId, dt.datetime, str, str], ...]
+
+    def apply(self, connection: apsw.Connection, context: WriteContext) -> None:
+        append_audit(connection, self.rows)
+
+
+@attrs.frozen
+class SettleDirty(Write[int]):
+    def apply(self, connection: apsw.Connection, context: WriteContext) -> int:
+        agent_id = context.agent_id
+        connection.execute(
+            "DELETE FROM dirty_work WHERE agent_id = ? AND claim_rowid IN"
+            " (SELECT claim_rowid FROM dirty_work WHERE agent_id = ? LIMIT ?)",
+            (agent_id, agent_id, SETTLE_BATCH),
+        )
+        return connection.changes()
+
+
+@attrs.frozen
+class PurgeFts(Write[int]):
+    """Rewrite the lexical indexes a forget or clear asked to purge (cairn.store.fts_purge)."""
+
+    def apply(self, connection: apsw.Connection, context: WriteContext) -> int:
+        return run_fts_purges(connection)
+
+
+# -- operator work ---------------------------------------------------------------------------------
+@attrs.frozen
+class ImportRecords(Write[list[Any]]):
+    """One chunk of an import file's records for this agent, each checked as a normal
+    write would be (``importer`` runs per record inside the transaction)."""
+
+    records: tuple[tuple[int, object], ...]
+    importer: Callable[
+        [apsw.Connection, AgentId, Sequence[tuple[int, object]], dt.datetime],
+        list[Any],
+    ] = attrs.field(eq=False)
+
+    def apply(self, connection: apsw.Connection, context: WriteContext) -> list[Any]:
+        return self.importer(connection, context.agent_id, self.records, context.now)
+
+
+@attrs.define(eq=False)
+class WriteQueue:
+    """An actor's way to its agent's write coordinator: send a request, await its reply.
+
+    A full queue is backpressure (the send waits). A coordinator that has gone away
+    (stopped, failed, retired) answers with :class:`RuntimeClosedError`, never silence.
+    """
+
+    agent_id: str
+    _send: trio.MemorySendChannel[Write[Any]]
+
+    def clone(self) -> WriteQueue:
+        return WriteQueue(self.agent_id, self._send.clone())
+
+    async def send(self, request: Write[Any]) -> None:
+        """Queue ``request`` (cancelled before it is queued, nothing is)."""
+        try:
+            await self._send.send(request)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            raise RuntimeClosedError(
+                f"agent {self.agent_id!r} is not accepting writes"
+            ) from None
+
+    async def commit(self, request: Write[T]) -> T:
+        await self.send(request)
+        return await request.reply.wait()
+
+    async def aclose(self) -> None:
+        await self._send.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
