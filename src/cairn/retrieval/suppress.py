@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from cairn.domain.directive import DirectiveKind, TopicMatcher
+from cairn.retrieval.keys import CandidateKey
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Sequence
@@ -69,7 +70,9 @@ def suppress_candidates(
     )
     if not removed:
         return candidates, 0
-    valid = {f"c:{rowid}" for rowid in claims} | {f"e:{rowid}" for rowid in events}
+    valid = {CandidateKey.claim(rowid) for rowid in claims} | {
+        CandidateKey.event(rowid) for rowid in events
+    }
     lists = {
         name: [key for key in keys if key in valid]
         for name, keys in candidates.lists.items()

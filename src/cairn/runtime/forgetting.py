@@ -27,7 +27,6 @@ from cairn.errors import (
     InvalidScopeError,
     RuntimeClosedError,
 )
-from cairn.retrieval.candidates import claim_key
 from cairn.runtime.database import Database
 from cairn.runtime.messages import EmbedJob
 from cairn.runtime.supervisor import AgentSupervisor
@@ -48,6 +47,7 @@ from cairn.store.forget import (
     remember_claim,
     set_archived,
 )
+from cairn.vectors.keys import EmbedTarget, vector_key
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -179,7 +179,7 @@ async def _drop_vector(supervisor: AgentSupervisor, rowid: int) -> None:
     index = supervisor.slot.index
     if index is None:
         return
-    keys = np.asarray([claim_key(rowid)], dtype=np.int64)
+    keys = np.asarray([vector_key(EmbedTarget.CLAIM, rowid)], dtype=np.int64)
     await run_in_thread(lambda: index.remove(keys), limiter=supervisor.limiters.index)
 
 
@@ -254,7 +254,7 @@ async def remember(
         supervisor.work.add(1)  # the embedding actor settles it
         try:
             await supervisor.embed_jobs_send.send(
-                EmbedJob("claim", result.rowid, draft.text)
+                EmbedJob(EmbedTarget.CLAIM, result.rowid, draft.text)
             )
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             # Not lost: the next warm-up embeds every claim without a vector.

@@ -20,7 +20,6 @@ from cairn.errors import (
     VectorIdentityMismatchError,
     VectorIndexCorruptError,
 )
-from cairn.retrieval.candidates import claim_key, event_key
 from cairn.runtime.threads import run_in_thread
 from cairn.store.agents import list_agents
 from cairn.store.batches import batch_statistics, count_pending
@@ -36,6 +35,7 @@ from cairn.store.integrity import (
     sqlite_integrity,
 )
 from cairn.vectors.identity import EmbeddingIdentity
+from cairn.vectors.keys import vector_key
 from cairn.vectors.publish import load_index
 
 if TYPE_CHECKING:
@@ -73,10 +73,6 @@ async def _refuse_live(memory: Memory, agents: list[AgentId]) -> None:
         raise InvalidInputError(
             f"agents already running in this process: {', '.join(running)}"
         )
-
-
-def _key(target: str, rowid: int) -> int:
-    return claim_key(rowid) if target == "claim" else event_key(rowid)
 
 
 # -- reindex ------------------------------------------------------------------------------
@@ -207,7 +203,7 @@ def _blob_keys(
         for key in sorted(used | {active.key()}):
             identity = identities[key]
             keys = {
-                _key(target, rowid)
+                vector_key(target, rowid)
                 for target, rowid, _ in iter_embeddings(connection, agent, identity)
             }
             pairs[agent, key] = (identity, keys)
@@ -367,7 +363,7 @@ async def _rebuild_projection(
 ) -> int:
     rows = await memory.database.read(
         lambda reader: [
-            (_key(target, rowid), blob)
+            (vector_key(target, rowid), blob)
             for target, rowid, blob in iter_embeddings(
                 reader.connection, agent_id, identity
             )

@@ -16,7 +16,6 @@ import trio
 
 from cairn.clock import DomainClock
 from cairn.domain.ids import AgentId
-from cairn.retrieval.candidates import EVENT_KEY_BASE
 from cairn.runtime.actors.embedding import VectorSlot
 from cairn.runtime.database import Database
 from cairn.runtime.threads import Limiters, run_in_thread
@@ -28,6 +27,7 @@ from cairn.store.clear_jobs import (
     pending_clear,
 )
 from cairn.store.retire import purge_namespace
+from cairn.vectors.keys import EmbedTarget, is_claim_key, vector_key
 from cairn.vectors.manager import VectorStoreManager
 
 __all__ = ["ClearJobActor"]
@@ -139,7 +139,8 @@ class ClearJobActor:
 
         def remove() -> None:
             keys = index.keys()
-            cleared = keys[(keys < EVENT_KEY_BASE) & (keys <= job.rowid_cutoff)]
+            cutoff = vector_key(EmbedTarget.CLAIM, job.rowid_cutoff)
+            cleared = keys[is_claim_key(keys) & (keys <= cutoff)]
             index.remove(np.asarray(cleared, dtype=np.int64))
 
         await run_in_thread(remove, limiter=self.limiters.index)

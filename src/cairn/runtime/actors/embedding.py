@@ -16,7 +16,6 @@ import trio
 
 from cairn.domain.ids import AgentId
 from cairn.errors import StaleResultError
-from cairn.retrieval.candidates import claim_key, event_key
 from cairn.runtime.database import Database, Reader
 from cairn.runtime.fence import AgentFence
 from cairn.runtime.mailbox import WorkCounter
@@ -33,6 +32,7 @@ from cairn.store.evidence import load_events
 from cairn.vectors.codec import encode_vector
 from cairn.vectors.identity import EmbeddingIdentity
 from cairn.vectors.index import ExactVectorIndex
+from cairn.vectors.keys import EmbedTarget, vector_key
 from cairn.vectors.manager import VectorStoreManager
 
 __all__ = ["EmbeddingActor", "VectorSlot"]
@@ -56,8 +56,8 @@ class VectorSlot:
     removed_claims: set[int] = attrs.field(factory=set)
     cleared_up_to: int = 0
 
-    def was_removed(self, target: str, rowid: int) -> bool:
-        return target == "claim" and (
+    def was_removed(self, target: EmbedTarget, rowid: int) -> bool:
+        return target is EmbedTarget.CLAIM and (
             rowid in self.removed_claims or rowid <= self.cleared_up_to
         )
 
@@ -67,10 +67,6 @@ class VectorSlot:
         self.identity = None
         self.reindexing = True
         self.caught_up = trio.Event()
-
-
-def _key(target: str, rowid: int) -> int:
-    return claim_key(rowid) if target == "claim" else event_key(rowid)
 
 
 @attrs.define(eq=False)
@@ -176,7 +172,7 @@ class EmbeddingActor:
             # Coverage check: the file lags or leads the table; the table is the authority.
             rows = await self.database.read(
                 lambda reader: [
-                    (_key(target, rowid), blob)
+                    (vector_key(target, rowid), blob)
                     for target, rowid, blob in iter_embeddings(
                         reader.connection, agent_id, identity
                     )
@@ -222,7 +218,7 @@ class EmbeddingActor:
         events = load_events(
             connection,
             agent_id,
-            [rowid for target, rowid, _ in missing if target == "event"],
+            [rowid for target, rowid, _ in missing if target is EmbedTarget.EVENT],
         )
         jobs = []
         for target, rowid, text in missing:
@@ -269,7 +265,8 @@ class EmbeddingActor:
                 and not self.slot.was_removed(job.target, job.rowid)
             ]
             keys = np.array(
-                [_key(batch[i].target, batch[i].rowid) for i in keep], dtype=np.int64
+                [vector_key(batch[i].target, batch[i].rowid) for i in keep],
+                dtype=np.int64,
             )
             kept_vectors = vectors[keep]
             index = self.slot.index

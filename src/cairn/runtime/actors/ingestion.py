@@ -54,6 +54,7 @@ from cairn.store.batches import (
     take_lease,
 )
 from cairn.store.clear_jobs import pending_clear
+from cairn.vectors.keys import EmbedTarget
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -306,7 +307,7 @@ class IngestionActor:
         self.rejected_candidates += receipt.rejected_candidates
         # Claims cite these events and are found through the events' vectors.
         jobs = [
-            EmbedJob("event", event.rowid, event.embedding_text())
+            EmbedJob(EmbedTarget.EVENT, event.rowid, event.embedding_text())
             for event in lease.events
         ]
         self.work.add(len(jobs))

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from cairn.runtime.mailbox import Reply
+    from cairn.vectors.keys import EmbedTarget
 
 __all__ = ["WriteCoordinator"]
 
@@ -150,7 +151,7 @@ class WriteCoordinator:
                 identity=identity, embedding_identity=embedding, rows=rows
             ):
 
-                def operation(c: apsw.Connection) -> list[tuple[str, int]]:
+                def operation(c: apsw.Connection) -> list[tuple[EmbedTarget, int]]:
                     check_identity(c, identity)
                     return store_embeddings(c, agent_id, embedding, rows)
 
