@@ -11,7 +11,6 @@ import numpy.typing as npt
 import trio
 
 from cairn.domain.scope import RecallContext
-from cairn.providers.gateway import QueryOutcome
 from cairn.retrieval.budget import allocate
 from cairn.retrieval.candidates import (
     CandidateRequest,
@@ -88,8 +87,8 @@ async def compute_recall(
         embedded = await gateway.embed_query(agent_id, plan.query)
         query_vector = embedded.vector
         query_identity = embedded.identity
-        if embedded.outcome is not QueryOutcome.OK:
-            degradations.append(Degradation(embedded.outcome.value))
+        if embedded.degradation is not None:
+            degradations.append(embedded.degradation)
     index, index_identity = slot.index, slot.identity
     if slot.reindexing:
         degradations.append(Degradation.REINDEXING)
