@@ -20,15 +20,16 @@ if TYPE_CHECKING:
 
     import apsw
 
+    from cairn.domain.directive import ActiveDirective
     from cairn.retrieval.candidates import Candidates
 
 __all__ = ["hidden_events", "suppress_candidates", "topic_matcher"]
 
 
-def topic_matcher(directives: Sequence[tuple[str, str, str]]) -> TopicMatcher:
-    """A matcher for the ``suppress_topic`` rows among ``(id, kind, text)`` directives."""
+def topic_matcher(directives: Sequence[ActiveDirective]) -> TopicMatcher:
+    """A matcher for the ``suppress_topic`` directives among ``directives``."""
     return TopicMatcher.build(
-        [text for _id, kind, text in directives if kind == DirectiveKind.SUPPRESS_TOPIC]
+        [d.text for d in directives if d.kind is DirectiveKind.SUPPRESS_TOPIC]
     )
 
 

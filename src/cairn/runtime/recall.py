@@ -45,6 +45,7 @@ from cairn.store.fts import query_terms
 if TYPE_CHECKING:
     from cairn.clock import DomainClock
     from cairn.config import MemoryConfig
+    from cairn.domain.directive import ActiveDirective
     from cairn.domain.ids import AgentId
     from cairn.providers.gateway import QueryEmbeddingGateway
     from cairn.runtime.actors.embedding import VectorSlot
@@ -135,7 +136,7 @@ async def compute_recall(
 
     def validate_and_rank(
         reader: Reader,
-    ) -> tuple[Candidates, list[RecallItem], list[tuple[str, str, str]]]:
+    ) -> tuple[Candidates, list[RecallItem], list[ActiveDirective]]:
         # Ranking is pure Python work of a few milliseconds: it runs here, in the reader
         # thread, rather than on the trio loop.
         candidates = validate_candidates(reader.connection, request, *proposed)
