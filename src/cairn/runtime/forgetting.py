@@ -12,7 +12,6 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-import apsw
 import attrs
 import numpy as np
 import trio
@@ -51,6 +50,8 @@ from cairn.vectors.keys import EmbedTarget, vector_key
 
 if TYPE_CHECKING:
     import datetime as dt
+
+    import apsw
 
     from cairn.domain.ids import AgentId
 
@@ -163,15 +164,13 @@ class DirectiveBook:
 async def _write_claims(
     supervisor: AgentSupervisor, operation: Callable[[apsw.Connection], Any]
 ) -> Any:
-    """Run a claim write; the clear-fence trigger's refusal becomes ClearPendingError."""
+    """Run a claim write; a pending clear's refusal names the agent."""
     try:
         return await supervisor.database.write(operation)
-    except apsw.ConstraintError as error:
-        if "clear job pending" in str(error):
-            raise ClearPendingError(
-                f"a clear job is pending for {supervisor.agent_id!r}"
-            ) from None
-        raise
+    except ClearPendingError:
+        raise ClearPendingError(
+            f"a clear job is pending for {supervisor.agent_id!r}"
+        ) from None
 
 
 async def _drop_vector(supervisor: AgentSupervisor, rowid: int) -> None:

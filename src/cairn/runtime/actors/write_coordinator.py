@@ -11,7 +11,6 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Any, cast
 
-import apsw
 import attrs
 import trio
 
@@ -50,6 +49,8 @@ from cairn.store.sessions import declare_session
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    import apsw
 
     from cairn.runtime.mailbox import Reply
     from cairn.vectors.keys import EmbedTarget
@@ -166,20 +167,15 @@ class WriteCoordinator:
             # Whether or not the transaction landed, this caller gets an answer.
             reply.fail(RuntimeClosedError(f"agent {agent_id!r} stopped during a write"))
             raise
-        except apsw.ConstraintError as error:
+        except ClearPendingError:
             self.failed += 1
-            if "clear job pending" in str(error):
-                reply.fail(
-                    ClearPendingError(f"a clear job is pending for {agent_id!r}")
-                )
-            else:
-                reply.fail(StoreError(str(error)))
-        except apsw.Error as error:
+            reply.fail(ClearPendingError(f"a clear job is pending for {agent_id!r}"))
+        except StoreError as error:
             self.failed += 1
             logger.warning(
                 "write for agent %s failed: %s", agent_id, type(error).__name__
             )
-            reply.fail(StoreError(str(error)))
+            reply.fail(error)
         except Exception as error:  # noqa: BLE001 - typed errors go back to the one caller
             self.failed += 1
             reply.fail(error)
