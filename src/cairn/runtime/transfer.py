@@ -19,6 +19,12 @@ import trio
 
 from cairn.errors import InvalidInputError
 from cairn.ingestion.validate import validate_drafts
+from cairn.runtime.operator_reports import (
+    ExportSummary,
+    ImportCounts,
+    ImportRejection,
+    ImportSummary,
+)
 from cairn.runtime.threads import run_in_thread
 from cairn.runtime.upkeep import known_agents
 from cairn.store.evidence import IntakeOutcome
@@ -52,7 +58,7 @@ async def export_memory(
     sink: TextIO,
     agent_id: str | None = None,
     progress: Callable[[int], None] | None = None,
-) -> dict[str, Any]:
+) -> ExportSummary:
     """Write the export of one agent (or every agent) to ``sink``; returns counts by type."""
     agents = await known_agents(memory, agent_id)
     for agent in agents:
@@ -70,7 +76,7 @@ async def export_memory(
         return counts
 
     counts = await memory.database.read(lambda reader: write(reader.connection))
-    return {"agents": list(agents), "records": counts}
+    return ExportSummary(tuple(agents), counts)
 
 
 def _check_header(number: int, record: object) -> None:
@@ -143,7 +149,7 @@ def _import_batch(
 
 async def import_memory(
     memory: Memory, path: Path, progress: Callable[[int], None] | None = None
-) -> dict[str, Any]:
+) -> ImportSummary:
     """Import an export file; returns counts by type and the rejected lines.
 
     A file without a valid header line raises InvalidInputError before anything is
@@ -164,7 +170,7 @@ async def import_memory(
         if "runtime" in entry
     }
     counts: dict[str, dict[str, int]] = {}
-    rejected: list[dict[str, Any]] = []
+    rejected: list[ImportRejection] = []
     agents: dict[AgentId, None] = {}
     while chunk := await run_in_thread(
         lambda: list(itertools.islice(lines, _IMPORT_BATCH)), limiter=files
@@ -177,7 +183,7 @@ async def import_memory(
         )
         for number, outcome, agent, reason, kind in results:
             if outcome is IntakeOutcome.REJECTED:
-                rejected.append({"line": number, "type": kind, "reason": reason})
+                rejected.append(ImportRejection(number, kind, reason))
                 continue
             if kind == "header":
                 continue
@@ -189,4 +195,8 @@ async def import_memory(
             progress(sum(size for _, size, _ in chunk))
     for agent in agents:
         await memory.wait_idle(agent)
-    return {"agents": list(agents), "records": counts, "rejected": rejected}
+    return ImportSummary(
+        tuple(agents),
+        {kind: ImportCounts(**entry) for kind, entry in counts.items()},
+        tuple(rejected),
+    )
