@@ -36,8 +36,10 @@ from cairn.store.agents import ensure_agent
 from cairn.store.claims import insert_claims
 from cairn.store.embeddings import store_embeddings
 from cairn.store.evidence import insert_events
+from cairn.store.extraction_state import ExtractionState
 from cairn.testing import FixedDomainClock, HashingEmbedder
 from cairn.vectors.codec import encode_vector
+from cairn.vectors.keys import EmbedTarget
 
 CLEARED = AgentId("cleared")
 OTHER = AgentId("other")
@@ -89,7 +91,7 @@ def load_cleared(
                 CLEARED,
                 identity,
                 [
-                    ("claim", rowid, encode_vector(vector))
+                    (EmbedTarget.CLAIM, rowid, encode_vector(vector))
                     for (rowid, _), vector in zip(
                         committed.inserted, vectors, strict=True
                     )
@@ -123,14 +125,15 @@ def load_other(memory: Any, n: int, rng: np.random.Generator, words: list[str]) 
             ]
             insert_claims(connection, OTHER, drafts, rowids, NOW)
             connection.execute(
-                "UPDATE events SET extracted = 1 WHERE agent_id = ?", (OTHER,)
+                "UPDATE events SET extracted = ? WHERE agent_id = ?",
+                (ExtractionState.EXTRACTED.value, OTHER),
             )
             store_embeddings(
                 connection,
                 OTHER,
                 identity,
                 [
-                    ("event", rowid, encode_vector(vector))
+                    (EmbedTarget.EVENT, rowid, encode_vector(vector))
                     for rowid, vector in zip(rowids.values(), vectors, strict=True)
                 ],
             )

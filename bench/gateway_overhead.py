@@ -139,7 +139,7 @@ async def deadline_trace(embedder: OpenAICompatibleEmbedder) -> dict[str, object
     trace["after_20_successes"] = deadline.timeout_s()
     HOLD_NEXT_S[0] = 3.0  # past the ceiling
     missed = await gateway.embed_query("agent", "q")
-    trace["held_call_outcome"] = missed.outcome.value
+    trace["held_call_outcome"] = str(missed.degradation or "ok")
     trace["after_miss"] = deadline.timeout_s()
     await gateway.embed_query("agent", "q")
     trace["after_next_success"] = deadline.timeout_s()

@@ -36,8 +36,10 @@ from cairn.runtime.threads import run_in_thread
 from cairn.store.claims import insert_claims
 from cairn.store.embeddings import store_embeddings
 from cairn.store.evidence import insert_events
+from cairn.store.extraction_state import ExtractionState
 from cairn.testing import FixedDomainClock, HashingEmbedder
 from cairn.vectors.codec import encode_vector
+from cairn.vectors.keys import EmbedTarget
 
 AGENT = AgentId("bench")
 CHUNK = 5_000
@@ -115,10 +117,11 @@ def bulk_load(
             ]
             insert_claims(connection, AGENT, drafts, rowids, now)
             connection.execute(
-                "UPDATE events SET extracted = 1 WHERE agent_id = ?", (AGENT,)
+                "UPDATE events SET extracted = ? WHERE agent_id = ?",
+                (ExtractionState.EXTRACTED.value, AGENT),
             )
             rows = [
-                ("event", rowid, encode_vector(v))
+                (EmbedTarget.EVENT, rowid, encode_vector(v))
                 for rowid, v in zip(rowids.values(), vectors, strict=False)
             ]
             store_embeddings(connection, AGENT, identity, rows)

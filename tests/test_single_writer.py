@@ -16,17 +16,15 @@ WRITER_MODULE = ROOT / "runtime" / "actors" / "write_coordinator.py"
 
 def _writes_to_a_database(path: Path) -> list[int]:
     """Lines calling ``<something database>.write(...)``: the Database's write door."""
-    lines = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "write"
-            and ast.unparse(node.func.value).split(".")[-1].split("(")[0]
-            in {"database", "_database", "db"}
-        ):
-            lines.append(node.lineno)
-    return lines
+    return [
+        node.lineno
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "write"
+        and ast.unparse(node.func.value).split(".")[-1].split("(")[0]
+        in {"database", "_database", "db"}
+    ]
 
 
 def test_only_the_write_coordinator_calls_database_write() -> None:

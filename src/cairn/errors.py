@@ -1,7 +1,9 @@
 """Errors raised by cairn.
 
 Every error derives from :class:`CairnError` and, where a generic handler would reasonably
-catch it, from the closest builtin as well::
+catch it, from the closest builtin as well. SQLite's errors reach callers only as the
+``StoreError`` subclasses below, translated once where they arise
+(:mod:`cairn.store.errors`)::
 
     CairnError
     ├── InvalidInputError (ValueError)        bad caller input; nothing was written
@@ -16,7 +18,11 @@ catch it, from the closest builtin as well::
     ├── UnknownDirectiveError (KeyError)      no directive with that ID in the agent
     ├── StoreError                            the database refused or is damaged
     │   ├── SchemaVersionError                file written by a newer cairn
-    │   └── ClearPendingError                 writes refused while a clear job runs
+    │   ├── ClearPendingError                 writes refused while a clear job runs
+    │   ├── StoreConstraintError              a write broke a schema constraint
+    │   ├── StorageFullError                  the disk or the file's size limit is full
+    │   ├── StorageIOError                    the OS failed a read or write of the file
+    │   └── StorageCorruptError               the file is damaged or not a database
     ├── StaleResultError                      execution identity no longer current (fence)
     │   └── StaleLeaseError                   a batch lease was taken over or settled
     ├── ProposalRejectedError                 an extraction proposal failed validation
@@ -66,6 +72,10 @@ __all__ = [
     "ServerBusyError",
     "StaleLeaseError",
     "StaleResultError",
+    "StorageCorruptError",
+    "StorageFullError",
+    "StorageIOError",
+    "StoreConstraintError",
     "StoreError",
     "TransientProviderError",
     "UnknownClaimError",
@@ -140,6 +150,25 @@ class SchemaVersionError(StoreError):
 
 class ClearPendingError(StoreError):
     """A clear job is pending for the agent: claim writes are refused until it finishes."""
+
+
+class StoreConstraintError(StoreError):
+    """A write broke a constraint of the schema (a bug or a race); nothing of its
+    transaction was committed."""
+
+
+class StorageFullError(StoreError):
+    """The disk, or the database's size limit, is full (``SQLITE_FULL``); the transaction
+    was rolled back."""
+
+
+class StorageIOError(StoreError):
+    """The operating system failed a read or write of the database (``SQLITE_IOERR``)."""
+
+
+class StorageCorruptError(StoreError):
+    """The database file is damaged or is not a database (``SQLITE_CORRUPT``,
+    ``SQLITE_NOTADB``)."""
 
 
 class StaleResultError(CairnError):

@@ -13,7 +13,7 @@ from tests.helpers import turn
 from cairn import Degradation, MemoryConfig, RecallStatus, open_memory
 from cairn.errors import TransientProviderError
 from cairn.providers.embedding import Vectors
-from cairn.providers.gateway import QueryEmbeddingGateway, QueryOutcome
+from cairn.providers.gateway import QueryEmbeddingGateway
 from cairn.providers.http.breaker import BreakerState
 from cairn.testing import FixedDomainClock, HashingEmbedder
 
@@ -46,18 +46,20 @@ async def test_breaker_opens_then_one_probe_closes_it(
     gateway = QueryEmbeddingGateway(embedder, cooldown_s=30.0)
     for _ in range(3):
         result = await gateway.embed_query("a", "where is the cat")
-        assert result.outcome is QueryOutcome.TIMEOUT
+        assert result.degradation is Degradation.EMBEDDING_TIMEOUT
         assert result.vector is None
     assert gateway.breaker("a").state is BreakerState.OPEN
     calls = embedder.query_calls
-    assert (await gateway.embed_query("a", "q")).outcome is QueryOutcome.BREAKER_OPEN
+    assert (await gateway.embed_query("a", "q")).degradation is (
+        Degradation.BREAKER_OPEN
+    )
     assert embedder.query_calls == calls  # an open breaker makes no call at all
     # Another agent has its own breaker.
     assert gateway.breaker("b").state is BreakerState.CLOSED
     await trio.sleep(31)
     embedder.mode = "ok"
     probe = await gateway.embed_query("a", "where is the cat")
-    assert probe.outcome is QueryOutcome.OK
+    assert probe.degradation is None
     assert probe.vector is not None
     assert gateway.breaker("a").state is BreakerState.CLOSED
 
@@ -71,7 +73,7 @@ async def test_deadline_adapts_after_a_miss_and_a_success(
     await gateway.embed_query("a", "q")  # hangs: a miss at the ceiling
     assert gateway.deadline().timeout_s() == 2.0
     embedder.mode = "ok"
-    assert (await gateway.embed_query("a", "q")).outcome is QueryOutcome.OK
+    assert (await gateway.embed_query("a", "q")).degradation is None
     # Instant under the mock clock: the observed value clamps to the floor.
     assert gateway.deadline().timeout_s() == 0.8
 
@@ -86,8 +88,8 @@ async def test_transport_failures_count_and_cancellation_does_not(
             await gateway.embed_query("a", "q")
     assert gateway.breaker("a").state is BreakerState.CLOSED
     embedder.mode = "fail"
-    outcomes = [(await gateway.embed_query("a", "q")).outcome for _ in range(3)]
-    assert outcomes == [QueryOutcome.FAILED] * 3
+    outcomes = [(await gateway.embed_query("a", "q")).degradation for _ in range(3)]
+    assert outcomes == [Degradation.VECTOR_UNAVAILABLE] * 3
     assert gateway.breaker("a").state is BreakerState.OPEN
     gateway.reset("a")
     assert gateway.breaker("a").state is BreakerState.CLOSED

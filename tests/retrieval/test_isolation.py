@@ -10,9 +10,9 @@ from cairn import Memory, RecallContext
 from cairn.domain.claim import ClaimDraft, ClaimKind, SourceSpan
 from cairn.domain.ids import AgentId, EventId
 from cairn.domain.scope import Scope
-from cairn.retrieval.candidates import claim_key, event_key
 from cairn.runtime.core import runtime_core
 from cairn.store.claims import insert_claims
+from cairn.vectors.keys import EmbedTarget, vector_key
 
 SECRET = "My locker combination is 4471 and I keep it near the ferry terminal."
 
@@ -66,7 +66,8 @@ async def test_vector_candidates_are_revalidated_against_sqlite(memory: Memory) 
     )
     query = await memory.embedder.embed_query("ferry terminal locker combination")
     keys = np.array(
-        [event_key(r) for r in foreign] + [claim_key(r) for r in claims_b],
+        [vector_key(EmbedTarget.EVENT, r) for r in foreign]
+        + [vector_key(EmbedTarget.CLAIM, r) for r in claims_b],
         dtype=np.int64,
     )
     index.upsert(keys, np.stack([query] * len(keys)))

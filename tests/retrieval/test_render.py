@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from cairn.retrieval.render import render_directives, render_memory
+from cairn.domain.directive import ActiveDirective, DirectiveKind
+from cairn.retrieval.render import (
+    directive_render_lines,
+    render_directives,
+    render_memory,
+)
+from cairn.retrieval.suppress import topic_matcher
 from cairn.retrieval.types import RecallItem
 
 POISON = [
@@ -36,3 +42,17 @@ def test_directive_block_is_separate_and_escaped() -> None:
 def test_empty_inputs_render_nothing() -> None:
     assert render_memory([], 4096).text == ""
     assert render_directives([], 4096).text == ""
+
+
+def test_active_directives_render_in_order_and_topics_as_rules() -> None:
+    directives = [
+        ActiveDirective("d1", DirectiveKind.INSTRUCTION, "Reply in French"),
+        ActiveDirective("d2", DirectiveKind.SUPPRESS_TOPIC, "divorce"),
+    ]
+    assert directive_render_lines(directives) == [
+        ("d1", "Reply in French"),
+        ("d2", "Do not bring up this topic: divorce"),
+    ]
+    matcher = topic_matcher(directives)
+    assert matcher.matches("about the divorce papers")
+    assert not matcher.matches("Reply in French")

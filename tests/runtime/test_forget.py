@@ -22,12 +22,12 @@ from cairn.errors import (
     UnknownClaimError,
 )
 from cairn.providers.embedding import Vectors
-from cairn.retrieval.candidates import EVENT_KEY_BASE
 from cairn.runtime.core import runtime_core
 from cairn.store.clear_jobs import start_clear
 from cairn.store.connection import open_connection
 from cairn.store.forget import RememberOutcome
 from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.vectors.keys import is_claim_key
 
 
 def _claims(memory_items: object) -> list[str]:
@@ -262,7 +262,7 @@ async def test_a_vector_in_flight_for_a_forgotten_claim_never_reaches_the_projec
         index = supervisor.projection.index
         assert index is not None
         keys = index.keys()
-        claim_keys = [int(key) for key in keys if key < EVENT_KEY_BASE]
+        claim_keys = [int(key) for key in keys[is_claim_key(keys)]]
         rows = await runtime_core(memory).database.read(
             lambda reader: reader.connection.execute(
                 "SELECT count(*) FROM embeddings WHERE target = 'claim'"

@@ -48,9 +48,9 @@ async def read_status(memory: Memory) -> dict[str, Any]:
             )
         entry["stored_vectors"] = vectors.get(agent, [])
         entry["clear_jobs_pending"] = [
-            {k: v for k, v in job.items() if k != "agent_id"}
+            {k: v for k, v in job.as_json().items() if k != "agent_id"}
             for job in jobs
-            if job["agent_id"] == agent
+            if job.agent_id == agent
         ]
     return status
 

@@ -89,13 +89,12 @@ def export_(
                 _sink(file) as sink,
             ):
                 summary = await export_memory(memory, sink, agent, bar.advance)
-        summary["file"] = str(file)
         if to_stdout:
             return EXIT_OK
         if as_json:
-            emit_json(summary)
+            emit_json({**summary.as_json(), "file": str(file)})
         else:
-            counts = {k: {"records": v} for k, v in summary["records"].items()}
+            counts = {k: {"records": v} for k, v in summary.records.items()}
             stdout_console().print(_counts_table(f"exported to {file}", counts))
         return EXIT_OK
 
@@ -122,20 +121,20 @@ def import_(
             with progress_bar(f"import {file.name}", size, as_json=as_json) as bar:
                 summary = await import_memory(memory, file, bar.advance)
         if as_json:
-            emit_json(summary)
+            emit_json(summary.as_json())
         else:
             stdout_console().print(
-                _counts_table(f"imported {file}", summary["records"])
+                _counts_table(f"imported {file}", summary.as_json()["records"])
             )
-            if summary["rejected"]:
+            if summary.rejected:
                 table = Table("line", "type", "reason", title="rejected lines")
-                for rejection in summary["rejected"]:
+                for rejection in summary.rejected:
                     table.add_row(
-                        str(rejection["line"]),
-                        Text(rejection["type"]),
-                        Text(rejection["reason"]),
+                        str(rejection.line),
+                        Text(rejection.type),
+                        Text(rejection.reason or ""),
                     )
                 stderr_console().print(table)
-        return EXIT_REJECTED if summary["rejected"] else EXIT_OK
+        return EXIT_REJECTED if summary.rejected else EXIT_OK
 
     run(body)

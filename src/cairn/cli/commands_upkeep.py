@@ -4,7 +4,7 @@ directory."""
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -23,6 +23,9 @@ from cairn.cli.app import (
 )
 from cairn.cli.progress import progress_bar, shows_progress
 from cairn.runtime import upkeep
+
+if TYPE_CHECKING:
+    from cairn.runtime.operator_reports import DoctorReport
 
 __all__: list[str] = []
 
@@ -96,18 +99,18 @@ def reindex(
                     watch = bar.update_to if shows_progress(as_json) else None
                     reports.append(await upkeep.reindex(memory, agent_id, watch))
         if as_json:
-            emit_json({"agents": reports})
+            emit_json({"agents": [report.as_json() for report in reports]})
             return EXIT_OK
         table = Table(
             "agent", "from stored vectors", "embedded", "failed", "vectors live"
         )
         for report in reports:
             table.add_row(
-                Text(report["agent"]),
-                str(report["vectors_from_blobs"]),
-                str(report["embedded"]),
-                str(report["embedding_failures"]),
-                str(report["vectors_live"]),
+                Text(report.agent),
+                str(report.vectors_from_blobs),
+                str(report.embedded),
+                str(report.embedding_failures),
+                str(report.vectors_live),
             )
         stdout_console().print(table)
         return EXIT_OK
@@ -115,33 +118,36 @@ def reindex(
     run(body)
 
 
-def _print_doctor(report: dict[str, Any]) -> None:
+def _print_doctor(report: DoctorReport) -> None:
     console = stdout_console()
     table = Table("check", "result")
-    table.add_row("sqlite integrity_check", Text(str(report["sqlite_integrity"])))
-    for name, entry in report["fts"].items():
+    sqlite = report.sqlite_integrity
+    table.add_row(
+        "sqlite integrity_check", Text(str(sqlite if sqlite == "ok" else list(sqlite)))
+    )
+    for name, entry in report.fts.items():
         table.add_row(
             f"{name} integrity-check",
             Text(
-                f"{entry['integrity']}; {entry['rows_without_owner']} rows without owner,"
-                f" {entry['owners_without_row']} owners without row"
+                f"{entry.integrity}; {entry.rows_without_owner} rows without owner,"
+                f" {entry.owners_without_row} owners without row"
             ),
         )
-    for name, count in report["orphans"].items():
-        table.add_row(name.replace("_", " "), str(count))
-    for entry in report["projections"]:
+    for orphan, count in report.orphans.counts().items():
+        table.add_row(orphan.replace("_", " "), str(count))
+    for projection in report.projections:
         table.add_row(
-            Text(f"projection {entry['agent']} {entry['identity']['model']}"),
-            f"{entry['state']}: {entry['vectors']} vectors,"
-            f" {entry['embeddings']} stored",
+            Text(f"projection {projection.agent} {projection.identity.model}"),
+            f"{projection.state}: {projection.vectors} vectors,"
+            f" {projection.embeddings} stored",
         )
-    table.add_row("clear jobs pending", str(len(report["clear_jobs_pending"])))
+    table.add_row("clear jobs pending", str(len(report.clear_jobs_pending)))
     console.print(table)
-    for line in report.get("repairs", []):
+    for line in report.repairs or ():
         console.print(Text(f"repaired: {line}"))
-    for line in report["problems"]:
+    for line in report.problems:
         console.print(Text(f"problem: {line}"))
-    console.print("healthy" if report["ok"] else "problems remain")
+    console.print("healthy" if report.ok else "problems remain")
 
 
 @app.command()
@@ -161,14 +167,12 @@ def doctor(
             if repair:
                 found = report
                 repairs = await upkeep.repair(memory, found)
-                report = await upkeep.check(memory)
-                report["found"] = found["problems"]
-                report["repairs"] = repairs
+                report = (await upkeep.check(memory)).after_repair(found, repairs)
         if as_json:
-            emit_json(report)
+            emit_json(report.as_json())
         else:
             _print_doctor(report)
-        return EXIT_OK if report["ok"] else EXIT_FAILED
+        return EXIT_OK if report.ok else EXIT_FAILED
 
     run(body)
 

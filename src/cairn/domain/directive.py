@@ -18,6 +18,7 @@ import unicodedata
 import attrs
 
 __all__ = [
+    "ActiveDirective",
     "Directive",
     "DirectiveKind",
     "DirectiveStatus",
@@ -46,6 +47,17 @@ class Directive:
     status: DirectiveStatus
     created_at: str
     updated_at: str
+
+
+@attrs.frozen
+class ActiveDirective:
+    """An active directive as recall uses it: rendered into the directive block and, for
+    ``suppress_topic``, matched against candidates (``cairn.store.directives``
+    ``active_directives`` reads them; ``cairn.retrieval`` renders and filters with them)."""
+
+    directive_id: str
+    kind: DirectiveKind
+    text: str
 
 
 # Han, kana and Hangul: scripts written without spaces between words.

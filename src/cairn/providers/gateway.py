@@ -10,11 +10,10 @@ pass through the breaker.
 
 from __future__ import annotations
 
-import enum
-
 import attrs
 import trio
 
+from cairn.domain.degradation import Degradation
 from cairn.errors import ProviderError
 from cairn.providers.embedding import EmbeddingProvider, Vectors
 from cairn.providers.http.breaker import AbandonReason, CircuitBreaker, FailureKind
@@ -22,26 +21,20 @@ from cairn.providers.http.config import MAX_QUERY_CODE_POINTS
 from cairn.providers.http.deadline import AdaptiveDeadline
 from cairn.vectors.identity import EmbeddingIdentity
 
-__all__ = ["QueryEmbedding", "QueryEmbeddingGateway", "QueryOutcome"]
-
-
-class QueryOutcome(enum.StrEnum):
-    OK = "ok"
-    TIMEOUT = "embedding_timeout"
-    BREAKER_OPEN = "breaker_open"
-    FAILED = "vector_unavailable"
+__all__ = ["QueryEmbedding", "QueryEmbeddingGateway"]
 
 
 @attrs.frozen
 class QueryEmbedding:
-    """The query's vector (or none, and why) and the identity of the model that made it.
+    """The query's vector, or none and the degradation that says why (recall's manifest
+    carries it as is), and the identity of the model that made it.
 
     Recall searches a projection only if its identity equals ``identity``: a query embedded
     just before a config switch must not be compared with the new model's vectors.
     """
 
     vector: Vectors | None
-    outcome: QueryOutcome
+    degradation: Degradation | None
     identity: EmbeddingIdentity
 
 
@@ -110,7 +103,7 @@ class QueryEmbeddingGateway:
         breaker = self.breaker(agent_id, identity)
         if not breaker.allow():
             await trio.lowlevel.checkpoint()
-            return QueryEmbedding(None, QueryOutcome.BREAKER_OPEN, identity)
+            return QueryEmbedding(None, Degradation.BREAKER_OPEN, identity)
         deadline = self.deadline(identity)
         started = trio.current_time()
         try:
@@ -118,14 +111,14 @@ class QueryEmbeddingGateway:
                 vector = await embedder.embed_query(text[:MAX_QUERY_CODE_POINTS])
         except ProviderError:
             breaker.record_failure(FailureKind.TRANSPORT)
-            return QueryEmbedding(None, QueryOutcome.FAILED, identity)
+            return QueryEmbedding(None, Degradation.VECTOR_UNAVAILABLE, identity)
         except BaseException:
             breaker.record_abandoned(AbandonReason.CANCELLED)
             raise
         if deadline_scope.cancelled_caught:
             deadline.record_miss()
             breaker.record_failure(FailureKind.DEADLINE)
-            return QueryEmbedding(None, QueryOutcome.TIMEOUT, identity)
+            return QueryEmbedding(None, Degradation.EMBEDDING_TIMEOUT, identity)
         deadline.record_success(trio.current_time() - started)
         breaker.record_success()
-        return QueryEmbedding(vector, QueryOutcome.OK, identity)
+        return QueryEmbedding(vector, None, identity)

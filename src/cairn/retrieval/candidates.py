@@ -21,8 +21,10 @@ from cairn.domain.claim import Claim
 from cairn.domain.evidence import EvidenceEvent
 from cairn.domain.ids import AgentId
 from cairn.domain.scope import Scope
+from cairn.retrieval.keys import CandidateKey, CandidateKind
 from cairn.store.claims import claims_citing, load_claims
 from cairn.store.evidence import load_events
+from cairn.vectors.keys import VectorKey
 
 if TYPE_CHECKING:
     import apsw
@@ -31,27 +33,13 @@ if TYPE_CHECKING:
     from cairn.vectors.index import ExactVectorIndex
 
 __all__ = [
-    "EVENT_KEY_BASE",
     "CandidateRequest",
     "Candidates",
     "ProposedLists",
-    "claim_key",
-    "event_key",
     "lexical_candidates",
     "validate_candidates",
     "vector_candidates",
 ]
-
-# Claims and events share one vector projection per agent; event keys live above this base.
-EVENT_KEY_BASE = 1 << 40
-
-
-def claim_key(rowid: int) -> int:
-    return rowid
-
-
-def event_key(rowid: int) -> int:
-    return EVENT_KEY_BASE + rowid
 
 
 @attrs.frozen
@@ -67,11 +55,11 @@ class CandidateRequest:
 
 @attrs.frozen
 class Candidates:
-    """Validated candidates and, per source, the ranked keys (``c:<rowid>``/``e:<rowid>``)."""
+    """Validated candidates and, per source, the ranked candidate keys."""
 
     claims: dict[int, Claim]
     events: dict[int, EvidenceEvent]
-    lists: dict[str, list[str]]
+    lists: dict[str, list[CandidateKey]]
     proposed: int
     lexical_exhausted: bool = False
     # Valid claims citing each candidate event: they join their evidence in the ranking.
@@ -82,7 +70,7 @@ class Candidates:
 class ProposedLists:
     """Ranked keys per source before validation."""
 
-    lists: dict[str, list[str]]
+    lists: dict[str, list[CandidateKey]]
     lexical_exhausted: bool = False
 
 
@@ -98,8 +86,8 @@ def lexical_candidates(
     )
     return ProposedLists(
         {
-            "claim_fts": [f"c:{hit.rowid}" for hit in claim_result.hits],
-            "event_fts": [f"e:{hit.rowid}" for hit in event_result.hits],
+            "claim_fts": [CandidateKey.claim(hit.rowid) for hit in claim_result.hits],
+            "event_fts": [CandidateKey.event(hit.rowid) for hit in event_result.hits],
         },
         claim_result.exhausted or event_result.exhausted,
     )
@@ -111,15 +99,16 @@ def vector_candidates(
     """Claim and event lists from one exact search of the agent's projection."""
     if request.query_vector is None or not len(index):
         return ProposedLists({})
-    claim_vector: list[str] = []
-    event_vector: list[str] = []
+    claim_vector: list[CandidateKey] = []
+    event_vector: list[CandidateKey] = []
     for key, _similarity in index.search(
         request.query_vector, request.vector_limit * 2
     ):
-        if key >= EVENT_KEY_BASE:
-            event_vector.append(f"e:{key - EVENT_KEY_BASE}")
+        candidate = CandidateKey.from_vector(VectorKey.decode(key))
+        if candidate.kind is CandidateKind.EVENT:
+            event_vector.append(candidate)
         else:
-            claim_vector.append(f"c:{key}")
+            claim_vector.append(candidate)
     return ProposedLists(
         {
             "claim_vector": claim_vector[: request.vector_limit],
@@ -132,22 +121,21 @@ def validate_candidates(
     connection: apsw.Connection, request: CandidateRequest, *proposed: ProposedLists
 ) -> Candidates:
     """Reload every proposed row through owner/scope/lifecycle-checked SQL; drop the rest."""
-    lists: dict[str, list[str]] = {}
+    lists: dict[str, list[CandidateKey]] = {}
     for part in proposed:
         lists.update(part.lists)
-    claim_rowids = {
-        int(key[2:]) for keys in lists.values() for key in keys if key[0] == "c"
-    }
-    event_rowids = {
-        int(key[2:]) for keys in lists.values() for key in keys if key[0] == "e"
-    }
+    keys = {key for ranked in lists.values() for key in ranked}
+    claim_rowids = {key.rowid for key in keys if key.kind is CandidateKind.CLAIM}
+    event_rowids = {key.rowid for key in keys if key.kind is CandidateKind.EVENT}
     events = load_events(connection, request.agent_id, event_rowids)
     citing = claims_citing(connection, request.agent_id, events)
     claim_rowids.update(rowid for rowids in citing.values() for rowid in rowids)
     claims = load_claims(connection, request.agent_id, claim_rowids, request.scopes)
-    valid = {f"c:{rowid}" for rowid in claims} | {f"e:{rowid}" for rowid in events}
-    for name, keys in lists.items():
-        lists[name] = [key for key in keys if key in valid]
+    valid = {CandidateKey.claim(rowid) for rowid in claims} | {
+        CandidateKey.event(rowid) for rowid in events
+    }
+    for name, ranked in lists.items():
+        lists[name] = [key for key in ranked if key in valid]
     return Candidates(
         claims,
         events,

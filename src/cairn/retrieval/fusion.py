@@ -7,7 +7,8 @@ lists by their measured reliability is what makes fusion pay.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Hashable
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -16,14 +17,16 @@ __all__ = ["RRF_K", "weighted_rrf"]
 
 RRF_K = 60
 
+K = TypeVar("K", bound=Hashable)
+
 
 def weighted_rrf(
-    ranked_lists: Mapping[str, Sequence[str]],
+    ranked_lists: Mapping[str, Sequence[K]],
     weights: Mapping[str, float],
     k: int = RRF_K,
-) -> dict[str, float]:
+) -> dict[K, float]:
     """Fuse ranked lists of keys: ``score = Σ weight / (k + rank)`` with 1-based ranks."""
-    scores: dict[str, float] = {}
+    scores: dict[K, float] = {}
     for name, keys in ranked_lists.items():
         weight = weights.get(name, 1.0)
         for rank, key in enumerate(keys, start=1):

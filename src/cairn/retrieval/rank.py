@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from cairn.retrieval.fusion import RRF_K, weighted_rrf
+from cairn.retrieval.keys import CandidateKind
 from cairn.retrieval.temporal import eligibility
 from cairn.retrieval.types import RecallItem
 
@@ -70,9 +71,8 @@ def rank_candidates(
     for key, score in scores.items():
         if score <= 0:
             continue
-        kind, _, raw = key.partition(":")
-        rowid = int(raw)
-        if kind == "e":
+        rowid = key.rowid
+        if key.kind is CandidateKind.EVENT:
             event = candidates.events[rowid]
             speaker = f"{event.speaker}: " if event.speaker else ""
             group = groups.setdefault(event.event_id, _Group())

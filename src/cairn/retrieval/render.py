@@ -11,9 +11,12 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from cairn.domain.directive import DirectiveKind
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from cairn.domain.directive import ActiveDirective
     from cairn.retrieval.types import RecallItem
 
 __all__ = [
@@ -109,17 +112,19 @@ def render_directives(
 
 
 def directive_render_lines(
-    directives: Sequence[tuple[str, str, str]],
+    directives: Sequence[ActiveDirective],
 ) -> list[tuple[str, str]]:
-    """``(id, line text)`` for active ``(id, kind, text)`` directives, order kept.
+    """``(id, line text)`` for active directives, order kept.
 
     A suppressed topic is shown as what it is, a rule about topics, so the model also
     avoids raising it.
     """
     return [
         (
-            directive_id,
-            f"Do not bring up this topic: {text}" if kind == "suppress_topic" else text,
+            d.directive_id,
+            f"Do not bring up this topic: {d.text}"
+            if d.kind is DirectiveKind.SUPPRESS_TOPIC
+            else d.text,
         )
-        for directive_id, kind, text in directives
+        for d in directives
     ]

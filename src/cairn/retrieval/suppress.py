@@ -13,21 +13,23 @@ from typing import TYPE_CHECKING
 import attrs
 
 from cairn.domain.directive import DirectiveKind, TopicMatcher
+from cairn.retrieval.keys import CandidateKey
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Sequence
 
     import apsw
 
+    from cairn.domain.directive import ActiveDirective
     from cairn.retrieval.candidates import Candidates
 
 __all__ = ["hidden_events", "suppress_candidates", "topic_matcher"]
 
 
-def topic_matcher(directives: Sequence[tuple[str, str, str]]) -> TopicMatcher:
-    """A matcher for the ``suppress_topic`` rows among ``(id, kind, text)`` directives."""
+def topic_matcher(directives: Sequence[ActiveDirective]) -> TopicMatcher:
+    """A matcher for the ``suppress_topic`` directives among ``directives``."""
     return TopicMatcher.build(
-        [text for _id, kind, text in directives if kind == DirectiveKind.SUPPRESS_TOPIC]
+        [d.text for d in directives if d.kind is DirectiveKind.SUPPRESS_TOPIC]
     )
 
 
@@ -69,7 +71,9 @@ def suppress_candidates(
     )
     if not removed:
         return candidates, 0
-    valid = {f"c:{rowid}" for rowid in claims} | {f"e:{rowid}" for rowid in events}
+    valid = {CandidateKey.claim(rowid) for rowid in claims} | {
+        CandidateKey.event(rowid) for rowid in events
+    }
     lists = {
         name: [key for key in keys if key in valid]
         for name, keys in candidates.lists.items()

@@ -6,6 +6,8 @@ import enum
 
 import attrs
 
+from cairn.domain.degradation import Degradation
+
 __all__ = [
     "Allocation",
     "Degradation",
@@ -19,14 +21,6 @@ __all__ = [
 class RecallStatus(enum.StrEnum):
     OK = "ok"
     PENDING = "pending"
-
-
-class Degradation(enum.StrEnum):
-    EMBEDDING_TIMEOUT = "embedding_timeout"
-    BREAKER_OPEN = "breaker_open"
-    VECTOR_UNAVAILABLE = "vector_unavailable"
-    CANDIDATE_BUDGET_EXHAUSTED = "candidate_budget_exhausted"
-    REINDEXING = "reindexing"
 
 
 @attrs.frozen

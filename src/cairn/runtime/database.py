@@ -3,6 +3,11 @@
 WAL lets readers run beside the single writer. Each connection is only ever used by one
 thread at a time: the writer behind ``Limiters.store_write`` (capacity 1), each reader taken
 from a pool channel, so apsw never has to serialise two threads on one connection.
+
+SQLite's errors do not leave this module as apsw exceptions: every transaction, snapshot
+and the opening of the file raise the ``StoreError`` family instead
+(:mod:`cairn.store.errors`), e.g. :class:`~cairn.errors.ClearPendingError` for the clear
+fence's refusal and :class:`~cairn.errors.StorageFullError` for a full disk.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import trio
 
 from cairn.runtime.threads import Limiters, run_in_thread
 from cairn.store.connection import open_connection
+from cairn.store.errors import translated
 from cairn.store.search import LexicalSearcher
 
 if TYPE_CHECKING:
@@ -69,6 +75,10 @@ class Database:
         cls, path: Path, limiters: Limiters, *, readers: int, synchronous_full: bool
     ) -> Database:
         def connect() -> tuple[apsw.Connection, list[Reader]]:
+            with translated():
+                return connect_all()
+
+        def connect_all() -> tuple[apsw.Connection, list[Reader]]:
             writer = open_connection(path, synchronous_full=synchronous_full)
             # SQLite's automatic checkpoint runs inside COMMIT, and apsw holds the GIL
             # through it: a commit of a few hundred scattered pages (a clear batch) then
@@ -91,14 +101,18 @@ class Database:
         return cls(path, limiters, writer, pool, send, receive, wal_pages)
 
     async def write(self, function: Callable[[apsw.Connection], T]) -> T:
-        """Run ``function`` inside one write transaction on the writer connection."""
+        """Run ``function`` inside one write transaction on the writer connection.
+
+        An apsw error raised inside (or by the commit) arrives as its ``StoreError``.
+        """
 
         def transaction() -> T:
-            with self.writer:
-                result = function(self.writer)
-            if self._wal_pages.pages >= CHECKPOINT_PAGES:
-                self._wal_pages.pages = 0
-                self.writer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            with translated():
+                with self.writer:
+                    result = function(self.writer)
+                if self._wal_pages.pages >= CHECKPOINT_PAGES:
+                    self._wal_pages.pages = 0
+                    self.writer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
             return result
 
         return await run_in_thread(
@@ -108,12 +122,13 @@ class Database:
         )
 
     async def read(self, function: Callable[[Reader], T]) -> T:
-        """Run ``function`` on a pooled reader inside one read transaction (a snapshot)."""
+        """Run ``function`` on a pooled reader inside one read transaction (a snapshot);
+        apsw errors arrive as their ``StoreError``."""
         reader = await self._pool_receive.receive()
         try:
 
             def snapshot() -> T:
-                with reader.connection:
+                with translated(), reader.connection:
                     result = function(reader)
                 return result
 

@@ -11,6 +11,7 @@ from cairn.runtime.mailbox import Reply
 from cairn.store.batches import BatchReceipt, Lease
 from cairn.store.evidence import IntakeResult
 from cairn.vectors.identity import EmbeddingIdentity
+from cairn.vectors.keys import EmbedTarget
 
 __all__ = [
     "CommitBatch",
@@ -51,9 +52,9 @@ class CommitBatch:
 class StoreEmbeddings:
     identity: ExecutionIdentity
     embedding_identity: EmbeddingIdentity
-    rows: tuple[tuple[str, int, bytes], ...]
+    rows: tuple[tuple[EmbedTarget, int, bytes], ...]
     # Answered with the (target, rowid) pairs whose target was still there to store.
-    reply: Reply[list[tuple[str, int]]] = attrs.field(factory=Reply, eq=False)
+    reply: Reply[list[tuple[EmbedTarget, int]]] = attrs.field(factory=Reply, eq=False)
 
 
 @attrs.frozen
@@ -71,8 +72,8 @@ WriteRequest = (
 
 @attrs.frozen
 class EmbedJob:
-    """Embed one claim or event (``target`` is ``"claim"`` or ``"event"``)."""
+    """Embed one claim or event."""
 
-    target: str
+    target: EmbedTarget
     rowid: int
     text: str

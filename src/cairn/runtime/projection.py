@@ -16,10 +16,10 @@ import attrs
 import numpy as np
 import trio
 
-from cairn.retrieval.candidates import EVENT_KEY_BASE, claim_key
 from cairn.runtime.threads import run_in_thread
 from cairn.vectors.identity import EmbeddingIdentity
 from cairn.vectors.index import ExactVectorIndex
+from cairn.vectors.keys import EmbedTarget, is_claim_key, vector_key
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -71,8 +71,8 @@ class Projection:
         """Until the first warm-up installed a projection (or gave up on one)."""
         await self._ready.wait()
 
-    def was_removed(self, target: str, rowid: int) -> bool:
-        return target == "claim" and (
+    def was_removed(self, target: EmbedTarget, rowid: int) -> bool:
+        return target is EmbedTarget.CLAIM and (
             rowid in self._removed_claims or rowid <= self._cleared_up_to
         )
 
@@ -133,7 +133,7 @@ class Projection:
         index = self._index
         if index is None:
             return
-        keys = np.asarray([claim_key(rowid)], dtype=np.int64)
+        keys = np.asarray([vector_key(EmbedTarget.CLAIM, rowid)], dtype=np.int64)
         await run_in_thread(lambda: index.remove(keys), limiter=self.limiter)
 
     async def remove_claims_up_to(self, cutoff: int) -> None:
@@ -145,9 +145,11 @@ class Projection:
         if index is None:
             return
 
+        last = vector_key(EmbedTarget.CLAIM, cutoff)
+
         def remove() -> None:
             keys = index.keys()
-            cleared = keys[(keys < EVENT_KEY_BASE) & (keys <= cutoff)]
+            cleared = keys[is_claim_key(keys) & (keys <= last)]
             index.remove(np.asarray(cleared, dtype=np.int64))
 
         await run_in_thread(remove, limiter=self.limiter)

@@ -11,7 +11,6 @@ import numpy.typing as npt
 import trio
 
 from cairn.domain.scope import RecallContext
-from cairn.providers.gateway import QueryOutcome
 from cairn.retrieval.budget import allocate
 from cairn.retrieval.candidates import (
     CandidateRequest,
@@ -46,6 +45,7 @@ from cairn.store.fts import query_terms
 if TYPE_CHECKING:
     from cairn.clock import DomainClock
     from cairn.config import MemoryConfig
+    from cairn.domain.directive import ActiveDirective
     from cairn.domain.ids import AgentId
     from cairn.providers.gateway import QueryEmbeddingGateway
     from cairn.runtime.actors.maintenance import AuditBuffer
@@ -90,8 +90,8 @@ async def compute_recall(
         embedded = await gateway.embed_query(agent_id, plan.query)
         query_vector = embedded.vector
         query_identity = embedded.identity
-        if embedded.outcome is not QueryOutcome.OK:
-            degradations.append(Degradation(embedded.outcome.value))
+        if embedded.degradation is not None:
+            degradations.append(embedded.degradation)
     index, index_identity = projection.index, projection.identity
     if projection.reindexing:
         degradations.append(Degradation.REINDEXING)
@@ -138,7 +138,7 @@ async def compute_recall(
 
     def validate_and_rank(
         reader: Reader,
-    ) -> tuple[Candidates, list[RecallItem], list[tuple[str, str, str]]]:
+    ) -> tuple[Candidates, list[RecallItem], list[ActiveDirective]]:
         # Ranking is pure Python work of a few milliseconds: it runs here, in the reader
         # thread, rather than on the trio loop.
         candidates = validate_candidates(reader.connection, request, *proposed)

@@ -174,7 +174,7 @@ class AgentRegistry:
                 started = True
                 task_status.started(supervisor)
                 await self._serve_until_idle(supervisor)
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - contained here, by design
             self._record_failure(agent, error)
             if not started:
                 # The call that was starting it gets a typed answer, never a group.

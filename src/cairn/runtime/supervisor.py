@@ -52,6 +52,7 @@ from cairn.runtime.writes import (
 from cairn.serde.recall import recall_from_bytes, recall_to_bytes
 from cairn.store.batches import count_pending
 from cairn.store.requests import load_recall_result
+from cairn.vectors.keys import EmbedTarget
 from cairn.vectors.manager import VectorStoreManager
 
 if TYPE_CHECKING:
@@ -187,7 +188,7 @@ class AgentSupervisor:
         """Queue a claim stored outside extraction (a remember) for embedding."""
         self._work.add(1)  # the embedding actor settles it
         try:
-            await self._embed_jobs_send.send(EmbedJob("claim", rowid, text))
+            await self._embed_jobs_send.send(EmbedJob(EmbedTarget.CLAIM, rowid, text))
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             # Not lost: the next warm-up embeds every claim without a vector.
             self._work.done(1)

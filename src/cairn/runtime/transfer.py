@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import trio
 
@@ -20,6 +20,12 @@ from cairn.domain.ids import validate_agent_id
 from cairn.errors import InvalidInputError
 from cairn.ingestion.validate import validate_drafts
 from cairn.runtime.core import runtime_core
+from cairn.runtime.operator_reports import (
+    ExportSummary,
+    ImportCounts,
+    ImportRejection,
+    ImportSummary,
+)
 from cairn.runtime.threads import run_in_thread
 from cairn.runtime.upkeep import known_agents
 from cairn.runtime.writes import ImportRecords
@@ -55,7 +61,7 @@ async def export_memory(
     sink: TextIO,
     agent_id: str | None = None,
     progress: Callable[[int], None] | None = None,
-) -> dict[str, Any]:
+) -> ExportSummary:
     """Write the export of one agent (or every agent) to ``sink``; returns counts by type."""
     agents = await known_agents(memory, agent_id)
     for agent in agents:
@@ -75,7 +81,7 @@ async def export_memory(
     counts = await runtime_core(memory).database.read(
         lambda reader: write(reader.connection)
     )
-    return {"agents": list(agents), "records": counts}
+    return ExportSummary(tuple(agents), counts)
 
 
 def _check_header(number: int, record: object) -> None:
@@ -175,7 +181,7 @@ def _route(
 
 async def import_memory(
     memory: Memory, path: Path, progress: Callable[[int], None] | None = None
-) -> dict[str, Any]:
+) -> ImportSummary:
     """Import an export file; returns counts by type and the rejected lines.
 
     A file without a valid header line raises InvalidInputError before anything is
@@ -191,7 +197,7 @@ async def import_memory(
     if progress is not None:
         progress(first[1])
     counts: dict[str, dict[str, int]] = {}
-    rejected: list[dict[str, Any]] = []
+    rejected: list[ImportRejection] = []
     agents: dict[AgentId, None] = {}
     core = runtime_core(memory)
     while chunk := await run_in_thread(
@@ -209,7 +215,7 @@ async def import_memory(
         results.sort(key=lambda result: result[0])
         for number, outcome, agent, reason, kind in results:
             if outcome is IntakeOutcome.REJECTED:
-                rejected.append({"line": number, "type": kind, "reason": reason})
+                rejected.append(ImportRejection(number, kind, reason))
                 continue
             if kind == "header":
                 continue
@@ -221,4 +227,8 @@ async def import_memory(
             progress(sum(size for _, size, _ in chunk))
     for agent in agents:
         await memory.wait_idle(agent)
-    return {"agents": list(agents), "records": counts, "rejected": rejected}
+    return ImportSummary(
+        tuple(agents),
+        {kind: ImportCounts(**entry) for kind, entry in counts.items()},
+        tuple(rejected),
+    )

@@ -20,9 +20,15 @@ from cairn.errors import (
     VectorIdentityMismatchError,
     VectorIndexCorruptError,
 )
-from cairn.retrieval.candidates import claim_key, event_key
 from cairn.runtime.actors.write_coordinator import SharedWrite
 from cairn.runtime.core import runtime_core
+from cairn.runtime.operator_reports import (
+    DoctorReport,
+    FtsCheck,
+    ProjectionCheck,
+    ProjectionState,
+    ReindexReport,
+)
 from cairn.runtime.threads import run_in_thread
 from cairn.store.agents import list_agents
 from cairn.store.batches import batch_statistics, count_pending
@@ -38,6 +44,7 @@ from cairn.store.integrity import (
     sqlite_integrity,
 )
 from cairn.vectors.identity import EmbeddingIdentity
+from cairn.vectors.keys import vector_key
 from cairn.vectors.publish import load_index
 
 if TYPE_CHECKING:
@@ -80,16 +87,12 @@ async def _refuse_live(memory: Memory, agents: list[AgentId]) -> None:
         )
 
 
-def _key(target: str, rowid: int) -> int:
-    return claim_key(rowid) if target == "claim" else event_key(rowid)
-
-
 # -- reindex ------------------------------------------------------------------------------
 
 
 async def reindex(
     memory: Memory, agent_id: AgentId, progress: ProgressCallback | None = None
-) -> dict[str, Any]:
+) -> ReindexReport:
     """Rebuild the agent's projection of the active identity from its stored blobs, then
     embed everything that has no vector yet; returns what it found and did.
 
@@ -120,17 +123,17 @@ async def reindex(
         nursery.cancel_scope.cancel(reason="reindex finished")
     after, missing_after = await runtime_core(memory).database.read(counts)
     runtime = (await memory.status())["agents"][agent_id]["runtime"]
-    return {
-        "agent": agent_id,
-        "identity": identity.as_dict(),
-        "projection_file_dropped": dropped,
-        "vectors_from_blobs": stored,
-        "embedded": runtime["vectors_embedded"],
-        "embedding_failures": runtime["embedding_failures"],
-        "vectors_live": runtime["vectors_live"],
-        "embeddings_stored": after,
-        "events_unembedded": missing_after,
-    }
+    return ReindexReport(
+        agent=agent_id,
+        identity=identity,
+        projection_file_dropped=dropped,
+        vectors_from_blobs=stored,
+        embedded=runtime["vectors_embedded"],
+        embedding_failures=runtime["embedding_failures"],
+        vectors_live=runtime["vectors_live"],
+        embeddings_stored=after,
+        events_unembedded=missing_after,
+    )
 
 
 def _unlink(path: Any) -> bool:
@@ -162,30 +165,36 @@ def _projection(
     agent_id: AgentId,
     identity: EmbeddingIdentity,
     blob_keys: set[int],
-) -> dict[str, Any]:
+    active: EmbeddingIdentity,
+) -> ProjectionCheck:
     """Compare the projection file of ``(agent, identity)`` with its blobs, read-only."""
     path = runtime_core(memory).vectors.path_for(agent_id, identity)
-    state, keys = "ok", set[int]()
+    state, keys = ProjectionState.OK, set[int]()
     try:
         index = load_index(path, identity, storage="f32")
         keys = {int(key) for key in index.keys()}  # noqa: SIM118 - an array, not a dict
     except FileNotFoundError:
-        state = "missing"
+        state = ProjectionState.MISSING
     except VectorIndexCorruptError:
-        state = "corrupt"
+        state = ProjectionState.CORRUPT
     except VectorIdentityMismatchError:
-        state = "identity_mismatch"
-    if state == "missing" and not blob_keys:
-        state = "empty"
+        state = ProjectionState.IDENTITY_MISMATCH
+    if state is ProjectionState.MISSING and not blob_keys:
+        state = ProjectionState.EMPTY
     missing, extra = len(blob_keys - keys), len(keys - blob_keys)
-    if state == "ok" and (missing or extra):
-        state = "stale"
-    return {
-        "state": state,
-        "vectors": len(keys),
-        "missing_from_projection": missing,
-        "extra_in_projection": extra,
-    }
+    if state is ProjectionState.OK and (missing or extra):
+        state = ProjectionState.STALE
+    return ProjectionCheck(
+        agent=agent_id,
+        identity_key=identity.key(),
+        identity=identity,
+        active=identity == active,
+        embeddings=len(blob_keys),
+        state=state,
+        vectors=len(keys),
+        missing_from_projection=missing,
+        extra_in_projection=extra,
+    )
 
 
 def _identities(connection: apsw.Connection) -> dict[str, EmbeddingIdentity]:
@@ -214,14 +223,14 @@ def _blob_keys(
         for key in sorted(used | {active.key()}):
             identity = identities[key]
             keys = {
-                _key(target, rowid)
+                vector_key(target, rowid)
                 for target, rowid, _ in iter_embeddings(connection, agent, identity)
             }
             pairs[agent, key] = (identity, keys)
     return pairs
 
 
-async def check(memory: Memory) -> dict[str, Any]:
+async def check(memory: Memory) -> DoctorReport:
     """Every integrity check, read-only except FTS5's own check (an INSERT command)."""
     agents = await known_agents(memory)
     active = memory.embedder.identity
@@ -257,82 +266,34 @@ async def check(memory: Memory) -> dict[str, Any]:
         )
     )
     projections = []
-    for (agent, key), (identity, keys) in found["blobs"].items():
-        entry = await run_in_thread(
-            functools.partial(_projection, memory, agent, identity, keys),
-            limiter=runtime_core(memory).limiters.index,
-        )
+    for (agent, _key), (identity, keys) in found["blobs"].items():
         projections.append(
-            {
-                "agent": agent,
-                "identity_key": key,
-                "identity": identity.as_dict(),
-                "active": identity == active,
-                "embeddings": len(keys),
-                **entry,
-            }
-        )
-    fts = {
-        table: {"integrity": fts_errors[table] or "ok", **found["gaps"][table]}
-        for table in FTS_TABLES
-    }
-    report: dict[str, Any] = {
-        "data_dir": str(memory.path),
-        "sqlite_integrity": found["sqlite"] or "ok",
-        "fts": fts,
-        "orphans": found["orphans"],
-        "projections": projections,
-        "events_unembedded": found["unembedded"],
-        "events_pending_extraction": found["pending_extraction"],
-        "events_in_dead_letters": found["dead_letters"],
-        "clear_jobs_pending": found["clear_jobs"],
-    }
-    report["problems"] = _problems(report)
-    report["ok"] = not report["problems"]
-    return report
-
-
-def _problems(report: dict[str, Any]) -> list[str]:
-    problems = []
-    if report["sqlite_integrity"] != "ok":
-        problems.append("sqlite integrity_check failed")
-    for table, entry in report["fts"].items():
-        if entry["integrity"] != "ok":
-            problems.append(f"{table} integrity-check failed")
-        if entry["rows_without_owner"] or entry["owners_without_row"]:
-            problems.append(f"{table} rows out of step with their table")
-    for name, count in report["orphans"].items():
-        if count:
-            problems.append(f"{count} {name.replace('_', ' ')}")
-    problems.extend(
-        f"projection of {entry['agent']} ({entry['identity_key']}): {entry['state']}"
-        for entry in report["projections"]
-        if entry["state"] not in {"ok", "empty"}
-    )
-    for agent, count in report["events_unembedded"].items():
-        if count:
-            problems.append(f"{count} events of {agent} have no vector")
-    for agent, count in report["events_pending_extraction"].items():
-        if count:
-            problems.append(f"{count} events of {agent} wait for extraction")
-    for agent, count in report["events_in_dead_letters"].items():
-        if count:
-            problems.append(
-                f"{count} events of {agent} are in dead extraction batches"
-                f" (cairn replay {agent})"
+            await run_in_thread(
+                functools.partial(_projection, memory, agent, identity, keys, active),
+                limiter=runtime_core(memory).limiters.index,
             )
-    problems.extend(
-        f"clear job {job['job_id']} of {job['agent_id']} is pending"
-        for job in report["clear_jobs_pending"]
+        )
+    return DoctorReport(
+        data_dir=str(memory.path),
+        sqlite_integrity=tuple(found["sqlite"]) or "ok",
+        fts={
+            table: FtsCheck.of(fts_errors[table], found["gaps"][table])
+            for table in FTS_TABLES
+        },
+        orphans=found["orphans"],
+        projections=tuple(projections),
+        events_unembedded=found["unembedded"],
+        events_pending_extraction=found["pending_extraction"],
+        events_in_dead_letters=found["dead_letters"],
+        clear_jobs_pending=tuple(found["clear_jobs"]),
     )
-    return problems
 
 
 def _rebuild_fts(connection: apsw.Connection, _now: object, *, table: FtsTable) -> int:
     return rebuild_fts(connection, table)
 
 
-async def repair(memory: Memory, report: dict[str, Any]) -> list[str]:
+async def repair(memory: Memory, report: DoctorReport) -> list[str]:
     """Rebuild what can be rebuilt from the rows it derives from; returns what it did.
 
     Not repaired (reported only): a failing SQLite integrity check (restore a backup or
@@ -340,18 +301,14 @@ async def repair(memory: Memory, report: dict[str, Any]) -> list[str]:
     operator decides).
     """
     done: list[str] = []
-    for table, entry in report["fts"].items():
-        if (
-            entry["integrity"] != "ok"
-            or entry["rows_without_owner"]
-            or entry["owners_without_row"]
-        ):
+    for table, entry in report.fts.items():
+        if entry.failed or entry.out_of_step:
             rebuild: SharedWrite[int] = SharedWrite(
                 functools.partial(_rebuild_fts, table=table), f"rebuild of {table}"
             )
             rows = await runtime_core(memory).shared.commit(rebuild)
             done.append(f"rebuilt {table} from {rows} rows")
-    if report["orphans"]["embeddings_without_target"]:
+    if report.orphans.embeddings_without_target:
         deleted = await runtime_core(memory).shared.commit(
             SharedWrite(
                 lambda connection, _now: delete_orphan_embeddings(connection),
@@ -359,18 +316,18 @@ async def repair(memory: Memory, report: dict[str, Any]) -> list[str]:
             )
         )
         done.append(f"deleted {deleted} vectors whose claim or event is gone")
-    for entry in report["projections"]:
-        if entry["state"] in {"ok", "empty"}:
+    for projection in report.projections:
+        if projection.state.healthy:
             continue
-        agent = AgentId(entry["agent"])
-        identity = EmbeddingIdentity(**entry["identity"])
+        agent, identity = projection.agent, projection.identity
         count = await _rebuild_projection(memory, agent, identity)
         done.append(
-            f"rebuilt projection of {agent} ({entry['identity_key']}) from {count} blobs"
+            f"rebuilt projection of {agent} ({projection.identity_key})"
+            f" from {count} blobs"
         )
-    restart = {a for a, n in report["events_unembedded"].items() if n}
-    restart |= {a for a, n in report["events_pending_extraction"].items() if n}
-    clearing = {job["agent_id"] for job in report["clear_jobs_pending"]}
+    restart = {a for a, n in report.events_unembedded.items() if n}
+    restart |= {a for a, n in report.events_pending_extraction.items() if n}
+    clearing = {job.agent_id for job in report.clear_jobs_pending}
     for agent in sorted(restart | clearing):
         # Starting the agent runs its warm-up (missing vectors embedded), extraction of
         # pending events and any pending clear job.
@@ -388,7 +345,7 @@ async def _rebuild_projection(
 ) -> int:
     rows = await runtime_core(memory).database.read(
         lambda reader: [
-            (_key(target, rowid), blob)
+            (vector_key(target, rowid), blob)
             for target, rowid, blob in iter_embeddings(
                 reader.connection, agent_id, identity
             )

@@ -65,6 +65,7 @@ from cairn.store.requests import append_audit, save_recall_result
 from cairn.store.retire import purge_namespace
 from cairn.store.sessions import declare_session
 from cairn.vectors.identity import EmbeddingIdentity
+from cairn.vectors.keys import EmbedTarget
 
 if TYPE_CHECKING:
     from cairn.domain.directive import Directive
@@ -301,16 +302,16 @@ class CommitBatch(_Fenced[BatchReceipt]):
 
 # -- vectors -----------------------------------------------------------------------------------
 @attrs.frozen
-class StoreEmbeddings(_Fenced["list[tuple[str, int]]"]):
+class StoreEmbeddings(_Fenced["list[tuple[EmbedTarget, int]]"]):
     """Blobs for embedded targets; answered with the (target, rowid) pairs whose target
     was still there to store."""
 
     embedding_identity: EmbeddingIdentity
-    rows: tuple[tuple[str, int, bytes], ...]
+    rows: tuple[tuple[EmbedTarget, int, bytes], ...]
 
     def apply(
         self, connection: apsw.Connection, context: WriteContext
-    ) -> list[tuple[str, int]]:
+    ) -> list[tuple[EmbedTarget, int]]:
         return store_embeddings(
             connection, context.agent_id, self.embedding_identity, self.rows
         )

@@ -23,13 +23,8 @@ import attrs
 
 from cairn.domain.evidence import EvidenceEvent
 from cairn.errors import StaleLeaseError
-from cairn.store.evidence import (
-    EVENT_COLUMNS,
-    EVENT_FROM,
-    EXTRACTED,
-    PENDING,
-    event_from_row,
-)
+from cairn.store.evidence import EVENT_COLUMNS, EVENT_FROM, event_from_row
+from cairn.store.extraction_state import ExtractionState
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -112,17 +107,13 @@ class BatchStatistics:
     dead_events: int
 
 
-_PENDING_IN_OPEN = (
-    "e.extracted = 0 AND (e.batch_id IS NULL OR EXISTS (SELECT 1 FROM event_batches b"
-    " WHERE b.batch_id = e.batch_id AND b.status = 'open'))"
-)
-
-
 def count_pending(connection: apsw.Connection, agent_id: AgentId) -> int:
     """Events still to be extracted: unbatched or in a live batch (not dead letters)."""
     row = connection.execute(
-        f"SELECT count(*) FROM events e WHERE e.agent_id = ? AND {_PENDING_IN_OPEN}",  # noqa: S608 - fixed clause
-        (agent_id,),
+        "SELECT count(*) FROM events e WHERE e.agent_id = ? AND e.extracted = ?"
+        " AND (e.batch_id IS NULL OR EXISTS (SELECT 1 FROM event_batches b"
+        " WHERE b.batch_id = e.batch_id AND b.status = 'open'))",
+        (agent_id, ExtractionState.PENDING.value),
     ).fetchone()
     return 0 if row is None else int(row[0])
 
@@ -136,8 +127,8 @@ def pending_work(
     (unbatched, unbatched_bytes, urgent) = connection.execute(
         "SELECT count(*), coalesce(sum(length(CAST(text AS BLOB))), 0),"
         " coalesce(max(kind IN (SELECT value FROM json_each(?))), 0)"
-        " FROM events WHERE agent_id = ? AND extracted = 0 AND batch_id IS NULL",
-        (json.dumps(list(urgent_kinds)), agent_id),
+        " FROM events WHERE agent_id = ? AND extracted = ? AND batch_id IS NULL",
+        (json.dumps(list(urgent_kinds)), agent_id, ExtractionState.PENDING.value),
     ).fetchone()  # type: ignore[misc]
     reclaimable = False
     next_wake: float | None = None
@@ -168,7 +159,7 @@ def _batch_events(
     rows = connection.execute(
         f"SELECT {EVENT_COLUMNS}{EVENT_FROM}"
         " WHERE e.agent_id = ? AND e.batch_id = ? AND e.extracted = ? ORDER BY e.rowid",
-        (agent_id, batch_id, PENDING),
+        (agent_id, batch_id, ExtractionState.PENDING.value),
     )
     return tuple(event_from_row(row) for row in rows)
 
@@ -222,8 +213,8 @@ def take_lease(
     size = 0
     for rowid, length in connection.execute(
         "SELECT rowid, length(CAST(text AS BLOB)) FROM events WHERE agent_id = ?"
-        " AND extracted = 0 AND batch_id IS NULL ORDER BY rowid LIMIT ?",
-        (agent_id, max_events),
+        " AND extracted = ? AND batch_id IS NULL ORDER BY rowid LIMIT ?",
+        (agent_id, ExtractionState.PENDING.value, max_events),
     ):
         size += int(length)
         if rowids and max_bytes is not None and size > max_bytes:
@@ -304,7 +295,7 @@ def begin_commit(
         (
             agent_id,
             batch_id,
-            PENDING,
+            ExtractionState.PENDING.value,
             json.dumps([event.rowid for event in lease.events]),
         ),
     ).fetchone()  # type: ignore[misc]
@@ -339,7 +330,12 @@ def finish_commit(
     connection.execute(
         "UPDATE events SET extracted = ? WHERE agent_id = ? AND extracted = ?"
         " AND rowid IN (SELECT value FROM json_each(?))",
-        (EXTRACTED, agent_id, PENDING, rowids),
+        (
+            ExtractionState.EXTRACTED.value,
+            agent_id,
+            ExtractionState.PENDING.value,
+            rowids,
+        ),
     )
     _settle(connection, lease.batch_id, lease.token, receipt, now)
 
@@ -419,9 +415,9 @@ def batch_statistics(
         "  AND (?1 IS NULL OR lease_deadline > ?1)), 0),"
         " coalesce(sum(status = 'dead'), 0),"
         " (SELECT count(*) FROM events e JOIN event_batches d ON d.batch_id = e.batch_id"
-        "  WHERE d.agent_id = ?2 AND d.status = 'dead' AND e.extracted = 0)"
+        "  WHERE d.agent_id = ?2 AND d.status = 'dead' AND e.extracted = ?3)"
         " FROM event_batches WHERE agent_id = ?2",
-        (now_s, agent_id),
+        (now_s, agent_id, ExtractionState.PENDING.value),
     ).fetchone()
     assert row is not None  # noqa: S101 - an aggregate always yields one row
     return BatchStatistics(*(int(value) for value in row))

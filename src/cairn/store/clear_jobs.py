@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CLEAR_BATCH",
     "ClearJob",
+    "PendingClearJob",
     "clear_claims_batch",
     "clear_lineage",
     "finish_clear",
@@ -44,6 +45,21 @@ class ClearJob:
     phase: str
     deleted_claims: int
     purpose: str = "clear"
+
+
+@attrs.frozen
+class PendingClearJob:
+    """A clear job not done yet, as status and doctor report it."""
+
+    job_id: int
+    agent_id: AgentId
+    phase: str
+    deleted_claims: int
+    created_at: str
+
+    def as_json(self) -> dict[str, object]:
+        """The fields by name, in order (the shape of ``clear_jobs_pending`` entries)."""
+        return attrs.asdict(self)
 
 
 def pending_clear(connection: apsw.Connection, agent_id: AgentId) -> ClearJob | None:
@@ -70,16 +86,16 @@ def pending_clear_agents(connection: apsw.Connection) -> list[AgentId]:
     ]
 
 
-def pending_clear_jobs(connection: apsw.Connection) -> list[dict[str, object]]:
+def pending_clear_jobs(connection: apsw.Connection) -> list[PendingClearJob]:
     """Every clear job not done yet, of every agent, oldest first (for status and doctor)."""
     return [
-        {
-            "job_id": int(job_id),
-            "agent_id": str(agent_id),
-            "phase": str(phase),
-            "deleted_claims": int(deleted),
-            "created_at": str(created_at),
-        }
+        PendingClearJob(
+            job_id=int(job_id),
+            agent_id=AgentId(str(agent_id)),
+            phase=str(phase),
+            deleted_claims=int(deleted),
+            created_at=str(created_at),
+        )
         for job_id, agent_id, phase, deleted, created_at in connection.execute(
             "SELECT job_id, agent_id, phase, deleted_claims, created_at FROM clear_jobs"
             " WHERE phase <> 'done' ORDER BY job_id"

@@ -12,6 +12,7 @@ import uuid
 from typing import TYPE_CHECKING
 
 from cairn.domain.directive import (
+    ActiveDirective,
     Directive,
     DirectiveKind,
     DirectiveStatus,
@@ -166,14 +167,14 @@ def list_directives(
 
 def active_directives(
     connection: apsw.Connection, agent_id: AgentId
-) -> list[tuple[str, str, str]]:
-    """``(id, kind, text)`` of active directives, ``updated_at DESC, id ASC``.
+) -> list[ActiveDirective]:
+    """The active directives, ``updated_at DESC, id ASC``.
 
     A ``suppress_topic`` row whose topic is refused today (old data) is left out: it is
     neither rendered nor used as a filter.
     """
     return [
-        (d.directive_id, d.kind.value, d.text)
+        ActiveDirective(d.directive_id, d.kind, d.text)
         for d in list_directives(connection, agent_id, DirectiveStatus.ACTIVE)
         if d.kind is not DirectiveKind.SUPPRESS_TOPIC or topic_problem(d.text) is None
     ]

@@ -1,8 +1,15 @@
-"""Embedding blobs with their identity: the source the vector projection is rebuilt from."""
+"""Embedding blobs with their identity: the source the vector projection is rebuilt from.
+
+Rows name what they describe with :class:`~cairn.vectors.keys.EmbedTarget` (stored as its
+value in ``embeddings.target``).
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from cairn.store.extraction_state import ExtractionState
+from cairn.vectors.keys import EmbedTarget
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -37,10 +44,13 @@ def ensure_identity(connection: apsw.Connection, identity: EmbeddingIdentity) ->
     )
 
 
-# A claim under a pending clear gets no new vector (the clear's vector phase may be past it).
-_NOT_CLEARED = {
-    "claim": " AND NOT EXISTS (SELECT 1 FROM clear_jobs j WHERE j.agent_id = t.agent_id"
-    " AND j.phase <> 'done' AND t.rowid <= j.rowid_cutoff)"
+_ALIVE = {
+    EmbedTarget.CLAIM: "SELECT 1 FROM claims t WHERE t.rowid = ? AND t.agent_id = ?"
+    # A claim under a pending clear gets no new vector (the clear's vector phase may be
+    # past it).
+    " AND NOT EXISTS (SELECT 1 FROM clear_jobs j WHERE j.agent_id = t.agent_id"
+    " AND j.phase <> 'done' AND t.rowid <= j.rowid_cutoff)",
+    EmbedTarget.EVENT: "SELECT 1 FROM events t WHERE t.rowid = ? AND t.agent_id = ?",
 }
 
 
@@ -48,26 +58,21 @@ def store_embeddings(
     connection: apsw.Connection,
     agent_id: AgentId,
     identity: EmbeddingIdentity,
-    rows: Sequence[tuple[str, int, bytes]],
-) -> list[tuple[str, int]]:
+    rows: Sequence[tuple[EmbedTarget, int, bytes]],
+) -> list[tuple[EmbedTarget, int]]:
     """Upsert ``(target, rowid, blob)`` rows whose target still exists (not forgotten,
     cleared or withdrawn meanwhile); return the ``(target, rowid)`` pairs stored, which are
     the only ones the in-memory projection may take."""
     ensure_identity(connection, identity)
-    stored: list[tuple[str, int]] = []
+    stored: list[tuple[EmbedTarget, int]] = []
     for target, rowid, blob in rows:
-        table = "claims" if target == "claim" else "events"
-        alive = connection.execute(
-            f"SELECT 1 FROM {table} t WHERE t.rowid = ? AND t.agent_id = ?"  # noqa: S608 - fixed names
-            + _NOT_CLEARED.get(target, ""),
-            (rowid, agent_id),
-        ).fetchone()
+        alive = connection.execute(_ALIVE[target], (rowid, agent_id)).fetchone()
         if alive is None:
             continue
         connection.execute(
             "INSERT INTO embeddings (identity_key, target, target_rowid, agent_id, vector)"
             " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET vector = excluded.vector",
-            (identity.key(), target, rowid, agent_id, blob),
+            (identity.key(), target.value, rowid, agent_id, blob),
         )
         stored.append((target, rowid))
     return stored
@@ -85,13 +90,13 @@ def count_embeddings(
 
 def iter_embeddings(
     connection: apsw.Connection, agent_id: AgentId, identity: EmbeddingIdentity
-) -> Iterator[tuple[str, int, bytes]]:
+) -> Iterator[tuple[EmbedTarget, int, bytes]]:
     for target, rowid, blob in connection.execute(
         "SELECT target, target_rowid, vector FROM embeddings"
         " WHERE agent_id = ? AND identity_key = ?",
         (agent_id, identity.key()),
     ):
-        yield str(target), int(rowid), bytes(blob)
+        yield EmbedTarget(str(target)), int(rowid), bytes(blob)
 
 
 def missing_targets(
@@ -99,7 +104,7 @@ def missing_targets(
     agent_id: AgentId,
     identity: EmbeddingIdentity,
     limit: int,
-) -> list[tuple[str, int, str | None]]:
+) -> list[tuple[EmbedTarget, int, str | None]]:
     """Extracted events (text ``None``: the caller builds it from the event) and active
     claims without evidence (with their text) that have no embedding of ``identity`` yet.
 
@@ -109,22 +114,32 @@ def missing_targets(
     rows = connection.execute(
         # Claims are found through the vector of the evidence they cite (design/vectors.md);
         # only a claim without evidence of its own needs a vector.
-        "SELECT 'claim', c.rowid, c.text FROM claims c WHERE c.agent_id = ?"
+        "SELECT ?1, c.rowid, c.text FROM claims c WHERE c.agent_id = ?3"
         " AND c.lifecycle = 'active'"
         # A claim under a pending clear is neither read nor embedded.
         " AND NOT EXISTS (SELECT 1 FROM clear_jobs j WHERE j.agent_id = c.agent_id"
         "  AND j.phase <> 'done' AND c.rowid <= j.rowid_cutoff)"
         " AND NOT EXISTS (SELECT 1 FROM claim_sources s WHERE s.claim_rowid = c.rowid)"
         " AND NOT EXISTS (SELECT 1 FROM embeddings m"
-        "  WHERE m.identity_key = ? AND m.target = 'claim' AND m.target_rowid = c.rowid)"
+        "  WHERE m.identity_key = ?4 AND m.target = ?1 AND m.target_rowid = c.rowid)"
         " UNION ALL"
-        " SELECT 'event', e.rowid, NULL FROM events e"
-        " WHERE e.agent_id = ? AND e.extracted = 1 AND NOT EXISTS (SELECT 1 FROM embeddings m"
-        "  WHERE m.identity_key = ? AND m.target = 'event' AND m.target_rowid = e.rowid)"
-        " LIMIT ?",
-        (agent_id, key, agent_id, key, limit),
+        " SELECT ?2, e.rowid, NULL FROM events e"
+        " WHERE e.agent_id = ?3 AND e.extracted = ?5 AND NOT EXISTS (SELECT 1"
+        "  FROM embeddings m"
+        "  WHERE m.identity_key = ?4 AND m.target = ?2 AND m.target_rowid = e.rowid)"
+        " LIMIT ?6",
+        (
+            EmbedTarget.CLAIM.value,
+            EmbedTarget.EVENT.value,
+            agent_id,
+            key,
+            ExtractionState.EXTRACTED.value,
+            limit,
+        ),
     )
-    return [(str(t), int(r), None if x is None else str(x)) for t, r, x in rows]
+    return [
+        (EmbedTarget(str(t)), int(r), None if x is None else str(x)) for t, r, x in rows
+    ]
 
 
 def count_missing(
@@ -132,10 +147,15 @@ def count_missing(
 ) -> int:
     """How many extracted events of the agent have no vector of ``identity``."""
     row = connection.execute(
-        "SELECT count(*) FROM events e WHERE e.agent_id = ? AND e.extracted = 1"
+        "SELECT count(*) FROM events e WHERE e.agent_id = ? AND e.extracted = ?"
         " AND NOT EXISTS (SELECT 1 FROM embeddings m WHERE m.identity_key = ?"
-        "  AND m.target = 'event' AND m.target_rowid = e.rowid)",
-        (agent_id, identity.key()),
+        "  AND m.target = ? AND m.target_rowid = e.rowid)",
+        (
+            agent_id,
+            ExtractionState.EXTRACTED.value,
+            identity.key(),
+            EmbedTarget.EVENT.value,
+        ),
     ).fetchone()
     return 0 if row is None else int(row[0])
 

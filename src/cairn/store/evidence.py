@@ -4,10 +4,8 @@ Intake decides, per prepared event and inside the writer's transaction: duplicat
 same content), rejected (same ID, other content; or an edit of a message that is not
 there), merged (a runtime event repeating the previous one of its session unchanged: the
 earlier row counts it and keeps its ID as an alias) or ingested. An ingested event is one
-row per segment; its extraction state says whether the ingestion pipeline will read it:
-
-    0 pending · 1 extracted (committed by a batch) · 2 skipped (subagent session, a
-    fork's replayed prefix, a deletion marker) · 3 withdrawn (edited, retried or deleted)
+row per segment; its extraction state (:class:`~cairn.store.extraction_state.
+ExtractionState`) says whether the ingestion pipeline will read it.
 """
 
 from __future__ import annotations
@@ -29,7 +27,7 @@ from cairn.domain.evidence import (
     Turn,
 )
 from cairn.domain.ids import AgentId, EventId, SessionId
-from cairn.store.extraction_state import EXTRACTED, PENDING, SKIPPED, WITHDRAWN
+from cairn.store.extraction_state import ExtractionState
 from cairn.store.fts import index_text, namespace
 from cairn.store.sessions import is_fork_replay, rewind, session_of
 
@@ -41,10 +39,6 @@ if TYPE_CHECKING:
 __all__ = [
     "EVENT_COLUMNS",
     "EVENT_FROM",
-    "EXTRACTED",
-    "PENDING",
-    "SKIPPED",
-    "WITHDRAWN",
     "IntakeOutcome",
     "IntakeResult",
     "content_hash",
@@ -149,7 +143,7 @@ def _insert_row(
     digest: str,
     occurred_at: dt.datetime,
     received: str,
-    state: int,
+    state: ExtractionState,
     segment_of: int | None,
     segment_index: int,
 ) -> int:
@@ -175,7 +169,7 @@ def _insert_row(
             occurred_at.isoformat(),
             received,
             None if previous is None else previous[0],
-            state,
+            state.value,
             segment_of,
             segment_index,
             len(event.redactions),
@@ -246,7 +240,7 @@ def insert_events(
                 IntakeResult(event.event_id, IntakeOutcome.MERGED, rowid=merged)
             )
             continue
-        state = PENDING
+        state = ExtractionState.PENDING
         if (
             kind is SessionKind.SUBAGENT
             or event.kind is EventKind.MESSAGE_DELETED
@@ -256,7 +250,7 @@ def insert_events(
                 and is_fork_replay(connection, agent_id, event, parent, fork_rowid)
             )
         ):
-            state = SKIPPED
+            state = ExtractionState.SKIPPED
         occurred_at = (event.at or received_at).astimezone(dt.UTC)
         first = _insert_row(
             connection,
@@ -351,7 +345,12 @@ def mark_extracted(
     connection.execute(
         "UPDATE events SET extracted = ? WHERE agent_id = ? AND extracted = ?"
         " AND rowid IN (SELECT value FROM json_each(?))",
-        (EXTRACTED, agent_id, PENDING, json.dumps(sorted(set(rowids)))),
+        (
+            ExtractionState.EXTRACTED.value,
+            agent_id,
+            ExtractionState.PENDING.value,
+            json.dumps(sorted(set(rowids))),
+        ),
     )
 
 
@@ -391,6 +390,6 @@ def load_events(
         " CROSS JOIN events e ON e.rowid = wanted.value"
         " LEFT JOIN events p ON p.rowid = e.context_rowid"
         " WHERE e.agent_id = ? AND e.extracted <> ? AND e.kind <> 'message_deleted'",
-        (wanted, agent_id, WITHDRAWN),
+        (wanted, agent_id, ExtractionState.WITHDRAWN.value),
     )
     return {event.rowid: event for event in map(event_from_row, rows)}

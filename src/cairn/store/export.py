@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 from cairn.domain.evidence import EventKind, Role, Turn
 from cairn.domain.ids import AgentId, EventId, SessionId
 from cairn.store.evidence import content_hash
+from cairn.store.extraction_state import ExtractionState
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -101,7 +102,8 @@ def _events(connection: apsw.Connection, agent: AgentId) -> Iterator[dict[str, A
             "text": turn.text,
             "at": str(occurred) if given else None,
             "received_at": str(received),
-            "extracted": bool(done),
+            # Skipped and withdrawn rows are never extracted again either.
+            "extracted": ExtractionState(int(done)) is not ExtractionState.PENDING,
         }
         # Runtime events say what they are; plain messages keep the record as it was.
         if turn.kind is not EventKind.MESSAGE:

@@ -1,17 +1,22 @@
 """The extraction state of an evidence row (``events.extracted``).
 
-0 pending · 1 extracted (committed by a batch) · 2 skipped (a subagent session, a fork's
-replayed prefix, a deletion marker: never extracted) · 3 withdrawn (edited, retried or
-deleted: never extracted again).
+SQL never spells these values: every statement that compares or sets the column binds a
+member's ``.value`` as a parameter.
 """
 
 from __future__ import annotations
 
-from typing import Final
+import enum
 
-__all__ = ["EXTRACTED", "PENDING", "SKIPPED", "WITHDRAWN"]
+__all__ = ["ExtractionState"]
 
-PENDING: Final = 0
-EXTRACTED: Final = 1
-SKIPPED: Final = 2
-WITHDRAWN: Final = 3
+
+class ExtractionState(enum.IntEnum):
+    PENDING = 0
+    """Waiting for extraction."""
+    EXTRACTED = 1
+    """Committed by a batch."""
+    SKIPPED = 2
+    """Never extracted: a subagent session, a fork's replayed prefix, a deletion marker."""
+    WITHDRAWN = 3
+    """Edited, retried or deleted: never extracted again."""

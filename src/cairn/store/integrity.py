@@ -13,16 +13,20 @@ import datetime as dt
 from typing import TYPE_CHECKING, Final, Literal
 
 import apsw
+import attrs
 
 from cairn.store.claims import claim_fts_body
 from cairn.store.evidence import event_fts_body
+from cairn.vectors.keys import EmbedTarget
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
 __all__ = [
     "FTS_TABLES",
+    "FtsRowGaps",
     "FtsTable",
+    "OrphanCounts",
     "delete_orphan_embeddings",
     "fts_integrity",
     "fts_row_gaps",
@@ -58,7 +62,34 @@ def fts_integrity(connection: apsw.Connection, table: FtsTable) -> str | None:
     return None
 
 
-def fts_row_gaps(connection: apsw.Connection, table: FtsTable) -> dict[str, object]:
+@attrs.frozen
+class FtsRowGaps:
+    """Where an FTS table and the rows it indexes disagree."""
+
+    rows_without_owner: int
+    """Index rows whose claim or event is gone."""
+    owners_without_row: int
+    """Claims or events with no index row."""
+    sample_rowids: tuple[int, ...]
+    """Up to 20 of those rowids, orphans first."""
+
+
+@attrs.frozen
+class OrphanCounts:
+    """Rows that point at nothing, or extracted memories that cite no evidence."""
+
+    extracted_claims_without_sources: int
+    """An extracted claim is always committed with its spans; user and model claims may
+    legitimately stand without evidence."""
+    sources_without_claim_or_event: int
+    embeddings_without_target: int
+
+    def counts(self) -> dict[str, int]:
+        """By field name, in field order."""
+        return attrs.asdict(self)
+
+
+def fts_row_gaps(connection: apsw.Connection, table: FtsTable) -> FtsRowGaps:
     """Index rows whose claim or event is gone, and claims or events with no index row."""
     owner = _OWNER[table]
     orphans = [
@@ -73,50 +104,52 @@ def fts_row_gaps(connection: apsw.Connection, table: FtsTable) -> dict[str, obje
             f"SELECT rowid FROM {owner} EXCEPT SELECT rowid FROM {table} ORDER BY 1"  # noqa: S608 - fixed names
         )
     ]
-    return {
-        "rows_without_owner": len(orphans),
-        "owners_without_row": len(missing),
-        "sample_rowids": (orphans + missing)[:_SAMPLE],
-    }
+    return FtsRowGaps(
+        rows_without_owner=len(orphans),
+        owners_without_row=len(missing),
+        sample_rowids=tuple((orphans + missing)[:_SAMPLE]),
+    )
 
 
-def orphan_counts(connection: apsw.Connection) -> dict[str, int]:
+_TARGETS = (EmbedTarget.CLAIM.value, EmbedTarget.EVENT.value)
+# ?1 is the claim target, ?2 the event target.
+_WITHOUT_TARGET = (
+    " NOT EXISTS (SELECT 1 FROM claims c WHERE m.target = ?1"
+    "  AND c.rowid = m.target_rowid AND c.agent_id = m.agent_id)"
+    " AND NOT EXISTS (SELECT 1 FROM events e WHERE m.target = ?2"
+    "  AND e.rowid = m.target_rowid AND e.agent_id = m.agent_id)"
+)
+
+
+def orphan_counts(connection: apsw.Connection) -> OrphanCounts:
     """Rows that point at nothing, or extracted memories that cite no evidence."""
 
-    def count(sql: str) -> int:
-        row = connection.execute(sql).fetchone()
+    def count(sql: str, bindings: tuple[str, ...] = ()) -> int:
+        row = connection.execute(sql, bindings).fetchone()
         return 0 if row is None else int(row[0])
 
-    return {
-        # An extracted claim is always committed with its spans; user and model claims
-        # may legitimately stand without evidence.
-        "extracted_claims_without_sources": count(
+    return OrphanCounts(
+        extracted_claims_without_sources=count(
             "SELECT count(*) FROM claims c WHERE c.origin = 'extracted'"
             " AND NOT EXISTS (SELECT 1 FROM claim_sources s WHERE s.claim_rowid = c.rowid)"
         ),
-        "sources_without_claim_or_event": count(
+        sources_without_claim_or_event=count(
             "SELECT count(*) FROM claim_sources s"
             " WHERE NOT EXISTS (SELECT 1 FROM claims c WHERE c.rowid = s.claim_rowid)"
             " OR NOT EXISTS (SELECT 1 FROM events e WHERE e.rowid = s.event_rowid)"
         ),
-        "embeddings_without_target": count(
-            "SELECT count(*) FROM embeddings m WHERE NOT EXISTS"
-            " (SELECT 1 FROM claims c WHERE m.target = 'claim'"
-            "  AND c.rowid = m.target_rowid AND c.agent_id = m.agent_id)"
-            " AND NOT EXISTS (SELECT 1 FROM events e WHERE m.target = 'event'"
-            "  AND e.rowid = m.target_rowid AND e.agent_id = m.agent_id)"
+        embeddings_without_target=count(
+            "SELECT count(*) FROM embeddings m WHERE" + _WITHOUT_TARGET,  # noqa: S608 - fixed clause
+            _TARGETS,
         ),
-    }
+    )
 
 
 def delete_orphan_embeddings(connection: apsw.Connection) -> int:
     """Drop vectors whose claim or event is gone (or belongs to another agent)."""
     connection.execute(
-        "DELETE FROM embeddings WHERE NOT EXISTS"
-        " (SELECT 1 FROM claims c WHERE embeddings.target = 'claim'"
-        "  AND c.rowid = embeddings.target_rowid AND c.agent_id = embeddings.agent_id)"
-        " AND NOT EXISTS (SELECT 1 FROM events e WHERE embeddings.target = 'event'"
-        "  AND e.rowid = embeddings.target_rowid AND e.agent_id = embeddings.agent_id)"
+        "DELETE FROM embeddings AS m WHERE" + _WITHOUT_TARGET,  # noqa: S608 - fixed clause
+        _TARGETS,
     )
     return connection.changes()
 

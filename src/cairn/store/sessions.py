@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 from cairn.domain.evidence import PreparedEvent, SessionInfo, SessionKind
 from cairn.errors import InvalidInputError
-from cairn.store.extraction_state import EXTRACTED, PENDING, SKIPPED, WITHDRAWN
+from cairn.store.extraction_state import ExtractionState
+from cairn.vectors.keys import EmbedTarget
 
 if TYPE_CHECKING:
     import apsw
@@ -57,7 +58,12 @@ def declare_session(
         connection.execute(
             "UPDATE events SET extracted = ? WHERE agent_id = ? AND session_id = ?"
             " AND extracted = ? AND batch_id IS NULL",
-            (SKIPPED, agent_id, info.session_id, PENDING),
+            (
+                ExtractionState.SKIPPED.value,
+                agent_id,
+                info.session_id,
+                ExtractionState.PENDING.value,
+            ),
         )
     connection.execute(
         "INSERT INTO sessions (agent_id, session_id, kind, parent_session_id, fork_rowid)"
@@ -134,21 +140,27 @@ def rewind(
     connection.execute(
         "UPDATE events SET extracted = ?, batch_id = NULL"
         " WHERE agent_id = ? AND (rowid = ? OR segment_of = ?)",
-        (WITHDRAWN, agent_id, first, first),
+        (ExtractionState.WITHDRAWN.value, agent_id, first, first),
     )
     reopened = [
         int(r[0])
         for r in connection.execute(
             "SELECT rowid FROM events WHERE agent_id = ? AND session_id = ? AND rowid >= ?"
             " AND extracted IN (?, ?)",
-            (agent_id, event.session_id, first, PENDING, EXTRACTED),
+            (
+                agent_id,
+                event.session_id,
+                first,
+                ExtractionState.PENDING.value,
+                ExtractionState.EXTRACTED.value,
+            ),
         )
     ]
     touched = json.dumps([*reopened, first])
     connection.execute(
         "UPDATE events SET extracted = ?, batch_id = NULL"
         " WHERE rowid IN (SELECT value FROM json_each(?))",
-        (PENDING, json.dumps(reopened)),
+        (ExtractionState.PENDING.value, json.dumps(reopened)),
     )
     citing = [
         int(r[0])
@@ -185,9 +197,15 @@ def session_cursor(
         " AND e.segment_of IS NULL AND e.rowid < coalesce("
         "  (SELECT min(coalesce(u.segment_of, u.rowid)) FROM events u WHERE u.agent_id = ?1 AND u.session_id = ?2"
         "   AND (u.extracted = ?3 OR (u.extracted = ?4 AND NOT EXISTS (SELECT 1"
-        "    FROM embeddings m WHERE m.target = 'event' AND m.target_rowid = u.rowid)))),"
+        "    FROM embeddings m WHERE m.target = ?5 AND m.target_rowid = u.rowid)))),"
         "  9223372036854775807)"
         " ORDER BY e.rowid DESC LIMIT 1",
-        (agent_id, session_id, PENDING, EXTRACTED),
+        (
+            agent_id,
+            session_id,
+            ExtractionState.PENDING.value,
+            ExtractionState.EXTRACTED.value,
+            EmbedTarget.EVENT.value,
+        ),
     ).fetchone()
     return None if row is None else str(row[0])

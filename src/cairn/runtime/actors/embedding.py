@@ -16,7 +16,6 @@ import trio
 
 from cairn.domain.ids import AgentId
 from cairn.errors import StaleResultError, StoreError, VectorIndexError
-from cairn.retrieval.candidates import claim_key, event_key
 from cairn.runtime.backoff import Backoff
 from cairn.runtime.database import Database, Reader
 from cairn.runtime.fence import AgentFence
@@ -35,15 +34,12 @@ from cairn.store.embeddings import (
 from cairn.store.evidence import load_events
 from cairn.vectors.codec import encode_vector
 from cairn.vectors.identity import EmbeddingIdentity
+from cairn.vectors.keys import EmbedTarget, vector_key
 from cairn.vectors.manager import VectorStoreManager
 
 __all__ = ["EmbeddingActor"]
 
 logger = logging.getLogger(__name__)
-
-
-def _key(target: str, rowid: int) -> int:
-    return claim_key(rowid) if target == "claim" else event_key(rowid)
 
 
 @attrs.define(eq=False)
@@ -165,7 +161,7 @@ class EmbeddingActor:
             # Coverage check: the file lags or leads the table; the table is the authority.
             rows = await self.database.read(
                 lambda reader: [
-                    (_key(target, rowid), blob)
+                    (vector_key(target, rowid), blob)
                     for target, rowid, blob in iter_embeddings(
                         reader.connection, agent_id, identity
                     )
@@ -205,7 +201,7 @@ class EmbeddingActor:
         events = load_events(
             connection,
             agent_id,
-            [rowid for target, rowid, _ in missing if target == "event"],
+            [rowid for target, rowid, _ in missing if target is EmbedTarget.EVENT],
         )
         jobs = []
         for target, rowid, text in missing:
@@ -265,7 +261,8 @@ class EmbeddingActor:
                 and not self.projection.was_removed(job.target, job.rowid)
             ]
             keys = np.array(
-                [_key(batch[i].target, batch[i].rowid) for i in keep], dtype=np.int64
+                [vector_key(batch[i].target, batch[i].rowid) for i in keep],
+                dtype=np.int64,
             )
             await self.projection.upsert(embedding_identity, keys, vectors[keep])
             self.embedded += len(batch)

@@ -55,6 +55,7 @@ from cairn.runtime.writes import (
 )
 from cairn.store.batches import Lease, PendingWork, pending_work
 from cairn.store.clear_jobs import pending_clear
+from cairn.vectors.keys import EmbedTarget
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -304,7 +305,7 @@ class IngestionActor:
         self.rejected_candidates += receipt.rejected_candidates
         # Claims cite these events and are found through the events' vectors.
         jobs = [
-            EmbedJob("event", event.rowid, event.embedding_text())
+            EmbedJob(EmbedTarget.EVENT, event.rowid, event.embedding_text())
             for event in lease.events
         ]
         self.work.add(len(jobs))

@@ -57,12 +57,6 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-def _store_error(agent_id: AgentId, error: apsw.Error) -> Exception:
-    if isinstance(error, apsw.ConstraintError) and "clear job pending" in str(error):
-        return ClearPendingError(f"a clear job is pending for {agent_id!r}")
-    return StoreError(str(error))
-
-
 @attrs.define(eq=False)
 class WriteCoordinator:
     agent_id: AgentId
@@ -148,12 +142,18 @@ class WriteCoordinator:
         except StaleResultError as error:
             self.stale += 1
             reply.fail(error)
-        except apsw.Error as error:
+        except ClearPendingError:
+            # The clear-fence trigger refused a claim write (cairn.store.errors).
+            self.failed += 1
+            reply.fail(
+                ClearPendingError(f"a clear job is pending for {self.agent_id!r}")
+            )
+        except StoreError as error:
             self.failed += 1
             logger.warning(
                 "write for agent %s failed: %s", self.agent_id, type(error).__name__
             )
-            reply.fail(_store_error(self.agent_id, error))
+            reply.fail(error)
         except Exception as error:  # noqa: BLE001 - typed errors go back to the one caller
             self.failed += 1
             reply.fail(error)
@@ -204,9 +204,6 @@ class SharedWriter:
         now = self.clock.now()
         async with self._lock:
             logger.debug("shared write: %s", request.purpose)
-            try:
-                return await self.database.write(
-                    lambda connection: request.apply(connection, now)
-                )
-            except apsw.Error as error:
-                raise StoreError(str(error)) from None
+            return await self.database.write(
+                lambda connection: request.apply(connection, now)
+            )
