@@ -52,8 +52,8 @@ async def _agent_status(memory: Memory, agent: str) -> dict[str, Any]:
 
 async def _until_state(memory: Memory, agent: str, *states: str) -> dict[str, Any]:
     # A poll on the mock clock: each tick is virtual time, never a real wait.
-    while (entry := await _agent_status(memory, agent))["state"] not in states:
-        await trio.sleep(0.5)  # noqa: ASYNC110 - a poll in virtual time
+    while (entry := await _agent_status(memory, agent))["state"] not in states:  # noqa: ASYNC110 - a poll in virtual time
+        await trio.sleep(0.5)
     return entry
 
 
@@ -148,8 +148,8 @@ async def test_idle_agents_stop_and_start_again_on_their_next_call(
                 await memory.wait_idle(agent)
             assert len(registry.running()) == 3
             await trio.sleep(config.agent_idle_timeout_s + 5)
-            while registry.running():
-                await trio.sleep(1)  # noqa: ASYNC110 - a poll in virtual time
+            while registry.running():  # noqa: ASYNC110 - a poll in virtual time
+                await trio.sleep(1)
             assert {
                 entry["state"] for entry in (await memory.status())["agents"].values()
             } == {"stopped"}

@@ -211,8 +211,13 @@ class IngestionActor:
                 )
                 try:
                     lease = await self.writes.commit(request)
-                except StaleResultError:
-                    continue  # the fence moved between the read and the write
+                except StaleResultError as error:
+                    # The fence moved between the read and the write (a switch or a
+                    # clear: the next try succeeds), or the stored epoch is ahead of
+                    # it: never retried hot either way.
+                    self.stale += 1
+                    await trio.sleep(self._store_retry.failed(error))
+                    continue
                 except StoreError as error:
                     # E.g. a full disk: pending turns stay pending; try again later,
                     # never hot and never the end of the agent.
