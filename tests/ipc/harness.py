@@ -1,7 +1,8 @@
 """Real ``cairn serve`` processes for the IPC tests, and a raw frame-level connection.
 
-Servers use the documented test seam ``CAIRN_SERVE_TEST_EMBEDDER=hashing`` so no model is
-loaded; their stderr goes to a log file the tests can read.
+Servers run through the test-owned entry point tests/support/serve_hashing.py (the real
+command line with the hashing embedder injected), so no model is loaded; their stderr
+goes to a log file the tests can read.
 """
 
 from __future__ import annotations
@@ -20,24 +21,29 @@ from typing import Any
 import attrs
 import msgspec
 import trio
+from tests.support.serve_hashing import hashing_cairn
 
 from cairn.ipc.framing import FrameReader, decode_answer, encode_frame
 from cairn.ipc.messages import PROTOCOL_VERSION, Hello
 
+# The provider configuration of the machine running the tests must not leak in.
 SERVER_ENV = {
-    **{
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("CAIRN_EMBEDDING_") and k != "CAIRN_CONFIG"
-    },
-    "CAIRN_SERVE_TEST_EMBEDDER": "hashing",
+    k: v
+    for k, v in os.environ.items()
+    if not k.startswith("CAIRN_EMBEDDING_") and k != "CAIRN_CONFIG"
 }
 # Bounds every wait on a real server (startup, a drain); generous for a loaded CI machine.
 SERVER_TIMEOUT_S = 60.0
 
 
 def serve_args(data_dir: Path, *transport: str) -> list[str]:
-    return [sys.executable, "-m", "cairn", "--data", str(data_dir), "serve", *transport]
+    """``cairn serve`` on ``data_dir`` with the hashing embedder."""
+    return hashing_cairn("--data", str(data_dir), "serve", *transport)
+
+
+def cairn_args(data_dir: Path, *args: str) -> list[str]:
+    """The real ``cairn`` (``python -m cairn``, the configured embedder) on ``data_dir``."""
+    return [sys.executable, "-m", "cairn", "--data", str(data_dir), *args]
 
 
 @contextlib.contextmanager

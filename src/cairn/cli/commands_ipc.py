@@ -59,7 +59,12 @@ def serve(
         except ValueError as error:
             raise InvalidInputError(f"serve: {error}") from None
         # The server runs its own trio loop: it owns stdio and the signal handlers.
-        code = run_server(cli.data, socket_path=socket, limits=limits)
+        code = run_server(
+            cli.data,
+            socket_path=socket,
+            limits=limits,
+            embedder=None if cli.embedder is None else cli.embedder(),
+        )
     except CairnError as error:
         print(f"cairn: {error}", file=sys.stderr)
         raise typer.Exit(EXIT_BAD_INPUT) from None

@@ -5,10 +5,9 @@ kernel when the process dies, so a crashed server never leaves a stale lock), op
 memory runtime, serves stdio or a Unix socket until end of input or SIGTERM/SIGINT, then
 closes the runtime (which drains accepted work).
 
-Test seam: ``CAIRN_SERVE_TEST_EMBEDDER=hashing`` makes the server use
-``cairn.testing.HashingEmbedder`` instead of the configured embedder, so tests that spawn
-real servers do not load a model. Only this entry point reads it; it is documented in
-design/ipc.md and is not a provider setting.
+The embedder is the configured one unless the caller passes its own (``run_server``'s
+``embedder``): tests start servers through their own entry point with a fast
+deterministic embedder (tests/support/serve_hashing.py).
 """
 
 from __future__ import annotations
@@ -24,29 +23,21 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from cairn.errors import CairnError, DataDirectoryInUseError, InvalidInputError
+from cairn.errors import CairnError, DataDirectoryInUseError
 from cairn.ipc.client import open_unix_client
 from cairn.ipc.server import ServerLimits, serve_stream, serve_unix_socket
 from cairn.runtime.memory import open_memory
-from cairn.testing import HashingEmbedder
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterator, Mapping
+    from collections.abc import AsyncIterator, Iterator
     from pathlib import Path
 
     from cairn.providers.embedding import EmbeddingProvider
     from cairn.runtime.memory import Memory
 
-__all__ = [
-    "LOCK_NAME",
-    "TEST_EMBEDDER_VARIABLE",
-    "hold_data_directory",
-    "request_drain",
-    "run_server",
-]
+__all__ = ["LOCK_NAME", "hold_data_directory", "request_drain", "run_server"]
 
 LOCK_NAME = "server.lock"
-TEST_EMBEDDER_VARIABLE = "CAIRN_SERVE_TEST_EMBEDDER"
 
 logger = logging.getLogger("cairn.ipc.serve")
 
@@ -70,15 +61,6 @@ def hold_data_directory(data_dir: Path) -> Iterator[None]:
         yield
     finally:
         os.close(descriptor)  # closing releases the flock
-
-
-def _test_embedder(environ: Mapping[str, str]) -> EmbeddingProvider | None:
-    choice = environ.get(TEST_EMBEDDER_VARIABLE)
-    if not choice:
-        return None
-    if choice != "hashing":
-        raise InvalidInputError(f"{TEST_EMBEDDER_VARIABLE} must be 'hashing'")
-    return HashingEmbedder()
 
 
 def _stdio_stream() -> trio.StapledStream[
@@ -161,13 +143,15 @@ def run_server(
     *,
     socket_path: Path | None,
     limits: ServerLimits | None = None,
-    environ: Mapping[str, str] | None = None,
+    embedder: EmbeddingProvider | None = None,
 ) -> int:
-    """Serve until end of input (stdio) or a signal; the process exit code."""
+    """Serve until end of input (stdio) or a signal; the process exit code.
+
+    Without an ``embedder`` the configured one serves (``cairn.toml``/the environment).
+    """
     logging.basicConfig(
         stream=sys.stderr, level=logging.INFO, format="%(name)s: %(message)s"
     )
-    embedder = _test_embedder(os.environ if environ is None else environ)
     with hold_data_directory(data_dir):
         try:
             trio.run(_serve, data_dir, socket_path, limits or ServerLimits(), embedder)
