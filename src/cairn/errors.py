@@ -33,6 +33,7 @@ catch it, from the closest builtin as well::
         ├── ProtocolError                     a malformed, oversize or unexpected frame
         │   └── ProtocolVersionError          no protocol version in common
         ├── ServerBusyError                   too many requests in flight on the connection
+        ├── TooManyConnectionsError (ConnectionRefusedError)  the server is at its cap
         └── ConnectionLostError (ConnectionError)  the peer closed the connection
 """
 
@@ -63,6 +64,7 @@ __all__ = [
     "StaleLeaseError",
     "StaleResultError",
     "StoreError",
+    "TooManyConnectionsError",
     "TransientProviderError",
     "UnknownClaimError",
     "UnknownDirectiveError",
@@ -208,6 +210,13 @@ class ServerBusyError(IpcError):
     """The connection already has as many requests in flight as the server allows.
 
     Nothing was started; retry once an answer arrives.
+    """
+
+
+class TooManyConnectionsError(IpcError, ConnectionRefusedError):
+    """The server already serves as many connections as it allows; this one was refused.
+
+    Nothing was started; retry once other clients have disconnected.
     """
 
 

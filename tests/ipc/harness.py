@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +61,8 @@ class SocketServer:
     process: subprocess.Popen[bytes]
     socket_path: Path
     log_path: Path
+    # The readiness line: {"listening", "pid", "max_connections"}.
+    ready: dict[str, Any] = attrs.Factory(dict)
 
     def log(self) -> str:
         return self.log_path.read_text(encoding="utf-8", errors="replace")
@@ -80,7 +82,11 @@ class SocketServer:
 
 
 def start_socket_server(
-    data_dir: Path, socket_path: Path, log_path: Path, *extra: str
+    data_dir: Path,
+    socket_path: Path,
+    log_path: Path,
+    *extra: str,
+    preexec_fn: Callable[[], object] | None = None,
 ) -> SocketServer:
     """Spawn ``cairn serve --socket`` and block until its readiness line."""
     with log_path.open("ab") as log:
@@ -90,6 +96,7 @@ def start_socket_server(
             stdout=subprocess.PIPE,
             stderr=log,
             env=SERVER_ENV,
+            preexec_fn=preexec_fn,  # noqa: PLW1509 - only resource limits, set in tests
         )
     assert process.stdout is not None
     line = process.stdout.readline()
@@ -97,7 +104,9 @@ def start_socket_server(
     if not line:
         server.stop()
         raise AssertionError(f"server did not start:\n{server.log()}")
-    assert json.loads(line)["listening"] == str(socket_path)
+    ready = json.loads(line)
+    assert ready["listening"] == str(socket_path)
+    server.ready = ready
     return server
 
 

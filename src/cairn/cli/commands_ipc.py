@@ -42,6 +42,20 @@ def serve(
     max_frame_bytes: Annotated[
         int | None, typer.Option(help="Largest accepted frame body.")
     ] = None,
+    max_connections: Annotated[
+        int | None,
+        typer.Option(
+            help="Socket connections served at once (default 256; fewer if the"
+            " descriptor limit needs it); more are refused."
+        ),
+    ] = None,
+    idle_timeout: Annotated[
+        float | None,
+        typer.Option(
+            help="Close a socket connection idle this many seconds (default 300;"
+            " 0: never)."
+        ),
+    ] = None,
 ) -> None:
     """Serve the IPC protocol (design/ipc.md) until end of input or a signal."""
     cli: CliContext = context.obj
@@ -56,6 +70,11 @@ def serve(
                 limits = attrs.evolve(limits, max_in_flight=max_in_flight)
             if max_frame_bytes is not None:
                 limits = attrs.evolve(limits, max_frame_bytes=max_frame_bytes)
+            if max_connections is not None:
+                limits = attrs.evolve(limits, max_connections=max_connections)
+            if idle_timeout is not None:
+                # 0 turns the idle timeout off; a negative one fails the validator.
+                limits = attrs.evolve(limits, idle_timeout_s=idle_timeout or None)
         except ValueError as error:
             raise InvalidInputError(f"serve: {error}") from None
         # The server runs its own trio loop: it owns stdio and the signal handlers.

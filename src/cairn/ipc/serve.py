@@ -21,6 +21,7 @@ import signal
 import sys
 from typing import TYPE_CHECKING, Any
 
+import attrs
 import trio
 
 from cairn.errors import CairnError, DataDirectoryInUseError
@@ -101,7 +102,9 @@ async def _serve_transport(
         logger.info("cairn serve: stdio, data %s", memory.path)
         async with stdio:
             try:
-                await serve_stream(stdio, memory, limits, label="stdio")
+                # The one connection is the host's own pipe: never closed for idleness.
+                stdio_limits = attrs.evolve(limits, idle_timeout_s=None)
+                await serve_stream(stdio, memory, stdio_limits, label="stdio")
             finally:
                 # FdStream made the pipes non-blocking; their descriptions may be
                 # shared with the host, so leave them as they were found.
@@ -111,12 +114,23 @@ async def _serve_transport(
         return
     assert socket_path is not None  # noqa: S101 - the other transport
     async with trio.open_nursery() as nursery:
-        await nursery.start(serve_unix_socket, memory, socket_path, limits)
+        served: ServerLimits = await nursery.start(
+            serve_unix_socket, memory, socket_path, limits
+        )
         # The readiness line: a supervisor (or a test) may wait for it.
-        ready = {"listening": str(socket_path), "pid": os.getpid()}
+        ready = {
+            "listening": str(socket_path),
+            "pid": os.getpid(),
+            "max_connections": served.max_connections,
+        }
         sys.stdout.write(json.dumps(ready) + "\n")
         sys.stdout.flush()
-        logger.info("cairn serve: listening on %s, data %s", socket_path, memory.path)
+        logger.info(
+            "cairn serve: listening on %s (up to %d connections), data %s",
+            socket_path,
+            served.max_connections,
+            memory.path,
+        )
 
 
 async def _serve(
