@@ -1,4 +1,6 @@
-"""``serve`` and ``drain``: run the IPC server, and ask a running one to settle its work."""
+"""``serve``, ``drain`` and ``reconfigure``: run the IPC server, and ask a running one to
+settle its work or re-read its configuration (found by ``--socket`` or through the data
+directory's ``server.json``)."""
 
 from __future__ import annotations
 
@@ -7,22 +9,25 @@ from pathlib import Path
 from typing import Annotated
 
 import attrs
+import trio
 import typer
 
 from cairn.cli.app import (
-    EXIT_BAD_INPUT,
     EXIT_FAILED,
     EXIT_OK,
     CliContext,
     JsonOption,
     app,
     emit_json,
+    exit_code_for,
     run,
 )
 from cairn.errors import CairnError, DrainTimeoutError, InvalidInputError
 from cairn.ipc import open_unix_client
+from cairn.ipc.directory import LOCK_NAME, Occupant, claim_data_directory
 from cairn.ipc.serve import request_drain, run_server
 from cairn.ipc.server import ServerLimits
+from cairn.runtime.threads import run_in_thread
 
 __all__ = ["drain", "reconfigure", "serve"]
 
@@ -86,15 +91,47 @@ def serve(
         )
     except CairnError as error:
         print(f"cairn: {error}", file=sys.stderr)
-        raise typer.Exit(EXIT_BAD_INPUT) from None
+        raise typer.Exit(exit_code_for([error])) from None
     raise typer.Exit(code)
+
+
+async def _server_socket(cli: CliContext, socket: Path | None) -> Path:
+    """``--socket``, else the socket of the server holding the data directory."""
+    if socket is not None:
+        return socket
+    data_dir = cli.data
+    no_server = InvalidInputError(
+        f"no cairn server holds {data_dir}; give --socket PATH"
+    )
+    files = trio.CapacityLimiter(1)
+    if not await run_in_thread((data_dir / LOCK_NAME).exists, limiter=files):
+        raise no_server  # nothing ever ran there: do not create the directory
+    claimed = await run_in_thread(
+        lambda: claim_data_directory(data_dir, role="command", command=cli.command),
+        limiter=files,
+    )
+    if isinstance(claimed, Occupant):
+        if claimed.socket is not None:
+            return claimed.socket
+        raise claimed.refusal()
+    claimed.release()
+    raise no_server
+
+
+SocketOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--socket",
+        help="The running server's socket (default: the server of --data).",
+        show_default=False,
+    ),
+]
 
 
 @app.command()
 def drain(
-    socket: Annotated[
-        Path, typer.Option("--socket", help="The running server's socket.")
-    ],
+    context: typer.Context,
+    socket: SocketOption = None,
     timeout: Annotated[
         float | None, typer.Option("--timeout", help="Seconds to wait for the drain.")
     ] = None,
@@ -109,10 +146,12 @@ def drain(
     The report is JSON with or without ``--json``: it is small and read by scripts.
     """
     del as_json
+    cli: CliContext = context.obj
 
     async def body() -> int:
+        path = await _server_socket(cli, socket)
         try:
-            report = await request_drain(socket, timeout_s=timeout, resume=resume)
+            report = await request_drain(path, timeout_s=timeout, resume=resume)
         except DrainTimeoutError as error:
             emit_json({"drained": False, "error": str(error)})
             return EXIT_FAILED
@@ -123,17 +162,15 @@ def drain(
 
 
 @app.command()
-def reconfigure(
-    socket: Annotated[
-        Path, typer.Option("--socket", help="The running server's socket.")
-    ],
-) -> None:
+def reconfigure(context: typer.Context, socket: SocketOption = None) -> None:
     """Make a running server re-read its provider configuration (cairn.toml and its
     environment) and switch live: ``{"changed", "embedder"}``. A new embedding identity
     re-embeds in the background; recall says ``reindexing`` meanwhile. Always JSON."""
 
+    cli: CliContext = context.obj
+
     async def body() -> int:
-        async with open_unix_client(socket) as client:
+        async with open_unix_client(await _server_socket(cli, socket)) as client:
             changed, embedder = await client.reconfigure()
         emit_json({"changed": changed, "embedder": embedder})
         return EXIT_OK
