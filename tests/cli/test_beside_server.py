@@ -336,3 +336,28 @@ def test_a_command_holds_the_directory_while_its_runtime_is_open(
     after = claim_data_directory(data, role="command", command="probe")
     assert not isinstance(after, Occupant)
     after.release()
+
+
+def test_a_server_on_a_relative_socket_path_is_found_from_anywhere(
+    data: Path, tmp_path: Path
+) -> None:
+    """The socket is bound as given but published absolute in server.json."""
+    with short_directory() as sockets, (tmp_path / "server.log").open("ab") as log:
+        process = subprocess.Popen(
+            serve_args(data, "--socket", "cairn.sock"),
+            cwd=sockets,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            env=SERVER_ENV,
+        )
+        server = SocketServer(process, sockets / "cairn.sock", tmp_path / "server.log")
+        try:
+            assert process.stdout is not None
+            assert json.loads(process.stdout.readline())["listening"] == "cairn.sock"
+            record = json.loads((data / "server.json").read_text(encoding="utf-8"))
+            assert record["socket"] == str(sockets / "cairn.sock")
+            status = cairn_json(data, "status")  # from the tests' working directory
+            assert status["agents"] == {}
+        finally:
+            assert server.stop() == 0, server.log()

@@ -77,10 +77,12 @@ async def _serve_transport(
     socket_path: Path | None,
     limits: ServerLimits,
     lock: DirectoryLock,
+    record: ServerRecord,
 ) -> None:
+    """Serve on the transport; ``record`` is published in server.json meanwhile."""
     if stdio is not None:
         logger.info("cairn serve: stdio, data %s", memory.path)
-        lock.publish(ServerRecord(os.getpid(), "stdio", None, started_now()))
+        lock.publish(record)
         async with stdio:
             try:
                 # The one connection is the host's own pipe: never closed for idleness.
@@ -100,7 +102,7 @@ async def _serve_transport(
             serve_unix_socket, memory, socket_path, limits
         )
         # CLI commands on this data directory find the socket here (ipc/directory.py).
-        lock.publish(ServerRecord(os.getpid(), "socket", socket_path, started_now()))
+        lock.publish(record)
         try:
             # The readiness line: a supervisor (or a test) may wait for it.
             ready = {
@@ -128,6 +130,7 @@ async def _serve(
     limits: ServerLimits,
     embedder: EmbeddingProvider | None,
     lock: DirectoryLock,
+    record: ServerRecord,
 ) -> None:
     stdio = _stdio_stream() if socket_path is None else None
     serving_scope = trio.CancelScope()
@@ -136,7 +139,9 @@ async def _serve(
             watcher.start_soon(_watch_signals, signals, serving_scope)
             async with open_memory(data_dir, embedder=embedder) as memory:
                 with serving_scope:
-                    await _serve_transport(memory, stdio, socket_path, limits, lock)
+                    await _serve_transport(
+                        memory, stdio, socket_path, limits, lock, record
+                    )
                 # Leaving open_memory (outside the serving scope) drains accepted work.
             watcher.cancel_scope.cancel(reason="stopped")
     logger.info("cairn serve: stopped")
@@ -157,6 +162,15 @@ def run_server(
     logging.basicConfig(
         stream=sys.stderr, level=logging.INFO, format="%(name)s: %(message)s"
     )
+    # Published in server.json once serving. The socket is bound as given (a relative
+    # path can keep a deep one under the Unix limit) but published absolute: commands may
+    # run from another working directory.
+    record = ServerRecord(
+        os.getpid(),
+        "stdio" if socket_path is None else "socket",
+        None if socket_path is None else socket_path.absolute(),
+        started_now(),
+    )
     transport = "--stdio" if socket_path is None else f"--socket {socket_path}"
     with hold_data_directory(
         data_dir, role="server", command=f"cairn serve {transport}"
@@ -169,6 +183,7 @@ def run_server(
                 limits or ServerLimits(),
                 embedder,
                 lock,
+                record,
             )
         except BaseExceptionGroup as group:
             # Nurseries wrap; an operator should read "cannot listen on …", not a group.

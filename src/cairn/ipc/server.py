@@ -94,8 +94,10 @@ _ACCEPT_CAPACITY_ERRNOS = frozenset(
 )
 _ACCEPT_BACKOFF_S = 0.1
 
-S = TypeVar("S", bound=trio.abc.AsyncResource)
+# A connection that sends nothing for this long is closed (ServerLimits.idle_timeout_s).
 _IDLE_TIMEOUT_S: float | None = 300.0
+
+S = TypeVar("S", bound=trio.abc.AsyncResource)
 
 
 @attrs.frozen
@@ -458,7 +460,8 @@ async def serve_unix_socket(
 
     The caller holds the data directory's lock, so a socket file left at ``path`` is a
     dead server's and is replaced. ``task_status.started`` gets the limits in force: the
-    connection cap may be lower than asked (:func:`connection_budget`).
+    connection cap may be lower than asked (:func:`connection_budget`, which may also
+    raise this process's soft ``RLIMIT_NOFILE``).
     """
     limits = limits or ServerLimits()
     limits = attrs.evolve(
