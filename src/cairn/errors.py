@@ -28,7 +28,7 @@ catch it, from the closest builtin as well::
     ├── RuntimeClosedError (RuntimeError)     the memory runtime is stopped or stopping
     │   └── DrainingError                     writes refused while drained (until resume)
     ├── DrainTimeoutError (TimeoutError)      accepted work did not settle in time
-    ├── DataDirectoryInUseError               another server holds the data directory
+    ├── DataDirectoryInUseError               another process holds the data directory
     └── IpcError                              the IPC conversation failed
         ├── ProtocolError                     a malformed, oversize or unexpected frame
         │   └── ProtocolVersionError          no protocol version in common
@@ -191,7 +191,7 @@ class DrainingError(RuntimeClosedError):
 
 
 class DataDirectoryInUseError(CairnError):
-    """Another cairn server holds the data directory's lock."""
+    """Another cairn process (a server or a command) holds the data directory's lock."""
 
 
 class IpcError(CairnError):
