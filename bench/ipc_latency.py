@@ -1,8 +1,8 @@
 """IPC cost: recall round-trip latency over the Unix socket against the same call embedded,
 and the requests/s one server sustains with 8 concurrent clients.
 
-Both sides use the deterministic hashing embedder (the server through its documented test
-seam, CAIRN_SERVE_TEST_EMBEDDER=hashing) on the same data directory, so the difference is
+Both sides use the deterministic hashing embedder (the server through the tests' entry
+point, tests/support/serve_hashing.py) on the same data directory, so the difference is
 the protocol: framing, MessagePack, the socket, and the server's per-request task.
 
     python bench/ipc_latency.py [--turns 2000] [--queries 300] [--clients 8] [--seconds 5]
@@ -176,16 +176,20 @@ async def throughput(
     }
 
 
+# The real command line with the hashing embedder injected.
+HASHING_CAIRN = (
+    Path(__file__).resolve().parents[1] / "tests" / "support" / "serve_hashing.py"
+)
+
+
 def start_server(data_dir: Path, socket_path: Path) -> subprocess.Popen[bytes]:
-    environment = {**os.environ, "CAIRN_SERVE_TEST_EMBEDDER": "hashing"}
     process = subprocess.Popen(
         [
-            *(sys.executable, "-m", "cairn", "--data", str(data_dir)),
+            *(sys.executable, str(HASHING_CAIRN), "--data", str(data_dir)),
             *("serve", "--socket", str(socket_path)),
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
-        env=environment,
     )
     assert process.stdout is not None
     if not process.stdout.readline():

@@ -32,9 +32,9 @@ ALLOWED = {
         "maintenance",
     },
     "testing": {"domain", "providers", "vectors"},
-    # ipc serves the runtime; it reaches cairn.testing only for the documented test seam
-    # (CAIRN_SERVE_TEST_EMBEDDER in ipc/serve.py).
-    "ipc": {"domain", "runtime", "retrieval", "store", "providers", "testing"},
+    # ipc serves the runtime. Tests inject their embedder through their own entry point
+    # (tests/support/serve_hashing.py): no production layer imports cairn.testing.
+    "ipc": {"domain", "runtime", "retrieval", "store", "providers"},
     "hosts": {"domain", "runtime", "retrieval", "store", "providers"},
     "cli": {"domain", "serde", "runtime", "retrieval", "store", "providers", "ipc"},
     "data": set(),

@@ -36,11 +36,12 @@ catch it, from the closest builtin as well. SQLite's errors reach callers only a
     │   └── DrainingError                     writes refused while drained (until resume)
     ├── AgentUnavailableError (RuntimeError)  the agent failed; a later call retries it
     ├── DrainTimeoutError (TimeoutError)      accepted work did not settle in time
-    ├── DataDirectoryInUseError               another server holds the data directory
+    ├── DataDirectoryInUseError               another process holds the data directory
     └── IpcError                              the IPC conversation failed
         ├── ProtocolError                     a malformed, oversize or unexpected frame
         │   └── ProtocolVersionError          no protocol version in common
         ├── ServerBusyError                   too many requests in flight on the connection
+        ├── TooManyConnectionsError (ConnectionRefusedError)  the server is at its cap
         └── ConnectionLostError (ConnectionError)  the peer closed the connection
 """
 
@@ -77,6 +78,7 @@ __all__ = [
     "StorageIOError",
     "StoreConstraintError",
     "StoreError",
+    "TooManyConnectionsError",
     "TransientProviderError",
     "UnknownClaimError",
     "UnknownDirectiveError",
@@ -231,7 +233,7 @@ class DrainingError(RuntimeClosedError):
 
 
 class DataDirectoryInUseError(CairnError):
-    """Another cairn server holds the data directory's lock."""
+    """Another cairn process (a server or a command) holds the data directory's lock."""
 
 
 class IpcError(CairnError):
@@ -250,6 +252,13 @@ class ServerBusyError(IpcError):
     """The connection already has as many requests in flight as the server allows.
 
     Nothing was started; retry once an answer arrives.
+    """
+
+
+class TooManyConnectionsError(IpcError, ConnectionRefusedError):
+    """The server already serves as many connections as it allows; this one was refused.
+
+    Nothing was started; retry once other clients have disconnected.
     """
 
 

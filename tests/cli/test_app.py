@@ -117,7 +117,12 @@ def test_help_documents_exit_codes(invoke: Invoke) -> None:
     result = invoke("--help")
     assert result.exit_code == 0
     text = " ".join(result.stdout.split())
-    for phrase in ("Exit codes", "2 bad usage", "3 some input lines"):
+    for phrase in (
+        "Exit codes",
+        "2 bad usage",
+        "3 some input lines",
+        "4 another cairn",
+    ):
         assert phrase in text
     for command in ("ingest", "recall", "status", "demo", "providers"):
         assert command in result.stdout

@@ -1,7 +1,8 @@
 """Real ``cairn serve`` processes for the IPC tests, and a raw frame-level connection.
 
-Servers use the documented test seam ``CAIRN_SERVE_TEST_EMBEDDER=hashing`` so no model is
-loaded; their stderr goes to a log file the tests can read.
+Servers run through the test-owned entry point tests/support/serve_hashing.py (the real
+command line with the hashing embedder injected), so no model is loaded; their stderr
+goes to a log file the tests can read.
 """
 
 from __future__ import annotations
@@ -13,31 +14,36 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import attrs
 import msgspec
 import trio
+from tests.support.serve_hashing import hashing_cairn
 
 from cairn.ipc.framing import FrameReader, decode_answer, encode_frame
 from cairn.ipc.messages import PROTOCOL_VERSION, Hello
 
+# The provider configuration of the machine running the tests must not leak in.
 SERVER_ENV = {
-    **{
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("CAIRN_EMBEDDING_") and k != "CAIRN_CONFIG"
-    },
-    "CAIRN_SERVE_TEST_EMBEDDER": "hashing",
+    k: v
+    for k, v in os.environ.items()
+    if not k.startswith("CAIRN_EMBEDDING_") and k != "CAIRN_CONFIG"
 }
 # Bounds every wait on a real server (startup, a drain); generous for a loaded CI machine.
 SERVER_TIMEOUT_S = 60.0
 
 
 def serve_args(data_dir: Path, *transport: str) -> list[str]:
-    return [sys.executable, "-m", "cairn", "--data", str(data_dir), "serve", *transport]
+    """``cairn serve`` on ``data_dir`` with the hashing embedder."""
+    return hashing_cairn("--data", str(data_dir), "serve", *transport)
+
+
+def cairn_args(data_dir: Path, *args: str) -> list[str]:
+    """The real ``cairn`` (``python -m cairn``, the configured embedder) on ``data_dir``."""
+    return [sys.executable, "-m", "cairn", "--data", str(data_dir), *args]
 
 
 @contextlib.contextmanager
@@ -55,6 +61,8 @@ class SocketServer:
     process: subprocess.Popen[bytes]
     socket_path: Path
     log_path: Path
+    # The readiness line: {"listening", "pid", "max_connections"}.
+    ready: dict[str, Any] = attrs.Factory(dict)
 
     def log(self) -> str:
         return self.log_path.read_text(encoding="utf-8", errors="replace")
@@ -74,7 +82,11 @@ class SocketServer:
 
 
 def start_socket_server(
-    data_dir: Path, socket_path: Path, log_path: Path, *extra: str
+    data_dir: Path,
+    socket_path: Path,
+    log_path: Path,
+    *extra: str,
+    preexec_fn: Callable[[], object] | None = None,
 ) -> SocketServer:
     """Spawn ``cairn serve --socket`` and block until its readiness line."""
     with log_path.open("ab") as log:
@@ -84,6 +96,7 @@ def start_socket_server(
             stdout=subprocess.PIPE,
             stderr=log,
             env=SERVER_ENV,
+            preexec_fn=preexec_fn,  # noqa: PLW1509 - only resource limits, set in tests
         )
     assert process.stdout is not None
     line = process.stdout.readline()
@@ -91,7 +104,9 @@ def start_socket_server(
     if not line:
         server.stop()
         raise AssertionError(f"server did not start:\n{server.log()}")
-    assert json.loads(line)["listening"] == str(socket_path)
+    ready = json.loads(line)
+    assert ready["listening"] == str(socket_path)
+    server.ready = ready
     return server
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from tests.helpers import turn
-from tests.ipc.harness import SERVER_ENV, SERVER_TIMEOUT_S, SocketServer
+from tests.ipc.harness import SERVER_ENV, SERVER_TIMEOUT_S, SocketServer, serve_args
 
 from cairn import IntakeOutcome, RecallStatus
 from cairn.errors import ConflictingEventError, ConnectionLostError, UnknownRequestError
@@ -39,7 +39,10 @@ def test_blocking_client_over_a_socket(shared_server: SocketServer) -> None:
 
 
 def test_blocking_client_spawns_a_stdio_server(tmp_path: Path) -> None:
-    with BlockingClient.spawn_stdio(tmp_path / "data", env=SERVER_ENV) as client:
+    data = tmp_path / "data"
+    with BlockingClient.spawn_stdio(
+        data, env=SERVER_ENV, command=serve_args(data, "--stdio")
+    ) as client:
         result = client.ingest_turn("spawned", turn("s1", "I play the cello."))
         assert result.outcome is IntakeOutcome.INGESTED
         client.wait_idle()

@@ -147,12 +147,22 @@ async def test_drain_timeout_fails_and_stays_drained_until_resume(
             assert counts["events_pending_extraction"] == 0
 
 
+def _record(data: Path) -> dict:
+    return json.loads((data / "server.json").read_text(encoding="utf-8"))
+
+
 def test_a_second_server_on_the_same_data_directory_is_refused(
     tmp_path: Path, sockets: Path
 ) -> None:
     data = tmp_path / "data"
     first = start_socket_server(data, sockets / "one.sock", tmp_path / "one.log")
     try:
+        # Published by the time the readiness line is out: CLI commands find it.
+        record = _record(data)
+        assert record["pid"] == first.process.pid
+        assert record["transport"] == "socket"
+        assert record["socket"] == str(sockets / "one.sock")
+        assert record["started_at"]
         for transport in (["--socket", str(sockets / "two.sock")], ["--stdio"]):
             second = subprocess.run(
                 serve_args(data, *transport),
@@ -163,19 +173,26 @@ def test_a_second_server_on_the_same_data_directory_is_refused(
                 timeout=SERVER_TIMEOUT_S,
                 check=False,
             )
-            assert second.returncode == 2
+            assert second.returncode == 4
             assert f"pid {first.process.pid}" in second.stderr
+            assert f"socket {sockets / 'one.sock'}" in second.stderr
             assert "holds" in second.stderr
         assert not (sockets / "two.sock").exists()
         assert first.process.poll() is None
+        assert _record(data)["pid"] == first.process.pid  # untouched by the refused
     finally:
         # A killed server's lock dies with it; its socket file is replaced on restart.
         first.process.send_signal(signal.SIGKILL)
         first.stop()
     assert (sockets / "one.sock").exists()
+    assert _record(data)["pid"] == first.process.pid  # stale: its lock is free
     again = start_socket_server(data, sockets / "one.sock", tmp_path / "again.log")
-    assert again.stop() == 0
+    try:
+        assert _record(data)["pid"] == again.process.pid
+    finally:
+        assert again.stop() == 0
     assert not (sockets / "one.sock").exists()
+    assert not (data / "server.json").exists()  # a clean stop withdraws it
 
 
 async def test_sigterm_stops_after_draining_accepted_work_even_when_repeated(
@@ -213,6 +230,20 @@ def test_operator_errors_are_clear(tmp_path: Path, sockets: Path) -> None:
     assert absent.returncode == 2
     assert "cannot connect" in absent.stderr
     assert "Traceback" not in absent.stderr
+
+    # Without --socket, drain looks for the server of --data: there is none.
+    nothing = tmp_path / "nothing"
+    unserved = subprocess.run(
+        [sys.executable, "-m", "cairn", "--data", str(nothing), "drain"],
+        capture_output=True,
+        text=True,
+        env=SERVER_ENV,
+        timeout=SERVER_TIMEOUT_S,
+        check=False,
+    )
+    assert unserved.returncode == 2
+    assert f"no cairn server holds {nothing}" in unserved.stderr
+    assert not nothing.exists()
 
     too_long = sockets / ("x" * 120)
     refused = subprocess.run(

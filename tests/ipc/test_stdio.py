@@ -30,7 +30,9 @@ pytestmark = pytest.mark.subprocess
 async def test_stdio_round_trip_with_concurrent_requests(tmp_path: Path) -> None:
     data = tmp_path / "data"
     with trio.fail_after(SERVER_TIMEOUT_S):
-        async with open_stdio_client(data, env=SERVER_ENV) as client:
+        async with open_stdio_client(
+            data, env=SERVER_ENV, command=serve_args(data, "--stdio")
+        ) as client:
             await client.ingest(
                 "pipe",
                 [turn("p1", "I love oolong tea."), turn("p2", "My sister is Inês.")],
@@ -52,7 +54,9 @@ async def test_stdio_round_trip_with_concurrent_requests(tmp_path: Path) -> None
 
     # The first server released the data directory on exit; the memory persisted.
     with trio.fail_after(SERVER_TIMEOUT_S):
-        async with open_stdio_client(data, env=SERVER_ENV) as client:
+        async with open_stdio_client(
+            data, env=SERVER_ENV, command=serve_args(data, "--stdio")
+        ) as client:
             counts = (await client.status())["agents"]["pipe"]
             assert counts["events"] == 2
 

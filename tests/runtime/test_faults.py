@@ -98,7 +98,7 @@ async def test_a_stale_commit_backs_off_instead_of_spinning(
     # Another writer moved the stored epoch past the live fence (what a second runtime
     # on the same directory used to do): every commit of this agent is stale from now on.
     config = attrs.evolve(TEST_CONFIG, extraction_backoff_s=2.0, drain_timeout_s=5.0)
-    with trio.fail_after(3600), pytest.raises(DrainTimeoutError):
+    with trio.fail_after(3600), pytest.raises(DrainTimeoutError):  # noqa: PT012 - raised on close
         async with open_memory(
             data_dir, config, clock=FixedDomainClock(), embedder=HashingEmbedder()
         ) as memory:

@@ -2,7 +2,8 @@
 
 Each command group lives in its own ``commands_*`` module and registers itself on
 :data:`app` when imported; :mod:`cairn.cli.main` imports them all. A command body is an
-``async`` function run by :func:`run`, which maps cairn's typed errors to exit code 2.
+``async`` function run by :func:`run`, which maps cairn's typed errors to exit code 2 (4
+when another process holds the data directory).
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ from rich.console import Console
 
 from cairn.clock import DomainClock
 from cairn.config import MemoryConfig
-from cairn.errors import CairnError
+from cairn.errors import CairnError, DataDirectoryInUseError
+from cairn.ipc.directory import Occupant, claim_data_directory
 from cairn.providers.embedding import EmbeddingProvider
 from cairn.runtime.memory import open_memory
+from cairn.runtime.threads import run_in_thread
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable
@@ -35,6 +38,7 @@ __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
+    "EXIT_IN_USE",
     "EXIT_OK",
     "EXIT_REJECTED",
     "CliContext",
@@ -42,6 +46,7 @@ __all__ = [
     "app",
     "default_data_dir",
     "emit_json",
+    "exit_code_for",
     "run",
     "stderr_console",
     "stdout_console",
@@ -51,12 +56,15 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_REJECTED = 3
+EXIT_IN_USE = 4
 EXIT_INTERRUPTED = 130
 
 EXIT_CODES = (
     "Exit codes: 0 success; 1 unexpected failure, a failing provider check, or doctor"
     " found problems it did not repair; 2 bad usage, input or configuration (nothing"
-    " stored); 3 some input lines were rejected (the rest is stored); 130 interrupted."
+    " stored); 3 some input lines were rejected (the rest is stored); 4 another cairn"
+    " process holds the data directory and the command cannot go through it (nothing"
+    " done); 130 interrupted."
 )
 
 app = typer.Typer(
@@ -89,12 +97,17 @@ class CliContext:
 
     Tests pass their own (``CliRunner.invoke(app, ..., obj=CliContext(...))``) with a fast
     deterministic embedder and a fixed clock; the command line uses the configured ones.
+    Commands that work on memory go through ``cairn.cli.target.open_target`` (to a
+    running server, or a runtime of their own); :meth:`open` is for those that need the
+    runtime itself.
     """
 
     data_dir: Path | None = None
     config: MemoryConfig | None = None
     clock: DomainClock | None = None
     embedder: Callable[[], EmbeddingProvider] | None = None
+    # The command running, as a refused process reads it ("cairn ingest").
+    command: str = "cairn"
 
     @property
     def data(self) -> Path:
@@ -102,6 +115,22 @@ class CliContext:
 
     @contextlib.asynccontextmanager
     async def open(self, data_dir: Path | None = None) -> AsyncIterator[Memory]:
+        """The runtime on the data directory, holding its lock meanwhile; refused
+        (DataDirectoryInUseError) if a server or another command holds it."""
+        path = data_dir or self.data
+        claimed = await run_in_thread(
+            lambda: claim_data_directory(path, role="command", command=self.command),
+            limiter=trio.CapacityLimiter(1),
+        )
+        if isinstance(claimed, Occupant):
+            raise claimed.refusal(self.command)
+        with claimed:
+            async with self.open_runtime(path) as memory:
+                yield memory
+
+    @contextlib.asynccontextmanager
+    async def open_runtime(self, data_dir: Path | None = None) -> AsyncIterator[Memory]:
+        """The runtime, for a caller that already holds the directory's lock."""
         async with open_memory(
             data_dir or self.data,
             self.config,
@@ -127,6 +156,8 @@ def _options(
         context.obj = CliContext()
     if data is not None:
         context.obj.data_dir = data
+    if context.invoked_subcommand:
+        context.obj.command = f"cairn {context.invoked_subcommand}"
 
 
 def stdout_console() -> Console:
@@ -158,8 +189,16 @@ def _cairn_errors(error: BaseException) -> list[CairnError] | None:
     return None
 
 
+def exit_code_for(errors: list[CairnError]) -> int:
+    """4 if another process holds the data directory, else 2."""
+    if any(isinstance(error, DataDirectoryInUseError) for error in errors):
+        return EXIT_IN_USE
+    return EXIT_BAD_INPUT
+
+
 def run(body: Callable[[], Awaitable[int]]) -> None:
-    """Run an async command body under trio; exit with its code, or 2 on a typed error.
+    """Run an async command body under trio; exit with its code, or 2 on a typed error
+    (4 for DataDirectoryInUseError).
 
     Anything else propagates: typer prints the traceback (without locals) and exits 1.
     """
@@ -171,7 +210,7 @@ def run(body: Callable[[], Awaitable[int]]) -> None:
             raise
         for leaf in leaves:
             print(f"cairn: {leaf}", file=sys.stderr)
-        raise typer.Exit(EXIT_BAD_INPUT) from None
+        raise typer.Exit(exit_code_for(leaves)) from None
     except KeyboardInterrupt:
         raise typer.Exit(EXIT_INTERRUPTED) from None
     except BrokenPipeError:

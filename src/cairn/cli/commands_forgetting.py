@@ -20,6 +20,7 @@ from cairn.cli.app import (
     run,
     stdout_console,
 )
+from cairn.cli.target import open_target
 
 __all__: list[str] = []
 
@@ -52,11 +53,12 @@ def _say(result: Any, as_json: bool, text: str) -> int:
 
 
 def _run_on_memory(context: typer.Context, action: Any) -> None:
+    """Run ``action(memory)`` on the directory's server, or on a runtime of our own."""
     cli: CliContext = context.obj
 
     async def body() -> int:
-        async with cli.open() as memory:
-            code: int = await action(memory)
+        async with open_target(cli) as target:
+            code: int = await action(target.calls)
         return code
 
     run(body)

@@ -26,6 +26,7 @@ from cairn.cli.app import (
     stdout_console,
 )
 from cairn.cli.progress import progress_bar
+from cairn.cli.target import open_target
 from cairn.cli.turns import read_turns
 from cairn.errors import InvalidInputError
 from cairn.runtime.threads import run_in_thread
@@ -33,24 +34,44 @@ from cairn.serde.recall import recall_to_dict
 from cairn.store.evidence import IntakeOutcome
 
 if TYPE_CHECKING:
+    from cairn.cli.target import MemoryCalls
     from cairn.domain.evidence import Turn
     from cairn.retrieval.types import Recall
-    from cairn.runtime.memory import Memory
 
 __all__ = ["ingest_file", "recall_json"]
 
 _INGEST_CHUNK = 512
+# Room in a request for everything of a turn but its text and IDs (field names, kinds).
+_TURN_OVERHEAD_BYTES = 256
+
+
+def _request_bytes(turn: Turn) -> int:
+    """About what ``turn`` adds to an ingest request on the wire (a little more)."""
+    fields = (turn.text, turn.event_id, turn.session_id, turn.speaker or "")
+    return sum(len(field.encode("utf-8")) for field in fields) + _TURN_OVERHEAD_BYTES
 
 
 async def ingest_file(
-    memory: Memory, agent: str, path: Path, *, as_json: bool = True
+    memory: MemoryCalls,
+    agent: str,
+    path: Path,
+    *,
+    as_json: bool = True,
+    max_request_bytes: int | None = None,
 ) -> dict[str, Any]:
-    """Ingest every valid line of ``path``; returns counts and the rejected lines."""
+    """Ingest every valid line of ``path``; returns counts and the rejected lines.
+
+    With ``max_request_bytes`` (a server's frame limit) each ingest call stays within
+    half of it, and a turn too large to send alone is rejected with the reason.
+    """
     counts = {"ingested": 0, "duplicate": 0}
     rejected: list[dict[str, Any]] = []
     chunk: list[tuple[int, Turn]] = []
+    chunk_bytes = 0
+    budget = None if max_request_bytes is None else max_request_bytes // 2
 
     async def flush() -> None:
+        nonlocal chunk_bytes
         report = await memory.ingest(agent, [turn for _, turn in chunk])
         for (number, turn), result in zip(chunk, report.results, strict=True):
             if result.outcome is IntakeOutcome.INGESTED:
@@ -62,6 +83,7 @@ async def ingest_file(
                     {"line": number, "id": turn.event_id, "reason": result.reason}
                 )
         chunk.clear()
+        chunk_bytes = 0
 
     # The file is read in the CLI's own thread, a chunk at a time: never on the loop.
     files = trio.CapacityLimiter(1)
@@ -83,6 +105,21 @@ async def ingest_file(
                             }
                         )
                     continue
+                if budget is not None:
+                    size = _request_bytes(line.turn)
+                    if size > budget:
+                        rejected.append(
+                            {
+                                "line": line.number,
+                                "id": line.turn.event_id,
+                                "reason": f"too large to send to the server (about"
+                                f" {size} bytes; at most {budget} per request)",
+                            }
+                        )
+                        continue
+                    if chunk and chunk_bytes + size > budget:
+                        await flush()
+                    chunk_bytes += size
                 chunk.append((line.number, line.turn))
             if chunk:
                 await flush()
@@ -103,8 +140,14 @@ def ingest(
     async def body() -> int:
         if not file.is_file():
             raise InvalidInputError(f"no such file: {file}")
-        async with cli.open() as memory:
-            summary = await ingest_file(memory, agent, file, as_json=as_json)
+        async with open_target(cli) as target:
+            summary = await ingest_file(
+                target.calls,
+                agent,
+                file,
+                as_json=as_json,
+                max_request_bytes=target.max_request_bytes,
+            )
         if as_json:
             emit_json(summary)
         else:
@@ -212,10 +255,10 @@ def recall(
         batch = (
             _read_queries(queries) if queries is not None else [(None, query, session)]
         )
-        async with cli.open() as memory:
+        async with open_target(cli) as target:
             for query_id, text, query_session in batch:
                 assert text is not None  # noqa: S101 - checked above
-                result = await memory.recall(
+                result = await target.calls.recall(
                     agent,
                     text,
                     session_id=query_session or session,

@@ -10,30 +10,31 @@ from rich.text import Text
 
 from cairn.cli.app import EXIT_OK, CliContext, JsonOption, app, emit_json, run
 from cairn.cli.app import stdout_console as console
-from cairn.runtime.core import runtime_core
+from cairn.cli.target import open_target
 from cairn.store.agents import agent_epochs
 from cairn.store.clear_jobs import pending_clear_jobs
 from cairn.store.embeddings import embeddings_by_identity
 
 if TYPE_CHECKING:
-    from cairn.runtime.memory import Memory
+    from cairn.cli.target import Target
 
 __all__ = ["read_status"]
 
 
-async def read_status(memory: Memory) -> dict[str, Any]:
+async def read_status(target: Target) -> dict[str, Any]:
     """``Memory.status()`` plus, for every agent, its stored epoch and pending clear jobs.
 
-    Agents this process runs (``live``) also carry ``runtime``, ``query_breaker`` and
+    Agents the runtime runs (``live``: this process's, or the server's when the status
+    comes from a server) also carry ``runtime``, ``query_breaker`` and
     ``vector_identity`` (the projection serving); for the others those are ``null``.
     ``stored_vectors`` counts the stored vectors of each embedding identity.
     """
-    status = await memory.status()
-    epochs, jobs, vectors = await runtime_core(memory).database.read(
-        lambda reader: (
-            agent_epochs(reader.connection),
-            pending_clear_jobs(reader.connection),
-            embeddings_by_identity(reader.connection),
+    status = await target.calls.status()
+    epochs, jobs, vectors = await target.read(
+        lambda connection: (
+            agent_epochs(connection),
+            pending_clear_jobs(connection),
+            embeddings_by_identity(connection),
         )
     )
     for agent, entry in status["agents"].items():
@@ -96,8 +97,8 @@ def status(context: typer.Context, as_json: JsonOption = False) -> None:
     cli: CliContext = context.obj
 
     async def body() -> int:
-        async with cli.open() as memory:
-            report = await read_status(memory)
+        async with open_target(cli) as target:
+            report = await read_status(target)
         if as_json:
             emit_json(report)
         else:

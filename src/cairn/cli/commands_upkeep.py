@@ -22,6 +22,7 @@ from cairn.cli.app import (
     stdout_console,
 )
 from cairn.cli.progress import progress_bar, shows_progress
+from cairn.cli.target import open_target
 from cairn.runtime import upkeep
 
 if TYPE_CHECKING:
@@ -57,8 +58,9 @@ def clear(
         typer.confirm(f"Delete every memory of {agent!r}?", abort=True)
 
     async def body() -> int:
-        async with cli.open() as memory:
-            (agent_id,) = await upkeep.known_agents(memory, agent)
+        async with open_target(cli) as target:
+            memory = target.calls
+            agent_id = await target.known_agent(agent)
             before = _counts(await memory.status(), agent_id)
             result = await memory.clear(agent_id)
             after = _counts(await memory.status(), agent_id)
@@ -187,8 +189,9 @@ def replay(
     cli: CliContext = context.obj
 
     async def body() -> int:
-        async with cli.open() as memory:
-            (agent_id,) = await upkeep.known_agents(memory, agent)
+        async with open_target(cli) as target:
+            memory = target.calls
+            agent_id = await target.known_agent(agent)
             replayed = await memory.replay_dead_letters(agent_id)
             await memory.wait_idle(agent_id)
             entry = (await memory.status())["agents"].get(agent_id, {})

@@ -2,7 +2,8 @@
 
 Exit codes: 0 success; 1 an unexpected failure, a failing provider check, or problems
 ``doctor`` did not repair; 2 bad usage, input or configuration (nothing stored); 3 some
-input lines were rejected (the rest is stored); 130 interrupted.
+input lines were rejected (the rest is stored); 4 another cairn process holds the data
+directory and the command cannot go through it (nothing done); 130 interrupted.
 """
 
 from __future__ import annotations

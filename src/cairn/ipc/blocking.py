@@ -149,10 +149,12 @@ class BlockingClient:
         *,
         env: Mapping[str, str] | None = None,
         stop_timeout_s: float = 60.0,
+        command: Sequence[str] | None = None,
     ) -> BlockingClient:
-        """Start ``cairn serve --stdio`` on ``data_dir`` and talk over its stdin/stdout."""
+        """Start ``cairn serve --stdio`` on ``data_dir`` and talk over its stdin/stdout
+        (``command`` replaces the server's command line, default ``serve_command``)."""
         process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-            serve_command(data_dir),
+            serve_command(data_dir) if command is None else list(command),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=None if env is None else dict(env),

@@ -546,15 +546,16 @@ async def open_stdio_client(
     *,
     env: Mapping[str, str] | None = None,
     stop_timeout_s: float = 60.0,
+    command: Sequence[str] | None = None,
 ) -> AsyncIterator[Client]:
     """Spawn ``cairn serve --stdio`` on ``data_dir`` and talk to it over its stdin/stdout.
 
     On exit the client closes the server's stdin; the server answers what is running,
     drains and exits (killed if it has not within ``stop_timeout_s``). Its log is on our
-    stderr.
+    stderr. ``command`` replaces the server's command line (default: ``serve_command``).
     """
     process = await trio.lowlevel.open_process(
-        serve_command(data_dir),
+        serve_command(data_dir) if command is None else list(command),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         env=None if env is None else dict(env),

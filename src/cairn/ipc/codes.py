@@ -12,6 +12,7 @@ from cairn.errors import (
     CairnError,
     ClearPendingError,
     ConflictingEventError,
+    ConnectionLostError,
     DataDirectoryInUseError,
     DrainingError,
     DrainTimeoutError,
@@ -31,6 +32,7 @@ from cairn.errors import (
     StaleLeaseError,
     StaleResultError,
     StoreError,
+    TooManyConnectionsError,
     TransientProviderError,
     UnknownClaimError,
     UnknownDirectiveError,
@@ -40,9 +42,19 @@ from cairn.errors import (
     VectorIndexError,
 )
 
-__all__ = ["ERROR_CODES", "INTERNAL", "code_for", "error_for"]
+__all__ = [
+    "ERROR_CODES",
+    "IDLE_TIMEOUT",
+    "INTERNAL",
+    "TOO_MANY_CONNECTIONS",
+    "code_for",
+    "error_for",
+]
 
 INTERNAL = "internal"
+# Connection-level codes (``id`` nil): the server refused the connection, or closed it.
+TOO_MANY_CONNECTIONS = "too_many_connections"
+IDLE_TIMEOUT = "idle_timeout"
 
 # Most specific first: the first class the error is an instance of names it.
 ERROR_CODES: tuple[tuple[type[CairnError], str], ...] = (
@@ -80,6 +92,10 @@ ERROR_CODES: tuple[tuple[type[CairnError], str], ...] = (
 PROTOCOL_CODES = frozenset(
     {"malformed", "unknown_type", "frame_too_large", "handshake_required"}
 )
+_CONNECTION_CODES: dict[str, type[CairnError]] = {
+    TOO_MANY_CONNECTIONS: TooManyConnectionsError,
+    IDLE_TIMEOUT: ConnectionLostError,
+}
 _CLASSES = {code: kind for kind, code in ERROR_CODES}
 
 
@@ -96,6 +112,8 @@ def error_for(code: str, message: str) -> CairnError:
         return ProtocolError(f"{code}: {message}")
     if code == INTERNAL:
         return CairnError(f"internal server error: {message}")
+    if (connection_error := _CONNECTION_CODES.get(code)) is not None:
+        return connection_error(message)
     kind = _CLASSES.get(code, CairnError)
     # Rebuilt from the message alone: constructors with extra arguments (ConflictingEventError)
     # are bypassed so every class carries the server's text unchanged.

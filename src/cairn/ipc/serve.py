@@ -1,20 +1,19 @@
 """``cairn serve`` and ``cairn drain``: the process around the server.
 
-``serve`` takes the data directory's lock (an ``flock`` on ``server.lock``, released by the
-kernel when the process dies, so a crashed server never leaves a stale lock), opens the
-memory runtime, serves stdio or a Unix socket until end of input or SIGTERM/SIGINT, then
-closes the runtime (which drains accepted work).
+``serve`` takes the data directory's lock (``ipc/directory.py``: an ``flock`` on
+``server.lock``, released by the kernel when the process dies, so a crashed server never
+leaves a stale lock), opens the memory runtime, publishes ``server.json`` once it accepts
+connections, serves stdio or a Unix socket until end of input or SIGTERM/SIGINT, then
+withdraws the record and closes the runtime (which drains accepted work).
 
-Test seam: ``CAIRN_SERVE_TEST_EMBEDDER=hashing`` makes the server use
-``cairn.testing.HashingEmbedder`` instead of the configured embedder, so tests that spawn
-real servers do not load a model. Only this entry point reads it; it is documented in
-design/ipc.md and is not a provider setting.
+The embedder is the configured one unless the caller passes its own (``run_server``'s
+``embedder``): tests start servers through their own entry point with a fast
+deterministic embedder (tests/support/serve_hashing.py).
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import logging
 import os
@@ -22,63 +21,26 @@ import signal
 import sys
 from typing import TYPE_CHECKING, Any
 
+import attrs
 import trio
 
-from cairn.errors import CairnError, DataDirectoryInUseError, InvalidInputError
+from cairn.errors import CairnError
 from cairn.ipc.client import open_unix_client
+from cairn.ipc.directory import ServerRecord, hold_data_directory, started_now
 from cairn.ipc.server import ServerLimits, serve_stream, serve_unix_socket
 from cairn.runtime.memory import open_memory
-from cairn.testing import HashingEmbedder
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterator, Mapping
+    from collections.abc import AsyncIterator
     from pathlib import Path
 
+    from cairn.ipc.directory import DirectoryLock
     from cairn.providers.embedding import EmbeddingProvider
     from cairn.runtime.memory import Memory
 
-__all__ = [
-    "LOCK_NAME",
-    "TEST_EMBEDDER_VARIABLE",
-    "hold_data_directory",
-    "request_drain",
-    "run_server",
-]
-
-LOCK_NAME = "server.lock"
-TEST_EMBEDDER_VARIABLE = "CAIRN_SERVE_TEST_EMBEDDER"
+__all__ = ["request_drain", "run_server"]
 
 logger = logging.getLogger("cairn.ipc.serve")
-
-
-@contextlib.contextmanager
-def hold_data_directory(data_dir: Path) -> Iterator[None]:
-    """Hold the data directory's server lock, or raise DataDirectoryInUseError."""
-    data_dir.mkdir(parents=True, exist_ok=True)
-    lock_path = data_dir / LOCK_NAME
-    descriptor = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = lock_path.read_text(encoding="utf-8").strip() or "unknown"
-            raise DataDirectoryInUseError(
-                f"another cairn server (pid {holder}) holds {data_dir}"
-            ) from None
-        os.ftruncate(descriptor, 0)
-        os.write(descriptor, f"{os.getpid()}\n".encode())
-        yield
-    finally:
-        os.close(descriptor)  # closing releases the flock
-
-
-def _test_embedder(environ: Mapping[str, str]) -> EmbeddingProvider | None:
-    choice = environ.get(TEST_EMBEDDER_VARIABLE)
-    if not choice:
-        return None
-    if choice != "hashing":
-        raise InvalidInputError(f"{TEST_EMBEDDER_VARIABLE} must be 'hashing'")
-    return HashingEmbedder()
 
 
 def _stdio_stream() -> trio.StapledStream[
@@ -114,13 +76,20 @@ async def _serve_transport(
     stdio: trio.StapledStream[trio.lowlevel.FdStream, trio.lowlevel.FdStream] | None,
     socket_path: Path | None,
     limits: ServerLimits,
+    lock: DirectoryLock,
+    record: ServerRecord,
 ) -> None:
+    """Serve on the transport; ``record`` is published in server.json meanwhile."""
     if stdio is not None:
         logger.info("cairn serve: stdio, data %s", memory.path)
+        lock.publish(record)
         async with stdio:
             try:
-                await serve_stream(stdio, memory, limits, label="stdio")
+                # The one connection is the host's own pipe: never closed for idleness.
+                stdio_limits = attrs.evolve(limits, idle_timeout_s=None)
+                await serve_stream(stdio, memory, stdio_limits, label="stdio")
             finally:
+                lock.withdraw()
                 # FdStream made the pipes non-blocking; their descriptions may be
                 # shared with the host, so leave them as they were found.
                 for end in (stdio.send_stream, stdio.receive_stream):
@@ -129,12 +98,30 @@ async def _serve_transport(
         return
     assert socket_path is not None  # noqa: S101 - the other transport
     async with trio.open_nursery() as nursery:
-        await nursery.start(serve_unix_socket, memory, socket_path, limits)
-        # The readiness line: a supervisor (or a test) may wait for it.
-        ready = {"listening": str(socket_path), "pid": os.getpid()}
-        sys.stdout.write(json.dumps(ready) + "\n")
-        sys.stdout.flush()
-        logger.info("cairn serve: listening on %s, data %s", socket_path, memory.path)
+        served: ServerLimits = await nursery.start(
+            serve_unix_socket, memory, socket_path, limits
+        )
+        # CLI commands on this data directory find the socket here (ipc/directory.py).
+        lock.publish(record)
+        try:
+            # The readiness line: a supervisor (or a test) may wait for it.
+            ready = {
+                "listening": str(socket_path),
+                "pid": os.getpid(),
+                "max_connections": served.max_connections,
+            }
+            sys.stdout.write(json.dumps(ready) + "\n")
+            sys.stdout.flush()
+            logger.info(
+                "cairn serve: listening on %s (up to %d connections), data %s",
+                socket_path,
+                served.max_connections,
+                memory.path,
+            )
+            await trio.sleep_forever()
+        finally:
+            # No new client should try the socket from here on: it is closing.
+            lock.withdraw()
 
 
 async def _serve(
@@ -142,6 +129,8 @@ async def _serve(
     socket_path: Path | None,
     limits: ServerLimits,
     embedder: EmbeddingProvider | None,
+    lock: DirectoryLock,
+    record: ServerRecord,
 ) -> None:
     stdio = _stdio_stream() if socket_path is None else None
     serving_scope = trio.CancelScope()
@@ -150,7 +139,9 @@ async def _serve(
             watcher.start_soon(_watch_signals, signals, serving_scope)
             async with open_memory(data_dir, embedder=embedder) as memory:
                 with serving_scope:
-                    await _serve_transport(memory, stdio, socket_path, limits)
+                    await _serve_transport(
+                        memory, stdio, socket_path, limits, lock, record
+                    )
                 # Leaving open_memory (outside the serving scope) drains accepted work.
             watcher.cancel_scope.cancel(reason="stopped")
     logger.info("cairn serve: stopped")
@@ -161,16 +152,39 @@ def run_server(
     *,
     socket_path: Path | None,
     limits: ServerLimits | None = None,
-    environ: Mapping[str, str] | None = None,
+    embedder: EmbeddingProvider | None = None,
 ) -> int:
-    """Serve until end of input (stdio) or a signal; the process exit code."""
+    """Serve until end of input (stdio) or a signal; the process exit code.
+
+    Without an ``embedder`` the configured one serves (``cairn.toml``/the environment).
+    Raises DataDirectoryInUseError if another process holds the data directory.
+    """
     logging.basicConfig(
         stream=sys.stderr, level=logging.INFO, format="%(name)s: %(message)s"
     )
-    embedder = _test_embedder(os.environ if environ is None else environ)
-    with hold_data_directory(data_dir):
+    # Published in server.json once serving. The socket is bound as given (a relative
+    # path can keep a deep one under the Unix limit) but published absolute: commands may
+    # run from another working directory.
+    record = ServerRecord(
+        os.getpid(),
+        "stdio" if socket_path is None else "socket",
+        None if socket_path is None else socket_path.absolute(),
+        started_now(),
+    )
+    transport = "--stdio" if socket_path is None else f"--socket {socket_path}"
+    with hold_data_directory(
+        data_dir, role="server", command=f"cairn serve {transport}"
+    ) as lock:
         try:
-            trio.run(_serve, data_dir, socket_path, limits or ServerLimits(), embedder)
+            trio.run(
+                _serve,
+                data_dir,
+                socket_path,
+                limits or ServerLimits(),
+                embedder,
+                lock,
+                record,
+            )
         except BaseExceptionGroup as group:
             # Nurseries wrap; an operator should read "cannot listen on …", not a group.
             reason = _only_cairn_error(group)

@@ -8,24 +8,42 @@ A connection never lets its client hold up the runtime or other clients:
 - a malformed frame gets an ``error`` frame and the connection goes on; an oversize header
   gets an ``error`` frame and the connection closes (the stream cannot be resynchronised);
 - when the client closes its side, running requests finish within ``eof_grace_s`` and
-  their answers are still sent (a pipe host may close stdin after its last request).
+  their answers are still sent (a pipe host may close stdin after its last request);
+- a socket connection that has no request running and sends nothing for
+  ``idle_timeout_s`` gets an ``idle_timeout`` error frame and is closed (waiting on a long
+  request is not idle).
 
-(tests/ipc/test_server.py protects each of these against a real ``cairn serve``.)
+And no client can take the socket server down with its connections:
+
+- at most ``max_connections`` are served at once; one more is answered with a
+  ``too_many_connections`` error frame and closed, while the others go on;
+- the cap is lowered, if need be, so that ``FD_RESERVE`` file descriptors stay free for
+  the server's own work under ``RLIMIT_NOFILE`` (whose soft limit is raised towards the
+  hard one when that makes room);
+- an ``accept`` that fails for lack of descriptors or memory (``EMFILE``, ``ENFILE``,
+  ``ENOBUFS``, ``ENOMEM``) is retried after a short pause, as ``trio.serve_listeners``
+  does, never fatal.
+
+(tests/ipc/test_server.py and tests/ipc/test_connections.py protect each of these against
+a real ``cairn serve``.)
 """
 
 from __future__ import annotations
 
+import errno
 import logging
+import math
 import os
+import resource
 import socket
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import attrs
 import trio
 
 import cairn
 from cairn.errors import CairnError, InvalidInputError
-from cairn.ipc.codes import INTERNAL, code_for
+from cairn.ipc.codes import IDLE_TIMEOUT, INTERNAL, TOO_MANY_CONNECTIONS, code_for
 from cairn.ipc.dispatch import dispatch
 from cairn.ipc.framing import (
     DEFAULT_MAX_FRAME_BYTES,
@@ -39,17 +57,47 @@ from cairn.ipc.messages import PROTOCOL_VERSION, Busy, Error, Request, Welcome
 from cairn.runtime.memory import Memory
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
     from pathlib import Path
 
     import msgspec
 
-__all__ = ["ServerLimits", "serve_stream", "serve_unix_socket"]
+__all__ = [
+    "FD_RESERVE",
+    "ServerLimits",
+    "connection_budget",
+    "serve_stream",
+    "serve_unix_socket",
+]
 
 logger = logging.getLogger("cairn.ipc.server")
 
 _RECEIVE_BYTES = 64 * 1024
 # Frames written in one send_all when several are queued: fewer syscalls under load.
 _COALESCE_BYTES = 256 * 1024
+
+# Descriptors kept free for the server's own work beside its connections. An idle server
+# holds about 20 (SQLite: the database and its WAL for the writer and each reader, the
+# shared memory file; the lock, the listener, stdio, trio's wakeup pipe and epoll); the
+# HTTP pools of the providers take up to 16 sockets each, and vector files, exports and
+# SQLite's temporary files are opened as needed. 128 leaves room for all of it.
+FD_RESERVE = 128
+# Connections past the cap that may be in the middle of their refusal at once; past it a
+# connection is closed without the refusal frame (each holds a descriptor meanwhile).
+_REFUSING_MAX = 16
+# How long a refused client gets to read its refusal and hang up.
+_REFUSAL_GRACE_S = 1.0
+# accept(2) failing with one of these means the process or the system is short of
+# descriptors or memory for now: wait and try again (trio.serve_listeners' list and pause).
+_ACCEPT_CAPACITY_ERRNOS = frozenset(
+    {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
+)
+_ACCEPT_BACKOFF_S = 0.1
+
+# A connection that sends nothing for this long is closed (ServerLimits.idle_timeout_s).
+_IDLE_TIMEOUT_S: float | None = 300.0
+
+S = TypeVar("S", bound=trio.abc.AsyncResource)
 
 
 @attrs.frozen
@@ -67,6 +115,47 @@ class ServerLimits:
         default=10.0, validator=attrs.validators.gt(0)
     )
     eof_grace_s: float = attrs.field(default=30.0, validator=attrs.validators.gt(0))
+    # Socket connections served at once (more are refused); see connection_budget.
+    max_connections: int = attrs.field(default=256, validator=attrs.validators.gt(0))
+    # A socket connection with no request running that sends nothing for this long after
+    # its handshake is closed; None: never. Not applied to stdio (one host, its own pipe).
+    idle_timeout_s: float | None = attrs.field(
+        default=_IDLE_TIMEOUT_S,
+        validator=attrs.validators.optional(attrs.validators.gt(0.0)),
+    )
+
+
+def connection_budget(requested: int) -> int:
+    """How many connections to serve at once: ``requested``, or fewer if the descriptor
+    limit would otherwise leave less than ``FD_RESERVE`` free.
+
+    Raises this process's soft ``RLIMIT_NOFILE`` towards its hard limit first when the
+    soft one is too low (a common default is 1024).
+    """
+    needed = requested + _REFUSING_MAX + FD_RESERVE
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    unlimited = resource.RLIM_INFINITY
+    if soft != unlimited and soft < needed:
+        raised = needed if hard == unlimited else min(hard, needed)
+        if raised > soft:
+            try:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
+                soft = raised
+            except (ValueError, OSError) as error:
+                logger.warning("cannot raise RLIMIT_NOFILE to %d: %s", raised, error)
+    if soft == unlimited:
+        return requested
+    budget = max(1, min(requested, soft - _REFUSING_MAX - FD_RESERVE))
+    if budget < requested:
+        logger.warning(
+            "RLIMIT_NOFILE %d leaves room for %d connections, not %d (%d descriptors"
+            " kept for the server itself)",
+            soft,
+            budget,
+            requested,
+            FD_RESERVE,
+        )
+    return budget
 
 
 @attrs.define(eq=False)
@@ -78,6 +167,17 @@ class _Connection:
     outbound_send: trio.MemorySendChannel[bytes]
     connection_scope: trio.CancelScope
     in_flight: int = 0
+    # Cancelled by its deadline once the connection has been idle for idle_timeout_s; the
+    # deadline moves on every frame received and whenever the last request is answered.
+    idle_scope: trio.CancelScope | None = None
+
+    def _restart_idle_clock(self) -> None:
+        timeout = self.limits.idle_timeout_s
+        if self.idle_scope is None or timeout is None:
+            return
+        self.idle_scope.deadline = (
+            math.inf if self.in_flight else trio.current_time() + timeout
+        )
 
     def send(self, message: msgspec.Struct) -> None:
         """Queue one frame without waiting; a full queue closes the connection."""
@@ -136,9 +236,27 @@ class _Connection:
                     logger.info("%s: closed in the middle of a frame", self.label)
                 return None
             reader.feed(data)
+            self._restart_idle_clock()
 
     async def read_requests(self, reader: FrameReader, handlers: trio.Nursery) -> None:
-        """Start a task per request until end of stream or an oversize frame."""
+        """Start a task per request until end of stream, an oversize frame or idleness."""
+        with trio.CancelScope() as idle_scope:
+            self.idle_scope = idle_scope
+            self._restart_idle_clock()
+            await self._read_requests(reader, handlers)
+        self.idle_scope = None
+        if idle_scope.cancelled_caught:
+            timeout = self.limits.idle_timeout_s
+            logger.info("%s: idle for %g s; closing", self.label, timeout)
+            self.send(
+                Error(
+                    id=None,
+                    code=IDLE_TIMEOUT,
+                    message=f"closed after {timeout:g} s without a request",
+                )
+            )
+
+    async def _read_requests(self, reader: FrameReader, handlers: trio.Nursery) -> None:
         while True:
             try:
                 body = await self._next_frame(reader)
@@ -158,6 +276,7 @@ class _Connection:
                 self.send(Busy(id=request.id, max_in_flight=self.limits.max_in_flight))
                 continue
             self.in_flight += 1
+            self._restart_idle_clock()
             handlers.start_soon(self.answer, request)
 
     async def answer(self, request: Request) -> None:
@@ -173,6 +292,7 @@ class _Connection:
             )
         finally:
             self.in_flight -= 1
+            self._restart_idle_clock()
         self.send(response)
 
 
@@ -235,18 +355,118 @@ async def serve_stream(
         )
 
 
+async def accept_connections(
+    listener: trio.abc.Listener[S],
+    handler: Callable[[S], Awaitable[None]],
+    handler_nursery: trio.Nursery,
+) -> None:
+    """Accept forever, starting ``handler(stream)`` for each connection in the nursery.
+
+    An ``accept`` failing for lack of descriptors or memory is retried every
+    ``_ACCEPT_BACKOFF_S`` (logged once per episode, not once per retry): the connections
+    being served close in time and free what a new one needs. Any other error is raised.
+    (Like ``trio.serve_listeners``; tests/ipc/test_connections.py.)
+    """
+    short_since: float | None = None
+    while True:
+        try:
+            stream = await listener.accept()
+        except OSError as error:
+            if error.errno not in _ACCEPT_CAPACITY_ERRNOS:
+                raise
+            if short_since is None:
+                short_since = trio.current_time()
+                logger.warning(
+                    "accept failed: %s (%s); retrying every %g s",
+                    errno.errorcode.get(error.errno or 0, "?"),
+                    os.strerror(error.errno or 0),
+                    _ACCEPT_BACKOFF_S,
+                )
+            await trio.sleep(_ACCEPT_BACKOFF_S)
+            continue
+        if short_since is not None:
+            logger.info(
+                "accepting again after %.1f s", trio.current_time() - short_since
+            )
+            short_since = None
+        handler_nursery.start_soon(_run_handler, handler, stream)
+
+
+async def _run_handler(handler: Callable[[S], Awaitable[None]], stream: S) -> None:
+    try:
+        await handler(stream)
+    finally:
+        await trio.aclose_forcefully(stream)
+
+
+async def _refuse(stream: trio.abc.Stream, max_connections: int) -> None:
+    """Answer a connection past the cap with a typed refusal, then let it go.
+
+    The refusal stands in for ``welcome``. What the client sent (its ``hello``) is read
+    until it hangs up, within ``_REFUSAL_GRACE_S``: closing a Unix socket with unread data
+    resets the peer's end.
+    """
+    refusal = Error(
+        id=None,
+        code=TOO_MANY_CONNECTIONS,
+        message=f"the server already serves {max_connections} connections;"
+        " try again later",
+    )
+    with trio.move_on_after(_REFUSAL_GRACE_S):
+        try:
+            await stream.send_all(encode_frame(refusal))
+            while await stream.receive_some(_RECEIVE_BYTES):
+                pass
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+
+
+@attrs.define(eq=False)
+class _Admission:
+    """Counts served and refused connections against the cap (one event loop: no race)."""
+
+    max_connections: int
+    serving: int = 0
+    refusing: int = 0
+    refused_since_full: int = 0
+
+    def admit(self) -> bool:
+        if self.serving < self.max_connections:
+            if self.refused_since_full:
+                logger.info(
+                    "below the connection cap again; %d connections were refused",
+                    self.refused_since_full,
+                )
+                self.refused_since_full = 0
+            self.serving += 1
+            return True
+        if not self.refused_since_full:
+            logger.warning(
+                "at the connection cap (%d): refusing new connections",
+                self.max_connections,
+            )
+        self.refused_since_full += 1
+        return False
+
+
 async def serve_unix_socket(
     memory: Memory,
     path: Path,
     limits: ServerLimits | None = None,
     *,
-    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+    task_status: trio.TaskStatus[ServerLimits] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Listen on a Unix socket at ``path`` (mode 0600) and serve every client until cancelled.
 
     The caller holds the data directory's lock, so a socket file left at ``path`` is a
-    dead server's and is replaced.
+    dead server's and is replaced. ``task_status.started`` gets the limits in force: the
+    connection cap may be lower than asked (:func:`connection_budget`, which may also
+    raise this process's soft ``RLIMIT_NOFILE``).
     """
+    limits = limits or ServerLimits()
+    limits = attrs.evolve(
+        limits, max_connections=connection_budget(limits.max_connections)
+    )
     listening = trio.socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         if await trio.Path(path).is_socket():
@@ -262,22 +482,32 @@ async def serve_unix_socket(
         listening.close()
         raise
     listener = trio.SocketListener(listening)
+    admission = _Admission(limits.max_connections)
     counter = 0
 
     async def handle(stream: trio.SocketStream) -> None:
         nonlocal counter
+        if not admission.admit():
+            if admission.refusing < _REFUSING_MAX:
+                admission.refusing += 1
+                try:
+                    await _refuse(stream, limits.max_connections)
+                finally:
+                    admission.refusing -= 1
+            return
         counter += 1
         label = f"client {counter}"
-        async with stream:
-            try:
-                await serve_stream(stream, memory, limits, label=label)
-            except Exception:
-                logger.exception("%s: connection failed", label)
+        try:
+            await serve_stream(stream, memory, limits, label=label)
+        except Exception:
+            logger.exception("%s: connection failed", label)
+        finally:
+            admission.serving -= 1
 
     try:
-        async with listener:
-            task_status.started()
-            await trio.serve_listeners(handle, [listener])
+        async with listener, trio.open_nursery() as handlers:
+            task_status.started(limits)
+            await accept_connections(listener, handle, handlers)
     finally:
         with trio.CancelScope(shield=True):
             await trio.Path(path).unlink(missing_ok=True)
