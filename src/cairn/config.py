@@ -54,6 +54,9 @@ class MemoryConfig:
     # Embedding batches.
     embed_batch: int = attrs.field(default=32, validator=_positive)
     embed_linger_s: float = attrs.field(default=0.02, validator=_positive)
+    # One embedding call holds a background thread for at most this much text (at least
+    # one text); other agents take their turns between calls (cairn.runtime.fairness).
+    embed_slice_bytes: int = attrs.field(default=8_000, validator=_positive)
     # Query embedding: an adaptive deadline (smoothed latency x headroom) clamped to
     # [floor, ceiling], and a circuit breaker per (agent, provider, model).
     query_deadline_floor_s: float = attrs.field(default=0.8, validator=_positive)

@@ -482,6 +482,7 @@ async def open_agent_supervisor(
             work,
             config.embed_batch,
             config.embed_linger_s,
+            slice_bytes=config.embed_slice_bytes,
         )
         ingestion = IngestionActor(
             agent_id,

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, TypeVar
 import attrs
 import trio
 
+from cairn.runtime.fairness import FairLimiter
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -46,8 +48,9 @@ class Limiters:
     # threads busy together: one core stays free for the trio loop and for recall. With
     # three busy threads on two cores the loop waited for a CPU: event-loop lag p99 during
     # ingest was ~7 ms, 4.6 ms with one core kept free (design/architecture.md).
-    background: trio.CapacityLimiter = attrs.field(
-        factory=lambda: trio.CapacityLimiter(max(1, (os.cpu_count() or 2) - 1))
+    # Granted to agents in turn, a user's own writes first (cairn.runtime.fairness).
+    background: FairLimiter = attrs.field(
+        factory=lambda: FairLimiter(max(1, (os.cpu_count() or 2) - 1))
     )
 
 
@@ -55,7 +58,7 @@ async def run_in_thread(
     function: Callable[[], T],
     *,
     limiter: trio.CapacityLimiter,
-    background: trio.CapacityLimiter | None = None,
+    background: FairLimiter | None = None,
     abandon_on_cancel: bool = False,
 ) -> T:
     """Run ``function`` in a worker thread under ``limiter``.
@@ -64,13 +67,14 @@ async def run_in_thread(
     embedding) may be abandoned; the limiter token is still held until the thread ends, so
     an abandoned computation never overlaps the next one under the same limiter. Background
     work also holds a ``background`` token while it runs (taken first, always in that
-    order, so two limiters can never deadlock).
+    order, so two limiters can never deadlock), in its agent's turn (the share the
+    calling task declared: cairn.runtime.fairness).
     """
     if background is None:
         return await trio.to_thread.run_sync(
             function, limiter=limiter, abandon_on_cancel=abandon_on_cancel
         )
-    async with background:
+    async with background.slot():
         return await trio.to_thread.run_sync(
             function, limiter=limiter, abandon_on_cancel=abandon_on_cancel
         )

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar
 
 import apsw
 import attrs
@@ -31,6 +31,7 @@ from cairn.domain.ids import AgentId
 from cairn.errors import RuntimeClosedError, StaleResultError
 from cairn.ingestion.intake import prepare_turns
 from cairn.ingestion.validate import ValidatedBatch
+from cairn.runtime.fairness import Priority
 from cairn.runtime.mailbox import Reply
 from cairn.store.batches import (
     BatchReceipt,
@@ -123,6 +124,8 @@ class Write(Generic[T]):
     """One transaction's worth of change to one agent's data, and its reply slot."""
 
     reply: Reply[T] = attrs.field(factory=Reply, eq=False, kw_only=True)
+    # A user's own write is served before bulk work of any agent (cairn.runtime.fairness).
+    priority: ClassVar[Priority] = Priority.BULK
 
     @property
     def fenced_by(self) -> ExecutionIdentity | None:
@@ -149,6 +152,8 @@ class IngestTurns(Write["list[IntakeResult]"]):
     """Redact, segment and store turns (redaction runs here, in the writer's thread,
     before anything is stored, hashed or indexed)."""
 
+    priority = Priority.INTERACTIVE
+
     turns: tuple[Turn, ...]
 
     def apply(
@@ -162,6 +167,7 @@ class IngestTurns(Write["list[IntakeResult]"]):
 
 @attrs.frozen
 class DeclareSession(Write[None]):
+    priority = Priority.INTERACTIVE
     info: SessionInfo
 
     def apply(self, connection: apsw.Connection, context: WriteContext) -> None:
@@ -255,6 +261,8 @@ class FailBatch(Write[bool]):
 
 @attrs.frozen
 class ReplayDeadLetters(Write[int]):
+    priority = Priority.INTERACTIVE
+
     def apply(self, connection: apsw.Connection, context: WriteContext) -> int:
         return replay_dead(connection, context.agent_id)
 
@@ -320,6 +328,7 @@ class StoreEmbeddings(_Fenced["list[tuple[EmbedTarget, int]]"]):
 # -- claim lifecycle ---------------------------------------------------------------------------
 @attrs.frozen
 class Remember(Write["RememberResult"]):
+    priority = Priority.INTERACTIVE
     draft: ClaimDraft
     origin: Origin
 
@@ -333,6 +342,7 @@ class Remember(Write["RememberResult"]):
 
 @attrs.frozen
 class Forget(Write["ForgetResult"]):
+    priority = Priority.INTERACTIVE
     claim_id: str
 
     def apply(self, connection: apsw.Connection, context: WriteContext) -> ForgetResult:
@@ -341,6 +351,7 @@ class Forget(Write["ForgetResult"]):
 
 @attrs.frozen
 class SetArchived(Write["LifecycleResult"]):
+    priority = Priority.INTERACTIVE
     claim_id: str
     archived: bool
 
@@ -355,6 +366,7 @@ class SetArchived(Write["LifecycleResult"]):
 # -- directives ---------------------------------------------------------------------------------
 @attrs.frozen
 class CreateDirective(Write["Directive"]):
+    priority = Priority.INTERACTIVE
     kind: str
     text: str
     status: DirectiveStatus
@@ -374,6 +386,7 @@ class CreateDirective(Write["Directive"]):
 
 @attrs.frozen
 class SetDirectiveStatus(Write["Directive"]):
+    priority = Priority.INTERACTIVE
     directive_id: str
     status: DirectiveStatus
 
@@ -388,6 +401,8 @@ class SetDirectiveStatus(Write["Directive"]):
 class StartClear(Write["tuple[ClearJob, int]"]):
     """Persist a clear (or retire) job and advance the epoch in one transaction; the
     coordinator advances the live fence as soon as it commits."""
+
+    priority = Priority.INTERACTIVE
 
     purpose: str
 

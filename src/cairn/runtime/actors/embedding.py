@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from typing import TYPE_CHECKING
 
 import attrs
 import numpy as np
@@ -18,6 +19,7 @@ from cairn.domain.ids import AgentId
 from cairn.errors import StaleResultError, StoreError, VectorIndexError
 from cairn.runtime.backoff import Backoff
 from cairn.runtime.database import Database, Reader
+from cairn.runtime.fairness import Share, current_share
 from cairn.runtime.fence import AgentFence
 from cairn.runtime.mailbox import WorkCounter
 from cairn.runtime.messages import EmbedJob
@@ -36,6 +38,9 @@ from cairn.vectors.codec import encode_vector
 from cairn.vectors.identity import EmbeddingIdentity
 from cairn.vectors.keys import EmbedTarget, vector_key
 from cairn.vectors.manager import VectorStoreManager
+
+if TYPE_CHECKING:
+    from cairn.providers.embedding import EmbeddingProvider, Vectors
 
 __all__ = ["EmbeddingActor"]
 
@@ -56,6 +61,7 @@ class EmbeddingActor:
     work: WorkCounter
     batch_size: int
     linger_s: float
+    slice_bytes: int = 8_000
     embedded: int = 0
     stale: int = 0
     failed: int = 0
@@ -83,6 +89,8 @@ class EmbeddingActor:
     async def run(
         self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
+        # Whose turn this actor's background work takes (cairn.runtime.fairness).
+        current_share.set(Share(self.agent_id))
         async with self.jobs_receive, self.writes:
             task_status.started()
             while not self._deferring:
@@ -211,6 +219,24 @@ class EmbeddingActor:
                 jobs.append(EmbedJob(target, rowid, events[rowid].embedding_text()))
         return jobs
 
+    async def _embed_in_slices(
+        self, embedder: EmbeddingProvider, batch: list[EmbedJob]
+    ) -> Vectors:
+        """One call per slice of at most ``slice_bytes`` of text (at least one text):
+        each call holds a background token, and other agents take their turns between
+        slices, so a large intake delays them by one slice, not a whole batch."""
+        slices: list[list[str]] = [[]]
+        size = 0
+        for job in batch:
+            length = len(job.text.encode())
+            if slices[-1] and size + length > self.slice_bytes:
+                slices.append([])
+                size = 0
+            slices[-1].append(job.text)
+            size += length
+        parts = [await embedder.embed_documents(texts) for texts in slices]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
     async def _embed(self, batch: list[EmbedJob]) -> bool:
         """Embed, commit and index one batch; False if it failed or went stale."""
         # Snapshot together, with no checkpoint between: a switch replaces the embedder and
@@ -221,7 +247,7 @@ class EmbeddingActor:
         completed = False
         with self.fence.pass_scope(identity):
             try:
-                vectors = await embedder.embed_documents([job.text for job in batch])
+                vectors = await self._embed_in_slices(embedder, batch)
             except Exception:
                 # A failed batch is not lost: the next warm-up finds it without vectors.
                 self.failed += len(batch)

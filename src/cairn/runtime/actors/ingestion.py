@@ -41,6 +41,7 @@ from cairn.ingestion.validate import ValidatedBatch, validate_proposal
 from cairn.providers.http.text import TextProvider
 from cairn.runtime.backoff import Backoff
 from cairn.runtime.database import Database, Reader
+from cairn.runtime.fairness import Share, current_share
 from cairn.runtime.fence import AgentFence
 from cairn.runtime.mailbox import WorkCounter
 from cairn.runtime.messages import EmbedJob
@@ -124,6 +125,8 @@ class IngestionActor:
     async def run(
         self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
+        # Whose turn this actor's background work takes (cairn.runtime.fairness).
+        current_share.set(Share(self.agent_id))
         async with self.wake_receive, self.writes, self.embed_jobs_send:
             # Leases and retry times of an earlier runtime are on its trio clock.
             await self.writes.commit(ReleaseLeases())

@@ -38,6 +38,7 @@ from cairn.errors import (
     StoreError,
 )
 from cairn.runtime.database import Database
+from cairn.runtime.fairness import Share, current_share
 from cairn.runtime.fence import AgentFence
 from cairn.runtime.mailbox import WorkCounter
 from cairn.runtime.writes import (
@@ -131,6 +132,9 @@ class WriteCoordinator:
 
     async def _handle(self, request: Write[Any]) -> None:
         reply = request.reply
+        # The writer thread is background capacity too: taken in this agent's turn, a
+        # user's own write before bulk work (cairn.runtime.fairness).
+        share = current_share.set(Share(self.agent_id, request.priority))
         try:
             value = await self.database.write(self._transaction(request))
         except trio.Cancelled:
@@ -162,6 +166,7 @@ class WriteCoordinator:
             self._after_commit(request, value)
             reply.set(value)
         finally:
+            current_share.reset(share)
             if isinstance(request, IngestTurns):
                 self.work.done(1)
 
