@@ -21,6 +21,7 @@ def test_public_surface() -> None:
         "ForgetResult",
         "IngestReport",
         "IntakeOutcome",
+        "IntakeRejection",
         "IntakeResult",
         "LifecycleResult",
         "Manifest",

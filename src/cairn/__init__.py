@@ -19,6 +19,13 @@ from cairn.domain.directive import DirectiveStatus as DirectiveStatus
 from cairn.domain.evidence import EventKind as EventKind
 from cairn.domain.evidence import Role as Role
 from cairn.domain.evidence import Turn as Turn
+from cairn.domain.outcomes import ForgetResult as ForgetResult
+from cairn.domain.outcomes import IntakeOutcome as IntakeOutcome
+from cairn.domain.outcomes import IntakeRejection as IntakeRejection
+from cairn.domain.outcomes import IntakeResult as IntakeResult
+from cairn.domain.outcomes import LifecycleResult as LifecycleResult
+from cairn.domain.outcomes import RememberOutcome as RememberOutcome
+from cairn.domain.outcomes import RememberResult as RememberResult
 from cairn.domain.scope import RecallContext as RecallContext
 from cairn.retrieval.types import Allocation as Allocation
 from cairn.retrieval.types import Degradation as Degradation
@@ -30,12 +37,6 @@ from cairn.runtime.memory import DrainReport as DrainReport
 from cairn.runtime.memory import IngestReport as IngestReport
 from cairn.runtime.memory import Memory as Memory
 from cairn.runtime.memory import open_memory as open_memory
-from cairn.store.evidence import IntakeOutcome as IntakeOutcome
-from cairn.store.evidence import IntakeResult as IntakeResult
-from cairn.store.forget import ForgetResult as ForgetResult
-from cairn.store.forget import LifecycleResult as LifecycleResult
-from cairn.store.forget import RememberOutcome as RememberOutcome
-from cairn.store.forget import RememberResult as RememberResult
 
 __version__ = "0.1.0"
 
@@ -51,6 +52,7 @@ __all__ = [
     "ForgetResult",
     "IngestReport",
     "IntakeOutcome",
+    "IntakeRejection",
     "IntakeResult",
     "LifecycleResult",
     "Manifest",

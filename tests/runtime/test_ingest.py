@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
+import trio
 from tests.helpers import turn
 
-from cairn import IntakeOutcome, Memory, Turn
+from cairn import IntakeOutcome, IntakeRejection, Memory, Turn
 from cairn.errors import ConflictingEventError, InvalidInputError
 
 
@@ -180,3 +181,23 @@ async def test_edit_of_an_unknown_message_is_refused(memory: Memory) -> None:
         await memory.ingest_event(
             "agent-a", turn("e2", "I meant Berlin.", replaces="nope")
         )
+
+
+async def test_a_rejection_says_why_as_a_value(memory: Memory) -> None:
+    """Callers branch on ``IntakeResult.rejection``, never on the reason's wording."""
+    with trio.fail_after(30):
+        await memory.ingest("agent-a", [turn("e1", "I live in Lisbon.")])
+        report = await memory.ingest(
+            "agent-a",
+            [
+                turn("e1", "I live in Porto."),
+                turn("e2", "I meant Berlin.", replaces="nope"),
+                turn("e3", "I live in Faro."),
+            ],
+        )
+    assert [r.rejection for r in report.results] == [
+        IntakeRejection.CONFLICTING_CONTENT,
+        IntakeRejection.UNKNOWN_REPLACED_EVENT,
+        None,
+    ]
+    assert all(r.reason for r in report.rejected)

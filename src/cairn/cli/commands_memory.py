@@ -27,10 +27,10 @@ from cairn.cli.app import (
 )
 from cairn.cli.progress import progress_bar
 from cairn.cli.turns import read_turns
+from cairn.domain.outcomes import IntakeOutcome
 from cairn.errors import InvalidInputError
 from cairn.runtime.threads import run_in_thread
 from cairn.serde.recall import recall_to_dict
-from cairn.store.evidence import IntakeOutcome
 
 if TYPE_CHECKING:
     from cairn.domain.evidence import Turn

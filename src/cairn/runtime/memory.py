@@ -19,6 +19,7 @@ from cairn.clock import DomainClock, SystemDomainClock
 from cairn.config import MemoryConfig
 from cairn.domain.evidence import SessionInfo, SessionKind
 from cairn.domain.ids import AgentId, EventId, SessionId, validate_agent_id
+from cairn.domain.outcomes import IntakeOutcome, IntakeRejection, IntakeResult
 from cairn.domain.scope import RecallContext
 from cairn.errors import (
     ConflictingEventError,
@@ -49,7 +50,6 @@ from cairn.runtime.supervisor import AgentSupervisor, open_agent_supervisor
 from cairn.runtime.threads import Limiters, run_in_thread
 from cairn.store.agents import advance_all_epochs, list_agents
 from cairn.store.batches import batch_statistics, count_pending
-from cairn.store.evidence import IntakeOutcome, IntakeResult
 from cairn.store.repair import repair_claims
 from cairn.store.sessions import session_cursor
 from cairn.vectors.manager import VectorStoreManager
@@ -58,10 +58,10 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator, Sequence
 
     from cairn.domain.evidence import Turn
+    from cairn.domain.outcomes import ForgetResult, LifecycleResult, RememberResult
     from cairn.domain.scope import Scope
     from cairn.providers.embedding import EmbeddingProvider, Vectors
     from cairn.retrieval.types import Recall
-    from cairn.store.forget import ForgetResult, LifecycleResult, RememberResult
 
 __all__ = ["DrainReport", "IngestReport", "Memory", "open_memory"]
 
@@ -201,11 +201,7 @@ class Memory:
         an edit of an unknown message InvalidInputError."""
         (result,) = (await self.ingest(agent_id, [event])).results
         if result.outcome is IntakeOutcome.REJECTED:
-            if (
-                event.replaces is not None
-                and result.reason
-                and "replaced" in result.reason
-            ):
+            if result.rejection is IntakeRejection.UNKNOWN_REPLACED_EVENT:
                 raise InvalidInputError(result.reason)
             raise ConflictingEventError(event.event_id)
         return result

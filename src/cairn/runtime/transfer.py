@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import trio
 
+from cairn.domain.outcomes import IntakeOutcome
 from cairn.errors import InvalidInputError
 from cairn.ingestion.validate import validate_drafts
 from cairn.runtime.threads import run_in_thread
 from cairn.runtime.upkeep import known_agents
-from cairn.store.evidence import IntakeOutcome
 from cairn.store.export import (
     FORMAT,
     FORMAT_VERSION,
