@@ -10,6 +10,23 @@ injection-safe context contribution::
 
 from __future__ import annotations
 
+from cairn.api.protocol import BlockingDirectivesApi as BlockingDirectivesApi
+from cairn.api.protocol import BlockingMemoryApi as BlockingMemoryApi
+from cairn.api.protocol import DirectivesApi as DirectivesApi
+from cairn.api.protocol import MemoryApi as MemoryApi
+from cairn.api.reports import ClearReport as ClearReport
+from cairn.api.reports import DrainReport as DrainReport
+from cairn.api.reports import EmbedderIdentity as EmbedderIdentity
+from cairn.api.reports import IngestReport as IngestReport
+from cairn.api.reports import KeptCounts as KeptCounts
+from cairn.api.reports import ReconfigureReport as ReconfigureReport
+from cairn.api.reports import RetireReport as RetireReport
+from cairn.api.reports import TableCount as TableCount
+from cairn.api.reports import TextModelIdentity as TextModelIdentity
+from cairn.api.status import AgentState as AgentState
+from cairn.api.status import AgentStatistics as AgentStatistics
+from cairn.api.status import AgentStatus as AgentStatus
+from cairn.api.status import StatusReport as StatusReport
 from cairn.clock import DomainClock as DomainClock
 from cairn.clock import SystemDomainClock as SystemDomainClock
 from cairn.config import MemoryConfig as MemoryConfig
@@ -33,38 +50,51 @@ from cairn.retrieval.types import Manifest as Manifest
 from cairn.retrieval.types import Recall as Recall
 from cairn.retrieval.types import RecallItem as RecallItem
 from cairn.retrieval.types import RecallStatus as RecallStatus
-from cairn.runtime.memory import DrainReport as DrainReport
-from cairn.runtime.memory import IngestReport as IngestReport
 from cairn.runtime.memory import Memory as Memory
 from cairn.runtime.memory import open_memory as open_memory
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AgentState",
+    "AgentStatistics",
+    "AgentStatus",
     "Allocation",
+    "BlockingDirectivesApi",
+    "BlockingMemoryApi",
+    "ClearReport",
     "Degradation",
     "Directive",
     "DirectiveKind",
     "DirectiveStatus",
+    "DirectivesApi",
     "DomainClock",
     "DrainReport",
+    "EmbedderIdentity",
     "EventKind",
     "ForgetResult",
     "IngestReport",
     "IntakeOutcome",
     "IntakeRejection",
     "IntakeResult",
+    "KeptCounts",
     "LifecycleResult",
     "Manifest",
     "Memory",
+    "MemoryApi",
     "Recall",
     "RecallContext",
     "RecallItem",
     "RecallStatus",
+    "ReconfigureReport",
     "RememberOutcome",
     "RememberResult",
+    "RetireReport",
     "Role",
+    "StatusReport",
     "SystemDomainClock",
+    "TableCount",
+    "TextModelIdentity",
     "Turn",
     "open_memory",
 ]

@@ -73,10 +73,10 @@ def test_asyncio_program_uses_cairn(tmp_path: Path) -> None:
             with pytest.raises(asyncio.CancelledError):
                 await waiting
             await memory.wait_idle("host")
-            counts = (await memory.status())["agents"]["host"]
+            counts = (await memory.status()).agent("host")
             # An ingest commits whole or not at all, even when cancelled.
-            assert counts["events"] in {300, 800}
-            assert counts["events_pending_extraction"] == 0
+            assert counts.events in {300, 800}
+            assert counts.events_pending_extraction == 0
 
             report = await memory.drain(30.0)
             assert report.agents == 1
@@ -150,7 +150,7 @@ def test_asyncio_adapter_offers_the_lifecycle_and_directive_methods(
             assert await memory.session_cursor("host", "s1") == "t1"
             assert await memory.replay_dead_letters("host") == 0
             report = await memory.retire("host")
-            assert report["rows_deleted"]["directives"] == 1
+            assert report.deleted("directives") == 1
             assert await memory.directives.list("host") == []
 
     asyncio.run(program())

@@ -25,6 +25,7 @@ from cairn.errors import (
 )
 from cairn.ipc import BlockingClient, Client, open_unix_client
 from cairn.ipc.messages import RememberRequest, RememberResult, ScopeMessage
+from cairn.ipc.requests import Call
 from cairn.store.forget import (
     ForgetResult,
     LifecycleResult,
@@ -111,13 +112,13 @@ async def test_remember_into_a_scope(shared_server: SocketServer) -> None:
             assert any("Thursday" in text for text in inside)
             assert not await _claim_texts(client, agent, "review meeting")
             bad = RememberRequest(
-                id=client.next_id(),
+                id=0,
                 agent_id=agent,
                 text="x y z",
                 scope=ScopeMessage(kind="agent", key="not-allowed"),
             )
             with pytest.raises(InvalidScopeError):
-                await client.call(bad, RememberResult)
+                await client.send(Call.raw(bad, RememberResult))
 
 
 async def test_directives_facade_round_trip(shared_server: SocketServer) -> None:
@@ -180,18 +181,19 @@ async def test_retire_empties_the_agent(shared_server: SocketServer) -> None:
             await client.directives.create(agent, "Answer briefly.")
             await client.wait_idle(agent)
             report = await client.retire(agent)
-            assert report["agent_id"] == agent
-            assert report["kept"] == []
-            assert report["rows_deleted"]["events"] == 1
-            assert report["rows_deleted"]["directives"] == 1
+            assert report.agent_id == agent
+            assert report.kept == ()
+            assert report.deleted("events") == 1
+            assert report.deleted("directives") == 1
 
             assert await client.directives.list(agent) == []
             recall = await client.recall(agent, "bees hive roof", wait_s=30.0)
             assert recall.items == ()
             assert recall.directive_block == ""
-            counts = (await client.status())["agents"].get(agent, {})
-            assert counts.get("events", 0) == 0
-            assert counts.get("claims", 0) == 0
+            status = await client.status()
+            if agent in status.agent_ids:  # a retired agent may be gone entirely
+                assert status.agent(agent).events == 0
+                assert status.agent(agent).claims == 0
 
 
 async def test_sessions_dead_letters_and_runtime_events(

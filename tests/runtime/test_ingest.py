@@ -17,7 +17,7 @@ async def test_same_id_same_content_is_a_no_op(memory: Memory) -> None:
     assert again.ingested == 0
     assert again.duplicates == 1
     status = await memory.status()
-    assert status["agents"]["agent-a"]["events"] == 1
+    assert status.agent("agent-a").events == 1
 
 
 async def test_same_id_other_content_is_rejected_and_original_kept(

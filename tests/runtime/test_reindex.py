@@ -62,4 +62,4 @@ async def test_model_switch_reindexes_without_mixing(data_dir: Path) -> None:
         assert supervisor.slot.index.dimension == 128
         status = await memory.status()
     # Both identities' blobs are kept (switching back needs no re-embedding).
-    assert status["agents"]["a"]["embeddings"] == 2 * len(TURNS)
+    assert status.agent("a").embeddings == 2 * len(TURNS)

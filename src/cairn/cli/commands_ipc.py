@@ -110,8 +110,10 @@ def reconfigure(
 
     async def body() -> int:
         async with open_unix_client(socket) as client:
-            changed, embedder = await client.reconfigure()
-        emit_json({"changed": changed, "embedder": embedder})
+            report = await client.reconfigure()
+        emit_json(
+            {"changed": report.changed, "embedder": attrs.asdict(report.embedder)}
+        )
         return EXIT_OK
 
     run(body)

@@ -17,6 +17,7 @@ from cairn.errors import ProtocolError
 from cairn.ipc.messages import REQUESTS, RESULTS, Busy, Error, Hello, Request, Welcome
 
 __all__ = [
+    "CLIENT_MAX_FRAME_BYTES",
     "DEFAULT_MAX_FRAME_BYTES",
     "HEADER",
     "FrameReader",
@@ -29,6 +30,8 @@ __all__ = [
 
 HEADER = struct.Struct(">I")
 DEFAULT_MAX_FRAME_BYTES = 8 * 1024 * 1024
+# The server's answers can be larger than what it accepts (a big status).
+CLIENT_MAX_FRAME_BYTES = 4 * DEFAULT_MAX_FRAME_BYTES
 
 _encoder = msgspec.msgpack.Encoder()
 _request_decoder: msgspec.msgpack.Decoder[Any] = msgspec.msgpack.Decoder(

@@ -17,9 +17,16 @@ import attrs
 import numpy as np
 import trio
 
+from cairn.api.reports import ClearReport, KeptCounts
 from cairn.clock import DomainClock
 from cairn.domain.claim import ClaimDraft, ClaimKind, Origin
 from cairn.domain.directive import Directive, DirectiveStatus
+from cairn.domain.outcomes import (
+    ForgetResult,
+    LifecycleResult,
+    RememberOutcome,
+    RememberResult,
+)
 from cairn.domain.scope import Scope
 from cairn.errors import (
     ClearPendingError,
@@ -39,15 +46,7 @@ from cairn.store.directives import (
     set_directive_status,
     validate_directive,
 )
-from cairn.store.forget import (
-    ForgetResult,
-    LifecycleResult,
-    RememberOutcome,
-    RememberResult,
-    forget_claim,
-    remember_claim,
-    set_archived,
-)
+from cairn.store.forget import forget_claim, remember_claim, set_archived
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -308,7 +307,7 @@ async def retire(supervisor: AgentSupervisor) -> dict[str, int]:
     return dict(supervisor.clearing.retired or {})
 
 
-async def clear_report(supervisor: AgentSupervisor, deleted: int) -> dict[str, Any]:
+async def clear_report(supervisor: AgentSupervisor, deleted: int) -> ClearReport:
     """What a clear removed and what it kept, in words a user interface can show as is."""
     agent = supervisor.agent_id
 
@@ -325,16 +324,16 @@ async def clear_report(supervisor: AgentSupervisor, deleted: int) -> dict[str, A
             for table in ("events", "directives", "tombstones")
         }
     )
-    return {
-        "agent_id": agent,
-        "claims_deleted": deleted,
-        "removed": ["claims", "claim vectors", "lineage", "dirty work"],
-        "kept": ["evidence", "directives", "tombstones"],
-        "kept_counts": kept,
-        "summary": (
+    return ClearReport(
+        agent_id=agent,
+        claims_deleted=deleted,
+        removed=("claims", "claim vectors", "lineage", "dirty work"),
+        kept=("evidence", "directives", "tombstones"),
+        kept_counts=KeptCounts(**kept),
+        summary=(
             f"memories cleared: {deleted} remembered claims deleted with their index"
             f" entries and vectors. Kept: {kept['events']} evidence turns/events,"
             f" {kept['directives']} directives, {kept['tombstones']} tombstones (hashes"
             " only, so cleared memories are not re-learned from the same source)."
         ),
-    }
+    )

@@ -12,9 +12,18 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
-import numpy.typing as npt
 import trio
 
+from cairn.api.reports import (
+    ClearReport,
+    DrainReport,
+    EmbedderIdentity,
+    IngestReport,
+    ReconfigureReport,
+    RetireReport,
+    TextModelIdentity,
+)
+from cairn.api.status import AgentState, AgentStatus, StatusReport
 from cairn.clock import DomainClock, SystemDomainClock
 from cairn.config import MemoryConfig
 from cairn.domain.evidence import SessionInfo, SessionKind
@@ -31,11 +40,7 @@ from cairn.errors import (
 from cairn.ingestion.extract import RuleExtractor
 from cairn.providers.gateway import QueryEmbeddingGateway
 from cairn.providers.http.text import TextProvider
-from cairn.providers.settings import (
-    EmbeddingSettings,
-    load_embedding_settings,
-    load_text_settings,
-)
+from cairn.providers.settings import load_embedding_settings, load_text_settings
 from cairn.runtime import forgetting
 from cairn.runtime.database import Database
 from cairn.runtime.mailbox import WorkCounter
@@ -55,7 +60,7 @@ from cairn.store.sessions import session_cursor
 from cairn.vectors.manager import VectorStoreManager
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterator, Sequence
+    from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 
     from cairn.domain.evidence import Turn
     from cairn.domain.outcomes import ForgetResult, LifecycleResult, RememberResult
@@ -63,39 +68,9 @@ if TYPE_CHECKING:
     from cairn.providers.embedding import EmbeddingProvider, Vectors
     from cairn.retrieval.types import Recall
 
-__all__ = ["DrainReport", "IngestReport", "Memory", "open_memory"]
+__all__ = ["Memory", "open_memory"]
 
 DATABASE_NAME = "cairn.db"
-
-
-@attrs.frozen
-class IngestReport:
-    """Per-item outcomes of one ingest call, in input order."""
-
-    results: tuple[IntakeResult, ...]
-
-    def count(self, outcome: IntakeOutcome) -> int:
-        return sum(1 for result in self.results if result.outcome is outcome)
-
-    @property
-    def ingested(self) -> int:
-        return self.count(IntakeOutcome.INGESTED)
-
-    @property
-    def duplicates(self) -> int:
-        return self.count(IntakeOutcome.DUPLICATE)
-
-    @property
-    def rejected(self) -> tuple[IntakeResult, ...]:
-        return tuple(r for r in self.results if r.outcome is IntakeOutcome.REJECTED)
-
-
-@attrs.frozen
-class DrainReport:
-    """What a drain settled: how many agents, in how long (trio clock)."""
-
-    agents: int
-    elapsed_s: float
 
 
 @attrs.define(eq=False)
@@ -260,7 +235,7 @@ class Memory:
         k: int | None = None,
         budget_bytes: int | None = None,
         wait_s: float | None = None,
-        query_vector: npt.ArrayLike | None = None,
+        query_vector: Iterable[float] | None = None,
     ) -> Recall:
         """Recall a bounded contribution for ``query``.
 
@@ -273,6 +248,8 @@ class Memory:
             context = RecallContext(session_id=session_id)
         vector: Vectors | None = None
         if query_vector is not None:
+            if not isinstance(query_vector, np.ndarray):
+                query_vector = list(query_vector)  # any iterable of floats
             vector = np.asarray(query_vector, dtype=np.float32).reshape(-1)
         plan = RecallPlan(
             query=query,
@@ -290,7 +267,7 @@ class Memory:
         return await (await self._supervisor(agent_id)).fetch_recall(request_id)
 
     # -- forgetting ----------------------------------------------------------------------
-    async def clear(self, agent_id: str) -> dict[str, Any]:
+    async def clear(self, agent_id: str) -> ClearReport:
         """Clear the agent's memories (claims) durably; evidence and directives remain.
 
         Resumes after a crash from the stored phase. Returns what was and was not removed.
@@ -345,7 +322,7 @@ class Memory:
             self.database, self._supervisor, self._discard_supervisor
         )
 
-    async def retire(self, agent_id: str) -> dict[str, Any]:
+    async def retire(self, agent_id: str) -> RetireReport:
         """Delete the agent's whole namespace: claims, evidence, directives, tombstones,
         lineage, dirty work, audit and vector files. A new agent with the same ID starts
         empty. Durable: a crash midway resumes at the next open."""
@@ -354,7 +331,7 @@ class Memory:
         with self._accepted_write():
             deleted = await forgetting.retire(supervisor)
         await self._discard_supervisor(supervisor)
-        return {"agent_id": supervisor.agent_id, "rows_deleted": deleted, "kept": []}
+        return RetireReport.of(supervisor.agent_id, deleted)
 
     async def _discard_supervisor(self, supervisor: AgentSupervisor) -> None:
         """Cancel a retired agent's actors without draining (its work is void), wait for
@@ -393,36 +370,30 @@ class Memory:
         return created.directive_id
 
     # -- providers ---------------------------------------------------------------------
-    async def reconfigure(self, settings: EmbeddingSettings | None = None) -> bool:
-        """Apply the provider configuration without a restart; returns whether the
-        embedding identity changed (see :meth:`use_embedder`).
-
-        Without ``settings`` both ``[embedding]`` and ``[text]`` are re-read from the file
-        and the environment, and the text provider is switched too (:meth:`use_text_provider`).
-        Bad configuration raises InvalidInputError and changes nothing.
+    async def reconfigure(self) -> ReconfigureReport:
+        """Apply the provider configuration without a restart: ``[embedding]`` and
+        ``[text]`` are re-read from the file and the environment and both providers are
+        switched (:meth:`use_embedder`, :meth:`use_text_provider`). The report says whether
+        the embedding identity changed and what serves now. Bad configuration raises
+        InvalidInputError and changes nothing.
         """
-        text_settings = None
-        if settings is None:
-            data_dir = self.path
-            read, text_settings = await run_in_thread(
-                lambda: (
-                    load_embedding_settings(data_dir),
-                    load_text_settings(data_dir),
-                ),
-                limiter=self.limiters.store_read,
-            )
-            settings = read
+        data_dir = self.path
+        settings, text_settings = await run_in_thread(
+            lambda: (load_embedding_settings(data_dir), load_text_settings(data_dir)),
+            limiter=self.limiters.store_read,
+        )
         # Both are built before either is installed: bad configuration changes nothing.
         embedder = await build_embedder(settings, self.limiters, self.http)
-        text_provider = (
-            None
-            if text_settings is None
-            else build_text_provider(text_settings, self.http)
-        )
+        text_provider = build_text_provider(text_settings, self.http)
         changed = await self.use_embedder(embedder)
-        if text_settings is not None:
-            self.use_text_provider(text_provider)
-        return changed
+        self.use_text_provider(text_provider)
+        return ReconfigureReport(
+            changed,
+            EmbedderIdentity.of(self.embedder.identity),
+            None
+            if text_provider is None
+            else TextModelIdentity.of(text_provider.identity),
+        )
 
     def use_text_provider(self, provider: TextProvider | None) -> None:
         """Extract with ``provider`` from the next batch on (None: the rule extractor).
@@ -462,39 +433,52 @@ class Memory:
         return changed
 
     # -- status and lifecycle ------------------------------------------------------------
-    async def status(self) -> dict[str, Any]:
-        def read_counts(connection: Any) -> dict[str, Any]:
-            agents: dict[str, Any] = {}
+    async def status(self) -> StatusReport:
+        """Stored counts of every agent; runtime state of the agents this process runs."""
+
+        def read_counts(connection: Any) -> dict[str, AgentStatus]:
+            def count(table: str, agent: str) -> int:
+                row = connection.execute(
+                    f"SELECT count(*) FROM {table} WHERE agent_id = ?",  # noqa: S608 - fixed names
+                    (agent,),
+                ).fetchone()
+                return int(row[0])
+
+            agents: dict[str, AgentStatus] = {}
             for agent in list_agents(connection):
-                counts = {}
-                for table in ("events", "claims", "directives", "embeddings"):
-                    row = connection.execute(
-                        f"SELECT count(*) FROM {table} WHERE agent_id = ?",  # noqa: S608 - fixed names
-                        (agent,),
-                    ).fetchone()
-                    counts[table] = int(row[0])
-                counts["events_pending_extraction"] = count_pending(connection, agent)
                 batches = batch_statistics(connection, agent)
-                counts["extraction_batches_open"] = batches.open_batches
-                counts["extraction_dead_letters"] = batches.dead_batches
-                counts["events_in_dead_letters"] = batches.dead_events
-                agents[agent] = counts
+                agents[agent] = AgentStatus(
+                    agent,
+                    AgentState.STOPPED,
+                    events=count("events", agent),
+                    claims=count("claims", agent),
+                    directives=count("directives", agent),
+                    embeddings=count("embeddings", agent),
+                    events_pending_extraction=count_pending(connection, agent),
+                    extraction_batches_open=batches.open_batches,
+                    extraction_dead_letters=batches.dead_batches,
+                    events_in_dead_letters=batches.dead_events,
+                )
             return agents
 
         agents = await self.database.read(lambda reader: read_counts(reader.connection))
         for agent, supervisor in self._supervisors.items():
             identity = supervisor.slot.identity
-            agents.setdefault(agent, {}).update(
-                runtime=supervisor.statistics(),
+            agents[agent] = attrs.evolve(
+                agents.get(agent, AgentStatus(agent, AgentState.RUNNING)),
+                state=AgentState.RUNNING,
+                statistics=supervisor.statistics(),
                 epoch=supervisor.fence.epoch,
                 query_breaker=self.gateway.breaker(agent).state.value,
-                vector_identity=None if identity is None else identity.as_dict(),
+                vector_identity=None
+                if identity is None
+                else EmbedderIdentity.of(identity),
             )
-        return {
-            "data_dir": str(self.path),
-            "embedder": attrs.asdict(self.embedder.identity),
-            "agents": agents,
-        }
+        return StatusReport(
+            str(self.path),
+            EmbedderIdentity.of(self.embedder.identity),
+            tuple(agents[agent] for agent in sorted(agents)),
+        )
 
     # -- drain -------------------------------------------------------------------------
     def _check_accepting(self) -> None:

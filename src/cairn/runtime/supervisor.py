@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
+from cairn.api.status import AgentStatistics
 from cairn.clock import DomainClock
 from cairn.config import MemoryConfig
 from cairn.domain.ids import AgentId
@@ -270,28 +271,28 @@ class AgentSupervisor:
         await self.maintenance.run_pass()
         self.nursery.cancel_scope.cancel(reason="agent supervisor stopped")
 
-    def statistics(self) -> dict[str, int]:
+    def statistics(self) -> AgentStatistics:
         index = self.slot.index
-        return {
-            "outstanding_work": self.work.outstanding,
-            "extraction_batches": self.ingestion.batches,
-            "claims_extracted": self.ingestion.claims,
-            "extraction_failures": self.ingestion.failures,
-            "extraction_dead_letters": self.ingestion.dead,
-            "extraction_rejected_candidates": self.ingestion.rejected_candidates,
-            "vectors_embedded": self.embedding.embedded,
-            "embedding_failures": self.embedding.failed,
-            "stale_results_dropped": self.ingestion.stale + self.embedding.stale,
-            "writes_committed": self.writer.committed,
-            "writes_failed": self.writer.failed,
-            "vectors_live": 0 if index is None else len(index),
-            "reindexing": int(self.slot.reindexing),
-            "embedding_restarts": self.embedding.restarts,
-            "maintenance_passes": self.maintenance.passes,
-            "pending_late_recalls": len(self._late),
-            "clear_jobs_completed": self.clearing.completed,
-            "audit_rows_dropped": self.audit.dropped,
-        }
+        return AgentStatistics(
+            outstanding_work=self.work.outstanding,
+            extraction_batches=self.ingestion.batches,
+            claims_extracted=self.ingestion.claims,
+            extraction_failures=self.ingestion.failures,
+            extraction_dead_letters=self.ingestion.dead,
+            extraction_rejected_candidates=self.ingestion.rejected_candidates,
+            vectors_embedded=self.embedding.embedded,
+            embedding_failures=self.embedding.failed,
+            stale_results_dropped=self.ingestion.stale + self.embedding.stale,
+            writes_committed=self.writer.committed,
+            writes_failed=self.writer.failed,
+            vectors_live=0 if index is None else len(index),
+            reindexing=self.slot.reindexing,
+            embedding_restarts=self.embedding.restarts,
+            maintenance_passes=self.maintenance.passes,
+            pending_late_recalls=len(self._late),
+            clear_jobs_completed=self.clearing.completed,
+            audit_rows_dropped=self.audit.dropped,
+        )
 
 
 @contextlib.asynccontextmanager

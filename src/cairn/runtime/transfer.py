@@ -159,9 +159,9 @@ async def import_memory(
     if progress is not None:
         progress(first[1])
     live = {
-        agent
-        for agent, entry in (await memory.status())["agents"].items()
-        if "runtime" in entry
+        entry.agent_id
+        for entry in (await memory.status()).agents
+        if entry.statistics is not None
     }
     counts: dict[str, dict[str, int]] = {}
     rejected: list[dict[str, Any]] = []
