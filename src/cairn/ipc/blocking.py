@@ -8,8 +8,6 @@ connections). Same methods and errors as the trio client.
 from __future__ import annotations
 
 import itertools
-import socket
-import subprocess
 from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
 from cairn.errors import ConnectionLostError, ProtocolError
@@ -79,6 +77,10 @@ class BlockingClient:
         cls, path: str | Path, *, timeout_s: float | None = None
     ) -> BlockingClient:
         """Connect to ``cairn serve --socket PATH``; ``timeout_s`` bounds each socket wait."""
+        # Imported here, as in spawn_stdio: each way to connect loads only its own module,
+        # which keeps importing the client light (tests/ipc/test_light_client.py).
+        import socket  # noqa: PLC0415
+
         connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         connection.settimeout(timeout_s)
         try:
@@ -101,6 +103,8 @@ class BlockingClient:
         stop_timeout_s: float = 60.0,
     ) -> BlockingClient:
         """Start ``cairn serve --stdio`` on ``data_dir`` and talk over its stdin/stdout."""
+        import subprocess  # noqa: PLC0415 - see connect_unix
+
         process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
             serve_command(data_dir),
             stdin=subprocess.PIPE,
