@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import TEST_CONFIG
 from tests.helpers import turn
 
-from cairn import IntakeOutcome, RecallStatus
+from cairn import AgentState, IntakeOutcome, RecallStatus
 from cairn.domain.directive import DirectiveStatus
 from cairn.errors import InvalidInputError, RuntimeClosedError, UnknownClaimError
 from cairn.hosts.asyncio_host import open_asyncio_memory
@@ -149,6 +149,10 @@ def test_asyncio_adapter_offers_the_lifecycle_and_directive_methods(
             await memory.wait_idle("host")
             assert await memory.session_cursor("host", "s1") == "t1"
             assert await memory.replay_dead_letters("host") == 0
+            cleared = await memory.clear("host")
+            assert (cleared.agent_id, cleared.kept_counts.directives) == ("host", 1)
+            await memory.wait_cleared("host")
+            assert (await memory.status()).agent("host").state is AgentState.RUNNING
             report = await memory.retire("host")
             assert report.deleted("directives") == 1
             assert await memory.directives.list("host") == []
