@@ -2,7 +2,8 @@
 
 One request at a time per client, in the caller's thread: it sends a frame and reads until
 its answer arrives. Not thread-safe; use one client per thread (the server handles many
-connections). Same methods and errors as the trio client.
+connections). Same methods and errors as the trio client: it implements
+:class:`cairn.BlockingMemoryApi`, each method one request built by cairn.ipc.requests.
 """
 
 from __future__ import annotations

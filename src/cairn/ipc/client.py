@@ -92,7 +92,8 @@ class _AnswerSlot:
 @attrs.define(eq=False)
 class Client:
     """A connection to a cairn server. Build one with :func:`open_unix_client` or
-    :func:`open_stdio_client`; its methods match :class:`cairn.Memory`."""
+    :func:`open_stdio_client`; it implements :class:`cairn.MemoryApi`, as
+    :class:`cairn.Memory` does, each method one request built by cairn.ipc.requests."""
 
     stream: trio.abc.Stream
     welcome: Welcome

@@ -3,8 +3,9 @@
 Every request carries a client-chosen ``id`` (an unsigned integer); every answer to it
 carries the same ``id``: its ``<method>_result``, ``busy``, or ``error``. A frame-level
 error (malformed or oversize frame) has ``id = None``. Adding a method is one request
-Struct and one result Struct here (listed in ``REQUESTS``/``RESULTS``) plus one entry in
-``cairn.ipc.dispatch.HANDLERS``.
+Struct and one result Struct here (listed in ``REQUESTS``/``RESULTS``), one builder in
+cairn.ipc.requests and one entry in ``cairn.ipc.dispatch.HANDLERS`` (design/ipc.md,
+"Adding a method", lists the rest).
 
 Values with a public cairn type travel as that type's fields and decode back to that type:
 ``Recall`` and its items and manifest, ``IntakeResult``, ``RememberResult``,

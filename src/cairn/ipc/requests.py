@@ -47,7 +47,40 @@ if TYPE_CHECKING:
     from cairn.domain.scope import RecallContext, Scope
     from cairn.retrieval.types import Recall
 
-__all__ = ["Call", "hello", "unwrap", "welcome"]  # and one builder per method
+__all__ = [
+    "UNNUMBERED",
+    "Call",
+    "add_directive",
+    "archive",
+    "clear",
+    "declare_session",
+    "directives_approve",
+    "directives_create",
+    "directives_list",
+    "directives_propose",
+    "directives_revoke",
+    "drain",
+    "fetch_recall",
+    "forget",
+    "hello",
+    "ingest",
+    "ingest_event",
+    "ingest_turn",
+    "ping",
+    "recall",
+    "reconfigure",
+    "remember",
+    "replay_dead_letters",
+    "resume",
+    "retire",
+    "session_cursor",
+    "status",
+    "unarchive",
+    "unwrap",
+    "wait_cleared",
+    "wait_idle",
+    "welcome",
+]
 
 A = TypeVar("A")
 T = TypeVar("T")
