@@ -169,8 +169,8 @@ async def clear_while_recalling(
     done.set()
     return {
         "clear_s": round(elapsed, 2),
-        "clear_claims_per_s": round(report["claims_deleted"] / elapsed),
-        "claims_deleted": report["claims_deleted"],
+        "clear_claims_per_s": round(report.claims_deleted / elapsed),
+        "claims_deleted": report.claims_deleted,
         "other_recall_during_clear_ms": summary(during),
         "loop_lag_during_clear_ms": summary(lag),
     }

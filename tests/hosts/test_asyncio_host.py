@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import TEST_CONFIG
 from tests.helpers import turn
 
-from cairn import IntakeOutcome, RecallStatus
+from cairn import AgentState, IntakeOutcome, RecallStatus
 from cairn.domain.directive import DirectiveStatus
 from cairn.errors import InvalidInputError, RuntimeClosedError, UnknownClaimError
 from cairn.hosts.asyncio_host import open_asyncio_memory
@@ -73,10 +73,10 @@ def test_asyncio_program_uses_cairn(tmp_path: Path) -> None:
             with pytest.raises(asyncio.CancelledError):
                 await waiting
             await memory.wait_idle("host")
-            counts = (await memory.status())["agents"]["host"]
+            counts = (await memory.status()).agent("host")
             # An ingest commits whole or not at all, even when cancelled.
-            assert counts["events"] in {300, 800}
-            assert counts["events_pending_extraction"] == 0
+            assert counts.events in {300, 800}
+            assert counts.events_pending_extraction == 0
 
             report = await memory.drain(30.0)
             assert report.agents == 1
@@ -149,8 +149,12 @@ def test_asyncio_adapter_offers_the_lifecycle_and_directive_methods(
             await memory.wait_idle("host")
             assert await memory.session_cursor("host", "s1") == "t1"
             assert await memory.replay_dead_letters("host") == 0
+            cleared = await memory.clear("host")
+            assert (cleared.agent_id, cleared.kept_counts.directives) == ("host", 1)
+            await memory.wait_cleared("host")
+            assert (await memory.status()).agent("host").state is AgentState.RUNNING
             report = await memory.retire("host")
-            assert report["rows_deleted"]["directives"] == 1
+            assert report.deleted("directives") == 1
             assert await memory.directives.list("host") == []
 
     asyncio.run(program())

@@ -33,8 +33,8 @@ def test_blocking_client_over_a_socket(shared_server: SocketServer) -> None:
         assert "metric" in recall.directive_block
         with pytest.raises(UnknownRequestError):
             client.fetch_recall("blocking", "nope")
-        assert client.status()["agents"]["blocking"]["events"] == 1
-        assert client.clear("blocking")["kept"]
+        assert client.status().agent("blocking").events == 1
+        assert client.clear("blocking").kept
         client.ping()
 
 

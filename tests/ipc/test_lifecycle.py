@@ -25,7 +25,7 @@ from tests.ipc.harness import (
 )
 from tests.providers.fakes import open_fake_server
 
-from cairn import IntakeOutcome, open_memory
+from cairn import EmbedderIdentity, IntakeOutcome, ReconfigureReport, open_memory
 from cairn.errors import DrainingError, DrainTimeoutError
 from cairn.ipc import open_unix_client
 from cairn.testing import HashingEmbedder
@@ -101,11 +101,11 @@ async def test_drain_while_ingesting_loses_nothing_and_resume_rearms(
                     report = await operator.drain(timeout_s=SERVER_TIMEOUT_S)
                 assert report.agents == 1
                 # Drained means settled: everything accepted is stored and extracted.
-                counts = (await client.status())["agents"]["drain"]
-                assert counts["events"] == len(accepted)
-                assert counts["events_pending_extraction"] == 0
-                assert counts["embeddings"] == counts["events"]
-                assert counts["runtime"]["outstanding_work"] == 0
+                counts = (await client.status()).agent("drain")
+                assert counts.events == len(accepted)
+                assert counts.events_pending_extraction == 0
+                assert counts.embeddings == counts.events
+                assert counts.statistics.outstanding_work == 0
             assert refused.is_set()
 
             with pytest.raises(DrainingError):
@@ -123,9 +123,9 @@ async def test_drain_while_ingesting_loses_nothing_and_resume_rearms(
             report = await client.ingest("drain", _turns("after-", 50))
             assert report.ingested == 50
             await client.wait_idle("drain")
-            counts = (await client.status())["agents"]["drain"]
-            assert counts["events"] == len(accepted) + 50
-            assert counts["events_pending_extraction"] == 0
+            counts = (await client.status()).agent("drain")
+            assert counts.events == len(accepted) + 50
+            assert counts.events_pending_extraction == 0
 
 
 async def test_drain_timeout_fails_and_stays_drained_until_resume(
@@ -142,9 +142,9 @@ async def test_drain_timeout_fails_and_stays_drained_until_resume(
                 await client.ingest("slow", _turns("late", 1))
             await client.resume()
             await client.wait_idle("slow")
-            counts = (await client.status())["agents"]["slow"]
-            assert counts["events"] == 1500
-            assert counts["events_pending_extraction"] == 0
+            counts = (await client.status()).agent("slow")
+            assert counts.events == 1500
+            assert counts.events_pending_extraction == 0
 
 
 def _record(data: Path) -> dict:
@@ -212,9 +212,9 @@ async def test_sigterm_stops_after_draining_accepted_work_even_when_repeated(
     assert code == 0, server.log()
     assert "stopped" in server.log()
     async with open_memory(data, embedder=HashingEmbedder()) as memory:
-        counts = (await memory.status())["agents"]["stop"]
-    assert counts["events"] == 800
-    assert counts["events_pending_extraction"] == 0
+        counts = (await memory.status()).agent("stop")
+    assert counts.events == 800
+    assert counts.events_pending_extraction == 0
 
 
 def test_operator_errors_are_clear(tmp_path: Path, sockets: Path) -> None:
@@ -287,7 +287,10 @@ async def test_reconfigure_switches_the_served_embedder_live(
                     "metric": "cos",
                 },
             }
-            assert (await client.reconfigure())[0] is False  # already applied
+            again = await client.reconfigure()
+            assert again == ReconfigureReport(  # already applied: the same embedder
+                False, EmbedderIdentity("ollama", "served-embed", 12, "cos"), None
+            )
             later = [
                 turn(f"after-{i}", f"I visited museum number {i} in Porto with Rui.")
                 for i in range(5, 10)
@@ -296,8 +299,8 @@ async def test_reconfigure_switches_the_served_embedder_live(
             await client.wait_idle("switch")
             recall = await client.recall("switch", "museum in Porto", wait_s=30.0)
             status = await client.status()
-    assert status["embedder"]["model"] == "served-embed"
-    assert status["agents"]["switch"]["vector_identity"]["dimension"] == 12
+    assert status.embedder.model == "served-embed"
+    assert status.agent("switch").vector_identity.dimension == 12
     assert recall.manifest is not None
     assert recall.manifest.degradations == ()
     # Every event, old and new, was embedded by the new provider.

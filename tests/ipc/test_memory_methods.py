@@ -11,7 +11,14 @@ import trio
 from tests.helpers import turn
 from tests.ipc.harness import SERVER_TIMEOUT_S, SocketServer
 
-from cairn import IntakeOutcome, RecallStatus, Turn
+from cairn import (
+    AgentState,
+    ClearReport,
+    IntakeOutcome,
+    KeptCounts,
+    RecallStatus,
+    Turn,
+)
 from cairn.domain.directive import Directive, DirectiveKind, DirectiveStatus
 from cairn.domain.scope import RecallContext, Scope
 from cairn.errors import (
@@ -25,6 +32,7 @@ from cairn.errors import (
 )
 from cairn.ipc import BlockingClient, Client, open_unix_client
 from cairn.ipc.messages import RememberRequest, RememberResult, ScopeMessage
+from cairn.ipc.requests import Call
 from cairn.store.forget import (
     ForgetResult,
     LifecycleResult,
@@ -111,13 +119,13 @@ async def test_remember_into_a_scope(shared_server: SocketServer) -> None:
             assert any("Thursday" in text for text in inside)
             assert not await _claim_texts(client, agent, "review meeting")
             bad = RememberRequest(
-                id=client.next_id(),
+                id=0,
                 agent_id=agent,
                 text="x y z",
                 scope=ScopeMessage(kind="agent", key="not-allowed"),
             )
             with pytest.raises(InvalidScopeError):
-                await client.call(bad, RememberResult)
+                await client.send(Call.raw(bad, RememberResult))
 
 
 async def test_directives_facade_round_trip(shared_server: SocketServer) -> None:
@@ -180,18 +188,52 @@ async def test_retire_empties_the_agent(shared_server: SocketServer) -> None:
             await client.directives.create(agent, "Answer briefly.")
             await client.wait_idle(agent)
             report = await client.retire(agent)
-            assert report["agent_id"] == agent
-            assert report["kept"] == []
-            assert report["rows_deleted"]["events"] == 1
-            assert report["rows_deleted"]["directives"] == 1
+            assert report.agent_id == agent
+            assert report.kept == ()
+            assert report.deleted("events") == 1
+            assert report.deleted("directives") == 1
 
             assert await client.directives.list(agent) == []
             recall = await client.recall(agent, "bees hive roof", wait_s=30.0)
             assert recall.items == ()
             assert recall.directive_block == ""
-            counts = (await client.status())["agents"].get(agent, {})
-            assert counts.get("events", 0) == 0
-            assert counts.get("claims", 0) == 0
+            status = await client.status()
+            if agent in status.agent_ids:  # a retired agent may be gone entirely
+                assert status.agent(agent).events == 0
+                assert status.agent(agent).claims == 0
+
+
+async def test_clear_and_status_arrive_as_the_embedded_records(
+    shared_server: SocketServer,
+) -> None:
+    """clear, wait_cleared and status answer with the public records, whole: the report
+    the embedded runtime built, not a subset of its fields."""
+    agent = "reports"
+    with trio.fail_after(SERVER_TIMEOUT_S):
+        async with open_unix_client(shared_server.socket_path) as client:
+            await client.ingest(agent, [turn("p1", "I play the cello on Sundays.")])
+            await client.remember(agent, "The cello is in the hall.")
+            await client.directives.create(agent, "Answer briefly.")
+            await client.wait_idle(agent)
+            running = (await client.status()).agent(agent)
+            assert running.state is AgentState.RUNNING
+            assert running.statistics is not None
+            assert running.statistics.writes_committed >= 1
+            assert running.vector_identity is not None
+            assert running.claims >= 1
+            cleared = await client.clear(agent)
+            await client.wait_cleared(agent)
+            after = (await client.status()).agent(agent)
+    assert isinstance(cleared, ClearReport)
+    assert cleared.agent_id == agent
+    assert cleared.claims_deleted == running.claims
+    kept = cleared.kept_counts
+    assert isinstance(kept, KeptCounts)
+    # Each cleared claim leaves its hashes, so the source does not teach it again.
+    assert (kept.events, kept.directives, kept.tombstones >= 1) == (1, 1, True)
+    assert "evidence" in cleared.kept
+    assert str(cleared.claims_deleted) in cleared.summary
+    assert (after.claims, after.events) == (0, 1)
 
 
 async def test_sessions_dead_letters_and_runtime_events(

@@ -1,13 +1,38 @@
 """The wire protocol without a process: frames cut at any byte boundary, every request has
-exactly one handler and one result type, and server errors map to the same cairn errors."""
+exactly one handler, one result type and one client-side builder, every public report
+crosses the wire unchanged, and server errors map to the same cairn errors."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import attrs
 import msgspec
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.helpers import turn
 
+from cairn import (
+    AgentState,
+    AgentStatistics,
+    AgentStatus,
+    ClearReport,
+    DrainReport,
+    EmbedderIdentity,
+    IntakeOutcome,
+    IntakeRejection,
+    IntakeResult,
+    KeptCounts,
+    RecallContext,
+    ReconfigureReport,
+    RetireReport,
+    StatusReport,
+    TextModelIdentity,
+)
+from cairn.domain.ids import EventId
+from cairn.domain.scope import Scope
 from cairn.errors import (
     CairnError,
     ConflictingEventError,
@@ -18,12 +43,13 @@ from cairn.errors import (
     ProtocolError,
     ServerBusyError,
 )
-from cairn.ipc.client import unwrap
+from cairn.ipc import codec, requests
 from cairn.ipc.codes import ERROR_CODES, code_for, error_for
 from cairn.ipc.dispatch import HANDLERS
 from cairn.ipc.framing import (
     FrameReader,
     RejectedFrameError,
+    decode_answer,
     decode_request,
     encode_frame,
 )
@@ -34,11 +60,14 @@ from cairn.ipc.messages import (
     Error,
     Hello,
     IngestTurnRequest,
+    IngestTurnResult,
     RecallRequest,
     StatusRequest,
     StatusResult,
     TurnMessage,
+    Welcome,
 )
+from cairn.ipc.requests import Call, unwrap
 
 
 def test_every_request_has_one_handler_and_a_result() -> None:
@@ -53,8 +82,8 @@ def test_sample_frame_bytes_are_stable() -> None:
     assert encode_frame(StatusRequest(id=1)) == bytes.fromhex(
         "00000011 82 a474797065 a6737461747573 a26964 01"
     )
-    assert encode_frame(Hello(versions=[1], client="demo")) == bytes.fromhex(
-        "00000023 83 a474797065 a568656c6c6f a876657273696f6e73 9101"
+    assert encode_frame(Hello(versions=[2], client="demo")) == bytes.fromhex(
+        "00000023 83 a474797065 a568656c6c6f a876657273696f6e73 9102"
         " a6636c69656e74 a464656d6f"
     )
     turn = TurnMessage(event_id="t1", session_id="s1", role="user", text="I love tea.")
@@ -65,6 +94,23 @@ def test_sample_frame_bytes_are_stable() -> None:
     )
     assert frame.endswith(
         bytes.fromhex("a46b696e64 a76d657373616765 a87265706c61636573 c0")
+    )
+    welcome = Welcome(
+        version=2, server="cairn 0.1.0", max_frame_bytes=8388608, max_in_flight=32
+    )
+    assert encode_frame(welcome) == bytes.fromhex(
+        "0000004e 85 a474797065 a777656c636f6d65 a776657273696f6e 02"
+        " a6736572766572 ab636169726e20302e312e30"
+        " af6d61785f6672616d655f6279746573 ce00800000"
+        " ad6d61785f696e5f666c69676874 20"
+    )
+    ingested = IntakeResult(EventId("t1"), IntakeOutcome.INGESTED, rowid=1)
+    assert encode_frame(IngestTurnResult(id=1, result=ingested)) == bytes.fromhex(
+        "00000072 83 a474797065 b2696e676573745f7475726e5f726573756c74 a26964 01"
+        " a6726573756c74 87 a86576656e745f6964 a27431"
+        " a76f7574636f6d65 a8696e676573746564 a6726561736f6e c0"
+        " aa726564616374696f6e73 00 a972656a656374696f6e c0"
+        " a5726f776964 01 a87365676d656e7473 01"
     )
     assert encode_frame(Busy(id=7, max_in_flight=32)) == bytes.fromhex(
         "0000001e 83 a474797065 a462757379 a26964 07 ad6d61785f696e5f666c69676874 20"
@@ -122,10 +168,164 @@ def test_error_codes_round_trip_to_the_same_class() -> None:
 
 
 def test_unwrap_raises_what_the_answer_says() -> None:
-    assert unwrap(StatusResult(id=1, status={}), StatusResult).id == 1
+    status = StatusReport("/data", EmbedderIdentity("hashing", "h", 64, "cos"), ())
+    assert unwrap(StatusResult(id=1, status=status), StatusResult).id == 1
     with pytest.raises(ServerBusyError):
         unwrap(Busy(id=1, max_in_flight=4), StatusResult)
     with pytest.raises(DrainingError):
         unwrap(Error(id=1, code="draining", message="m"), StatusResult)
     with pytest.raises(ProtocolError):
         unwrap(Busy(id=1, max_in_flight=4).__class__, StatusResult)
+
+
+def _statistics() -> AgentStatistics:
+    values: dict[str, Any] = {
+        field.name: index for index, field in enumerate(attrs.fields(AgentStatistics))
+    }
+    return AgentStatistics(**{**values, "reindexing": True})
+
+
+IDENTITY = EmbedderIdentity("openai-compatible", "embed-b", 12, "cos")
+REPORTS: list[tuple[Call[Any, Any], Any]] = [
+    (
+        requests.clear("a"),
+        ClearReport(
+            "a",
+            3,
+            ("claims", "claim vectors"),
+            ("evidence",),
+            KeptCounts(events=5, directives=1, tombstones=2),
+            "memories cleared",
+        ),
+    ),
+    (
+        requests.retire("a"),
+        RetireReport.of("a", {"claims": 3, "events": 5, "directives": 0}),
+    ),
+    (
+        requests.status(),
+        StatusReport(
+            "/data",
+            IDENTITY,
+            (
+                AgentStatus(
+                    "a",
+                    AgentState.RUNNING,
+                    events=5,
+                    epoch=2,
+                    query_breaker="closed",
+                    vector_identity=IDENTITY,
+                    statistics=_statistics(),
+                ),
+                AgentStatus(
+                    "b", AgentState.FAILED, failure="StoreError: disk", restarts=2
+                ),
+            ),
+        ),
+    ),
+    (requests.drain(), DrainReport(agents=2, elapsed_s=0.25)),
+    (
+        requests.reconfigure(),
+        ReconfigureReport(True, IDENTITY, TextModelIdentity("ollama", "qwen")),
+    ),
+    (requests.reconfigure(), ReconfigureReport(False, IDENTITY, None)),
+    (
+        requests.ingest_event("a", turn("e1", "x")),
+        IntakeResult(
+            EventId("e1"),
+            IntakeOutcome.REJECTED,
+            "replaced message 'm0' is not in session 's1'",
+            rejection=IntakeRejection.UNKNOWN_REPLACED_EVENT,
+        ),
+    ),
+]
+
+
+def _answer_for(call: Call[Any, Any], value: Any) -> Any:
+    """The result Struct a server builds for ``value`` (its public record field)."""
+    fields = {field for field in call.answer_type.__struct_fields__ if field != "id"}
+    (field,) = fields
+    return call.answer_type(id=7, **{field: value})
+
+
+@pytest.mark.parametrize(("call", "value"), REPORTS)
+def test_reports_cross_the_wire_unchanged(call: Call[Any, Any], value: Any) -> None:
+    """What the server encodes is what every client decodes: the same public record."""
+    frame = encode_frame(_answer_for(call, value))
+    reader = FrameReader()
+    reader.feed(frame)
+    body = reader.next_frame()
+    assert body is not None
+    assert call.result(decode_answer(body)) == value
+
+
+def test_every_request_has_one_builder() -> None:
+    """The clients build every request through cairn.ipc.requests, and nothing else."""
+    calls = [
+        requests.ingest("a", [turn("t1", "x")]),
+        requests.ingest_turn("a", turn("t1", "x")),
+        requests.ingest_event("a", turn("t1", "x")),
+        requests.declare_session("a", "s1", subagent=True, forked_from=("s0", "t0")),
+        requests.session_cursor("a", "s1"),
+        requests.replay_dead_letters("a"),
+        requests.wait_idle(),
+        requests.recall("a", "tea"),
+        requests.fetch_recall("a", "r1"),
+        requests.clear("a"),
+        requests.wait_cleared("a"),
+        requests.remember("a", "x", scope=Scope.session("s1")),
+        requests.forget("a", "c1"),
+        requests.archive("a", "c1"),
+        requests.unarchive("a", "c1"),
+        requests.retire("a"),
+        requests.add_directive("a", "x"),
+        requests.directives_create("a", "x"),
+        requests.directives_propose("a", "x"),
+        requests.directives_approve("a", "d1"),
+        requests.directives_revoke("a", "d1"),
+        requests.directives_list("a", status="draft"),
+        requests.reconfigure(),
+        requests.status(),
+        requests.drain(1.0),
+        requests.resume(),
+        requests.ping(),
+    ]
+    assert sorted(type(call.request).__name__ for call in calls) == sorted(
+        kind.__name__ for kind in REQUESTS
+    )
+    for call in calls:
+        tag = type(call.request).__struct_config__.tag
+        assert call.answer_type.__struct_config__.tag == f"{tag}_result"
+        numbered = call.numbered(9)
+        assert numbered.id == 9
+        assert call.request.id == 0  # the spec itself stays unnumbered
+        assert decode_request(encode_frame(numbered)[4:]) == numbered
+
+
+def test_recall_requests_carry_the_context_as_embedded_recall_reads_it() -> None:
+    shorthand = requests.recall("a", "tea", session_id="s1").request
+    assert isinstance(shorthand, RecallRequest)
+    assert (shorthand.session_id, shorthand.user_id) == ("s1", None)
+    # A context wins over the shorthand, as in Memory.recall.
+    context = RecallContext(user_id="u1")
+    both = requests.recall("a", "tea", context=context, session_id="s1").request
+    assert isinstance(both, RecallRequest)
+    assert (both.session_id, both.user_id) == (None, "u1")
+
+
+def test_query_vectors_travel_as_plain_floats() -> None:
+    assert codec.vector_to_message((1, 0.5)) == [1.0, 0.5]
+    assert codec.vector_to_message(iter([0.25])) == [0.25]
+    array = np.asarray([[0.5, 0.25]], dtype=np.float32)
+    assert codec.vector_to_message(array) == [0.5, 0.25]
+    request = requests.recall("a", "tea", query_vector=array[0]).request
+    assert isinstance(request, RecallRequest)
+    assert request.query_vector == [0.5, 0.25]
+
+
+def test_turns_and_scopes_round_trip_through_the_codec() -> None:
+    original = turn("t1", "I love tea.")
+    assert codec.turn_from_message(codec.turn_to_message(original)) == original
+    scope = Scope.session("s1")
+    assert codec.scope_from_message(codec.scope_to_message(scope)) == scope
+    assert codec.scope_from_message(None) is None

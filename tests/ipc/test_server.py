@@ -17,7 +17,7 @@ from tests.ipc.harness import (
     start_socket_server,
 )
 
-from cairn import IntakeOutcome, RecallStatus, Turn
+from cairn import IntakeOutcome, RecallStatus, StatusReport, Turn
 from cairn.errors import (
     ConflictingEventError,
     InvalidInputError,
@@ -26,6 +26,7 @@ from cairn.errors import (
 from cairn.ipc import open_unix_client
 from cairn.ipc.framing import encode_frame
 from cairn.ipc.messages import (
+    PROTOCOL_VERSION,
     Busy,
     Error,
     IngestRequest,
@@ -38,6 +39,7 @@ from cairn.ipc.messages import (
     WaitIdleResult,
     Welcome,
 )
+from cairn.ipc.requests import Call
 
 pytestmark = pytest.mark.subprocess
 
@@ -45,7 +47,7 @@ pytestmark = pytest.mark.subprocess
 async def test_embedded_api_round_trip(shared_server: SocketServer) -> None:
     with trio.fail_after(SERVER_TIMEOUT_S):
         async with open_unix_client(shared_server.socket_path) as client:
-            assert client.welcome.version == 1
+            assert client.welcome.version == PROTOCOL_VERSION
             await client.ping()
             report = await client.ingest(
                 "round-trip",
@@ -88,15 +90,17 @@ async def test_embedded_api_round_trip(shared_server: SocketServer) -> None:
                 await client.recall("bad agent id with spaces!", "tea")
 
             status = await client.status()
-            counts = status["agents"]["round-trip"]
-            assert counts["events"] == 2
-            assert counts["events_pending_extraction"] == 0
+            counts = status.agent("round-trip")
+            assert counts.events == 2
+            assert counts.events_pending_extraction == 0
 
             cleared = await client.clear("round-trip")
-            assert cleared["claims_deleted"] >= 1
-            assert "evidence" in cleared["kept"]
+            assert cleared.claims_deleted >= 1
+            assert "evidence" in cleared.kept
+            assert cleared.agent_id == "round-trip"
+            assert cleared.kept_counts.events == 2
             status = await client.status()
-            assert status["agents"]["round-trip"]["claims"] == 0
+            assert status.agent("round-trip").claims == 0
 
 
 async def test_event_kinds_travel_and_a_deletion_withdraws_the_message(
@@ -123,9 +127,11 @@ async def test_event_kinds_travel_and_a_deletion_withdraws_the_message(
                 event_id="k4", session_id="s1", role="user", text="x", kind="nope"
             )
             with pytest.raises(InvalidInputError):
-                await client.call(
-                    IngestTurnRequest(id=client.next_id(), agent_id="kinds", turn=bad),
-                    IngestTurnResult,
+                await client.send(
+                    Call.raw(
+                        IngestTurnRequest(id=0, agent_id="kinds", turn=bad),
+                        IngestTurnResult,
+                    )
                 )
     assert any("jasmine" in item.text for item in before.items)
     assert not any("jasmine" in item.text for item in after.items)
@@ -219,7 +225,7 @@ async def test_oversize_frame_closes_only_that_connection(
             assert await raw.answer() is None
 
         async with open_unix_client(shared_server.socket_path) as client:
-            assert "agents" in await client.status()
+            assert isinstance(await client.status(), StatusReport)
 
 
 async def test_version_mismatch_and_missing_hello_are_refused(
@@ -296,7 +302,7 @@ async def test_a_client_that_does_not_read_is_dropped_and_others_go_on(
                     except trio.BrokenResourceError:
                         dropped = True
                     # Meanwhile another client is answered as usual.
-                    assert "agents" in await other.status()
+                    assert isinstance(await other.status(), StatusReport)
             assert "does not read its answers" in shared_server.log()
 
 
@@ -320,10 +326,10 @@ async def test_disconnect_mid_request_loses_nothing_accepted(
             await raw.send_bytes(b"\x00\x00\x10\x00\x82")
         async with open_unix_client(shared_server.socket_path) as client:
             await client.wait_idle("gone")
-            counts = (await client.status())["agents"]["gone"]
+            counts = (await client.status()).agent("gone")
             # The ingest was accepted whole before the client vanished.
-            assert counts["events"] == 200
-            assert counts["events_pending_extraction"] == 0
+            assert counts.events == 200
+            assert counts.events_pending_extraction == 0
         assert shared_server.process.poll() is None
 
 
@@ -347,10 +353,10 @@ async def test_a_cancelled_call_leaves_the_connection_usable(
                 cancelled.cancel()
             assert not client._pending
             for _ in range(3):
-                assert (await client.status())["agents"]
+                assert (await client.status()).agents
             await client.wait_idle("cancelled")
-            counts = (await client.status())["agents"]["cancelled"]
-            assert counts["events"] in {0, 300}  # whole or nothing
+            counts = (await client.status()).agent("cancelled")
+            assert counts.events in {0, 300}  # whole or nothing
 
 
 async def test_the_trio_client_queues_past_the_in_flight_bound(tmp_path) -> None:

@@ -17,6 +17,7 @@ from cairn.errors import InvalidInputError
 from cairn.ipc import open_stdio_client
 from cairn.ipc.framing import FrameReader, decode_answer, encode_frame
 from cairn.ipc.messages import (
+    PROTOCOL_VERSION,
     Error,
     Hello,
     StatusRequest,
@@ -57,8 +58,8 @@ async def test_stdio_round_trip_with_concurrent_requests(tmp_path: Path) -> None
         async with open_stdio_client(
             data, env=SERVER_ENV, command=serve_args(data, "--stdio")
         ) as client:
-            counts = (await client.status())["agents"]["pipe"]
-            assert counts["events"] == 2
+            counts = (await client.status()).agent("pipe")
+            assert counts.events == 2
 
 
 def test_stdio_frames_only_on_stdout_and_typed_refusals(tmp_path: Path) -> None:
@@ -66,7 +67,7 @@ def test_stdio_frames_only_on_stdout_and_typed_refusals(tmp_path: Path) -> None:
     version is refused; end of input exits 0 with the log on stderr."""
     reader = FrameReader()
     stream = (
-        encode_frame(Hello(versions=[1], client="raw-host"))
+        encode_frame(Hello(versions=[PROTOCOL_VERSION], client="raw-host"))
         + b"\x00\x00\x00\x02\xc1\xc1"
         + encode_frame(StatusRequest(id=5))
     )
@@ -96,7 +97,8 @@ def test_stdio_frames_only_on_stdout_and_typed_refusals(tmp_path: Path) -> None:
 
     refused = subprocess.run(
         serve_args(tmp_path / "data", "--stdio"),
-        input=encode_frame(Hello(versions=[2, 3])) + encode_frame(StatusRequest(id=1)),
+        input=encode_frame(Hello(versions=[PROTOCOL_VERSION + 1]))
+        + encode_frame(StatusRequest(id=1)),
         capture_output=True,
         env=SERVER_ENV,
         timeout=SERVER_TIMEOUT_S,

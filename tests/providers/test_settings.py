@@ -184,8 +184,8 @@ async def test_configured_http_provider_serves_ingest_and_recall(
             assert any("Miso" in item.text for item in recall.items)
             assert recall.manifest is not None
             assert recall.manifest.degradations == ()
-            assert status["embedder"]["provider"] == "openai-compatible"
-            assert status["agents"]["a"]["embeddings"] == 1
+            assert status.embedder.provider == "openai-compatible"
+            assert status.agent("a").embeddings == 1
             assert server.requests, "the fake provider was never called"
             assert SECRET not in json.dumps(status, default=str)
             assert SECRET not in repr(memory.embedder)
@@ -257,8 +257,8 @@ async def test_a_hung_provider_call_is_cancelled_by_a_stop(tmp_path: Path) -> No
                 recall = await memory.recall("a", "cello")
                 status = await memory.status()
     assert status is not None
-    assert status["agents"]["a"]["events"] == 1
-    assert status["agents"]["a"]["embeddings"] >= 1
+    assert status.agent("a").events == 1
+    assert status.agent("a").embeddings >= 1
     assert recall.manifest is not None
     assert recall.manifest.degradations == ()
     assert any("cello" in item.text for item in recall.items)

@@ -17,6 +17,7 @@ from tests.conftest import TEST_CONFIG
 from tests.helpers import turn
 
 from cairn import Memory, open_memory
+from cairn.api.status import AgentStatus
 from cairn.errors import AgentUnavailableError, RuntimeClosedError
 from cairn.runtime.core import runtime_core
 from cairn.runtime.projection import Projection
@@ -46,13 +47,13 @@ class FaultyVectors:
         monkeypatch.setattr(VectorStoreManager, "get", get)
 
 
-async def _agent_status(memory: Memory, agent: str) -> dict[str, Any]:
-    return dict((await memory.status())["agents"][agent])
+async def _agent_status(memory: Memory, agent: str) -> AgentStatus:
+    return (await memory.status()).agent(agent)
 
 
 async def _until_state(memory: Memory, agent: str, *states: str) -> dict[str, Any]:
     # A poll on the mock clock: each tick is virtual time, never a real wait.
-    while (entry := await _agent_status(memory, agent))["state"] not in states:  # noqa: ASYNC110 - a poll in virtual time
+    while (entry := await _agent_status(memory, agent)).state.value not in states:  # noqa: ASYNC110 - a poll in virtual time
         await trio.sleep(0.5)
     return entry
 
@@ -89,15 +90,15 @@ async def test_a_failing_agent_is_contained_and_restarts(
             # Accepted (stored and extracted), then the embedding actor fails on it.
             await memory.ingest("a", [turn("a1", "I keep bees on the roof.")])
             entry = await _until_state(memory, "a", "failed")
-            assert entry["failure"] == "RuntimeError"
-            assert entry["restarts"] == 1
+            assert entry.failure == "RuntimeError"
+            assert entry.restarts == 1
 
             # B is undisturbed: it ingests, extracts, embeds and recalls.
             await memory.ingest("b", [turn("b2", "My sister lives in Lisbon.")])
             await memory.wait_idle("b")
             recall = await memory.recall("b", "where does my sister live?")
             assert "Lisbon" in recall.memory_block
-            assert (await _agent_status(memory, "b"))["state"] == "running"
+            assert (await _agent_status(memory, "b")).state.value == "running"
 
             # A's next call restarts it (after its backoff) with nothing lost: the
             # restart's warm-up embeds what the failure left without a vector.
@@ -108,7 +109,7 @@ async def test_a_failing_agent_is_contained_and_restarts(
             )
             assert "bees" in recall.memory_block
             await memory.wait_idle("a")
-            assert (await _agent_status(memory, "a"))["state"] == "running"
+            assert (await _agent_status(memory, "a")).state.value == "running"
 
 
 async def test_an_agent_that_keeps_failing_is_refused_with_a_typed_error(
@@ -123,7 +124,7 @@ async def test_an_agent_that_keeps_failing_is_refused_with_a_typed_error(
         ) as memory:
             for attempt in range(CONFIG.agent_max_failures):
                 await _touch_failing(memory, "a", f"a{attempt}")
-            assert (await _agent_status(memory, "a"))["state"] == "unavailable"
+            assert (await _agent_status(memory, "a")).state.value == "unavailable"
             with pytest.raises(AgentUnavailableError, match="failed 3 times"):
                 await memory.recall("a", "bees")
             # Others are served all along.
@@ -131,7 +132,7 @@ async def test_an_agent_that_keeps_failing_is_refused_with_a_typed_error(
             await memory.wait_idle("b")
             # After the window the agent may try again.
             await trio.sleep(CONFIG.agent_failure_window_s)
-            assert (await _agent_status(memory, "a"))["state"] == "failed"
+            assert (await _agent_status(memory, "a")).state.value == "failed"
 
 
 async def test_idle_agents_stop_and_start_again_on_their_next_call(
@@ -150,9 +151,9 @@ async def test_idle_agents_stop_and_start_again_on_their_next_call(
             await trio.sleep(config.agent_idle_timeout_s + 5)
             while registry.running():  # noqa: ASYNC110 - a poll in virtual time
                 await trio.sleep(1)
-            assert {
-                entry["state"] for entry in (await memory.status())["agents"].values()
-            } == {"stopped"}
+            assert {entry.state.value for entry in (await memory.status()).agents} == {
+                "stopped"
+            }
             recall = await memory.recall("b", "what do I drink?")
             assert "oolong" in recall.memory_block
             assert [s.agent_id for s in registry.running()] == ["b"]

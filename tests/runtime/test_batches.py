@@ -141,11 +141,11 @@ async def test_failing_batches_back_off_then_dead_letter_then_replay(
         # Five attempts with 2, 4, 8 and 16 s between them, then a dead letter.
         assert len(provider.prompts) == TEST_CONFIG.extraction_max_attempts == 5
         assert trio.current_time() - start >= 2 + 4 + 8 + 16
-        status = (await memory.status())["agents"][AGENT]
-        assert status["extraction_dead_letters"] == 1
-        assert status["events_in_dead_letters"] == 1
-        assert status["events_pending_extraction"] == 0
-        assert status["runtime"]["extraction_dead_letters"] == 1
+        status = (await memory.status()).agent(AGENT)
+        assert status.extraction_dead_letters == 1
+        assert status.events_in_dead_letters == 1
+        assert status.events_pending_extraction == 0
+        assert status.statistics.extraction_dead_letters == 1
         # The source is kept and still recallable as evidence.
         recall = await memory.recall(AGENT, "sailing")
         assert any("sailing" in item.text for item in recall.items)
@@ -153,8 +153,8 @@ async def test_failing_batches_back_off_then_dead_letter_then_replay(
         provider.failures = 0
         assert await memory.replay_dead_letters(AGENT) == 1
         await memory.wait_idle(AGENT)
-        status = (await memory.status())["agents"][AGENT]
-        assert status["extraction_dead_letters"] == 0
+        status = (await memory.status()).agent(AGENT)
+        assert status.extraction_dead_letters == 0
         assert (
             await _count(memory, "SELECT count(*) FROM events WHERE extracted = 1") == 1
         )
@@ -294,9 +294,9 @@ async def test_a_broken_date_drops_only_its_candidate(
             )
             == 0
         )
-        statistics = (await memory.status())["agents"][AGENT]["runtime"]
-        assert statistics["extraction_rejected_candidates"] == 1
-        assert statistics["extraction_batches"] == 1
+        statistics = (await memory.status()).agent(AGENT).statistics
+        assert statistics.extraction_rejected_candidates == 1
+        assert statistics.extraction_batches == 1
 
 
 async def _triggers(memory: Memory) -> list[str]:

@@ -55,8 +55,9 @@ async def test_clear_removes_claims_and_keeps_the_rest(
         claims_before = [item for item in before.items if item.kind != "evidence"]
         assert claims_before
         report = await memory.clear("a")
-        assert report["claims_deleted"] == len(claims_before)
-        assert "directives" in report["kept"]
+        assert report.claims_deleted == len(claims_before)
+        assert "directives" in report.kept
+        assert report.kept_counts.directives == 1
         after = await memory.recall("a", "hiking ramen Lisbon", k=20)
         assert all(item.kind == "evidence" for item in after.items)
         assert "Answer briefly." in after.directive_block

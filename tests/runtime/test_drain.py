@@ -65,19 +65,19 @@ async def test_drain_times_out_keeps_accepted_work_and_resume_rearms(
         embedder.gate.set()
         settled = await memory.drain()
         assert settled.agents == 2
-        counts = (await memory.status())["agents"]["a"]
-        assert counts["events"] == 1
-        assert counts["events_pending_extraction"] == 0
-        assert counts["embeddings"] == 1
+        counts = (await memory.status()).agent("a")
+        assert counts.events == 1
+        assert counts.events_pending_extraction == 0
+        assert counts.embeddings == 1
 
         await memory.resume()
         assert all(s.accepting for s in runtime_core(memory).registry.running())
         assert (await memory.ingest("a", [turn("e2", "I also have a dog.")])).ingested
         assert (await memory.ingest("c", [turn("c1", "I like tea.")])).ingested
         await memory.wait_idle()
-        counts = (await memory.status())["agents"]["a"]
-        assert counts["events"] == 2
-        assert counts["embeddings"] == 2
+        counts = (await memory.status()).agent("a")
+        assert counts.events == 2
+        assert counts.embeddings == 2
 
 
 async def test_drain_with_nothing_running_is_immediate(memory) -> None:

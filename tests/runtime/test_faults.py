@@ -46,10 +46,12 @@ async def test_a_failing_projection_save_leaves_the_agent_serving(
             await memory.wait_idle("a")
             supervisor = await runtime_core(memory).registry.get("a")
             await supervisor.run_maintenance_pass()
-            entry = (await memory.status())["agents"]["a"]
-            assert entry["state"] == "running"
-            assert entry["projection_save_error"].startswith("OSError")
-            assert entry["runtime"]["maintenance_failed_steps"] == 1
+            entry = (await memory.status()).agent("a")
+            assert entry.state.value == "running"
+            assert entry.projection_save_error is not None
+            assert entry.projection_save_error.startswith("OSError")
+            assert entry.statistics is not None
+            assert entry.statistics.maintenance_failed_steps == 1
             # Writes and reads go on, vectors included (the projection in memory serves).
             await memory.ingest("a", [turn("a2", "My sister lives in Lisbon.")])
             await memory.wait_idle("a")
@@ -62,9 +64,7 @@ async def test_a_failing_projection_save_leaves_the_agent_serving(
             with trio.move_on_after(1):
                 await trio.sleep_forever()  # the step's backoff (0.5 s) passes
             await supervisor.run_maintenance_pass()
-            assert (await memory.status())["agents"]["a"][
-                "projection_save_error"
-            ] is None
+            assert (await memory.status()).agent("a").projection_save_error is None
 
 
 async def test_a_full_database_refuses_writes_and_keeps_reads_serving(
@@ -85,7 +85,7 @@ async def test_a_full_database_refuses_writes_and_keeps_reads_serving(
             await supervisor.run_maintenance_pass()  # its steps fail alone
             recall = await memory.recall("a", "what do I drink?")
             assert "oolong" in recall.memory_block
-            assert (await memory.status())["agents"]["a"]["state"] == "running"
+            assert (await memory.status()).agent("a").state.value == "running"
             writer.execute("PRAGMA max_page_count = 1073741823")
             await memory.ingest("a", [turn("a3", "My sister lives in Lisbon.")])
             await memory.wait_idle("a")
@@ -113,7 +113,9 @@ async def test_a_stale_commit_backs_off_instead_of_spinning(
             )
             await memory.ingest("a", [turn("a1", "I love oolong tea.")])
             await trio.sleep(120)
-            stale = (await memory.status())["agents"]["a"]["runtime"]["writes_stale"]
+            statistics = (await memory.status()).agent("a").statistics
+            assert statistics is not None
+            stale = statistics.writes_stale
             # A hot retry made hundreds of attempts a second; backoff makes a handful.
             assert 0 < stale < 40
         # The turn can never be extracted under that fence: closing says so, in time.
@@ -130,7 +132,6 @@ async def test_a_message_over_the_segment_cap_is_refused_whole(data_dir: Path) -
                     "a",
                     [turn("ok", "short"), turn("big", "word " * 3000)],
                 )
-            status = (await memory.status())["agents"]["a"]
-            assert status["events"] == 0  # nothing of the call was stored
+            assert (await memory.status()).agent("a").events == 0  # nothing stored
             await memory.ingest("a", [turn("fits", "word " * 1000)])
-            assert (await memory.status())["agents"]["a"]["events"] == 3
+            assert (await memory.status()).agent("a").events == 3

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
+import trio
 from tests.helpers import turn
 
-from cairn import IntakeOutcome, Memory, Turn
+from cairn import IntakeOutcome, IntakeRejection, Memory, Turn
 from cairn.errors import ConflictingEventError, InvalidInputError
 from cairn.runtime.core import runtime_core
 
@@ -17,7 +18,7 @@ async def test_same_id_same_content_is_a_no_op(memory: Memory) -> None:
     assert again.ingested == 0
     assert again.duplicates == 1
     status = await memory.status()
-    assert status["agents"]["agent-a"]["events"] == 1
+    assert status.agent("agent-a").events == 1
 
 
 async def test_same_id_other_content_is_rejected_and_original_kept(
@@ -181,3 +182,23 @@ async def test_edit_of_an_unknown_message_is_refused(memory: Memory) -> None:
         await memory.ingest_event(
             "agent-a", turn("e2", "I meant Berlin.", replaces="nope")
         )
+
+
+async def test_a_rejection_says_why_as_a_value(memory: Memory) -> None:
+    """Callers branch on ``IntakeResult.rejection``, never on the reason's wording."""
+    with trio.fail_after(30):
+        await memory.ingest("agent-a", [turn("e1", "I live in Lisbon.")])
+        report = await memory.ingest(
+            "agent-a",
+            [
+                turn("e1", "I live in Porto."),
+                turn("e2", "I meant Berlin.", replaces="nope"),
+                turn("e3", "I live in Faro."),
+            ],
+        )
+    assert [r.rejection for r in report.results] == [
+        IntakeRejection.CONFLICTING_CONTENT,
+        IntakeRejection.UNKNOWN_REPLACED_EVENT,
+        None,
+    ]
+    assert all(r.reason for r in report.rejected)

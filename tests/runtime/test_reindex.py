@@ -65,4 +65,4 @@ async def test_model_switch_reindexes_without_mixing(data_dir: Path) -> None:
         assert supervisor.projection.index.dimension == 128
         status = await memory.status()
     # Both identities' blobs are kept (switching back needs no re-embedding).
-    assert status["agents"]["a"]["embeddings"] == 2 * len(TURNS)
+    assert status.agent("a").embeddings == 2 * len(TURNS)

@@ -28,20 +28,20 @@ async def test_restart_keeps_everything(
         )
         await memory.wait_idle("agent-a")
         before = await memory.recall("agent-a", "oolong tea Tomas Porto", k=10)
-        status_before = (await memory.status())["agents"]["agent-a"]
+        status_before = (await memory.status()).agent("agent-a")
 
     embedder = HashingEmbedder()
     async with open_memory(
         data_dir, TEST_CONFIG, clock=clock, embedder=embedder
     ) as memory:
         after = await memory.recall("agent-a", "oolong tea Tomas Porto", k=10)
-        status_after = (await memory.status())["agents"]["agent-a"]
+        status_after = (await memory.status()).agent("agent-a")
         supervisor = await runtime_core(memory).registry.get("agent-a")
         assert supervisor.projection.index is not None
-        assert len(supervisor.projection.index) == status_before["embeddings"]
+        assert len(supervisor.projection.index) == status_before.embeddings
     assert [i.id for i in after.items] == [i.id for i in before.items]
     for key in ("events", "claims", "embeddings"):
-        assert status_after[key] == status_before[key]
+        assert getattr(status_after, key) == getattr(status_before, key)
     # Only the query was embedded after the restart: vectors were loaded, not recomputed.
     assert embedder.calls == 1
 

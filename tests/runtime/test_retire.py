@@ -81,8 +81,8 @@ async def test_retire_then_recreate_starts_empty(
         assert (data_dir / "vectors" / agent_directory_name("a")).exists()
 
         report = await memory.retire("a")
-        assert report["rows_deleted"]["events"] == len(TURNS)
-        assert report["rows_deleted"]["directives"] == 2
+        assert report.deleted("events") == len(TURNS)
+        assert report.deleted("directives") == 2
         assert not (data_dir / "vectors" / agent_directory_name("a")).exists()
         assert set(_namespace_counts(db, "a").values()) == {0}
         assert _namespace_counts(db, "b") == before_b
@@ -111,7 +111,7 @@ async def test_retire_cancels_owned_work(
         await memory.ingest("a", many)
         # Extraction, embedding and the projection's warm-up are still in flight.
         report = await memory.retire("a")
-        assert report["rows_deleted"]["events"] == len(many)
+        assert report.deleted("events") == len(many)
     assert set(_namespace_counts(data_dir / "cairn.db", "a").values()) == {0}
     # Nothing the cancelled actors held was published after the retire.
     assert not (data_dir / "vectors" / agent_directory_name("a")).exists()

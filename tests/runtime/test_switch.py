@@ -16,7 +16,7 @@ from tests.conftest import TEST_CONFIG
 from tests.helpers import turn
 from tests.providers.fakes import open_fake_server
 
-from cairn import Degradation, Memory, open_memory
+from cairn import Degradation, EmbedderIdentity, Memory, open_memory
 from cairn.errors import InvalidInputError, StaleResultError, TransientProviderError
 from cairn.providers.embedding import Vectors
 from cairn.providers.http.client import open_http_client
@@ -126,13 +126,13 @@ async def test_a_b_a_switch_during_an_in_flight_batch_commits_nothing_stale(
     index = supervisor.projection.index
     assert index is not None
     assert supervisor.projection.identity == model_a.identity
-    assert len(index) == status["agents"]["a"]["embeddings"] - sum(
+    assert len(index) == status.agent("a").embeddings - sum(
         1 for row in rows if row[0] == model_b.identity.model
     )
     assert recall.manifest is not None
     assert recall.manifest.degradations == ()
     assert any("cello" in item.text for item in recall.items)
-    assert status["embedder"]["model"] == model_a.identity.model
+    assert status.embedder.model == model_a.identity.model
 
 
 async def test_same_dimension_switch_never_mixes_spaces(data_dir: Path) -> None:
@@ -231,13 +231,13 @@ async def test_switch_clears_the_breaker(data_dir: Path) -> None:
         opened = await memory.recall("a", "cat")
         assert opened.manifest is not None
         assert Degradation.BREAKER_OPEN in opened.manifest.degradations
-        assert (await memory.status())["agents"]["a"]["query_breaker"] == "open"
+        assert (await memory.status()).agent("a").query_breaker == "open"
         # Same identity (e.g. the base URL moved): no epoch change, but a fresh breaker.
         supervisor = await runtime_core(memory).registry.get("a")
         epoch = supervisor.fence.epoch
         assert not await memory.use_embedder(HashingEmbedder(dimension=64))
         assert supervisor.fence.epoch == epoch
-        assert (await memory.status())["agents"]["a"]["query_breaker"] == "closed"
+        assert (await memory.status()).agent("a").query_breaker == "closed"
         after = await memory.recall("a", "cat")
     assert after.manifest is not None
     assert after.manifest.degradations == ()
@@ -291,9 +291,13 @@ async def test_reconfigure_switches_http_providers_from_the_config_file(
             ) as memory:
                 await memory.ingest("a", TURNS)
                 await memory.wait_idle("a")
-                assert not await memory.reconfigure()  # unchanged file: same identity
+                unchanged = await memory.reconfigure()  # the same file: same identity
+                assert not unchanged.changed
+                assert unchanged.text_provider is None  # no [text]: the rule extractor
                 _write_config(data, server_b.base_url, "embed-b", 12)
-                assert await memory.reconfigure()
+                switched = await memory.reconfigure()
+                assert switched.changed
+                assert switched.embedder.model == "embed-b"
                 await memory.wait_idle("a")
                 recall = await memory.recall("a", "cello")
                 status = await memory.status()
@@ -304,12 +308,9 @@ async def test_reconfigure_switches_http_providers_from_the_config_file(
                 with pytest.raises(InvalidInputError):
                     await memory.reconfigure()
                 assert memory.embedder.identity.model == "embed-b"  # unchanged
-    assert status["embedder"] == {
-        "provider": "openai-compatible",
-        "model": "embed-b",
-        "dimension": 12,
-        "metric": "cos",
-    }
+    assert status.embedder == EmbedderIdentity(
+        "openai-compatible", "embed-b", 12, "cos"
+    )
     assert supervisor.projection.index is not None
     assert supervisor.projection.index.dimension == 12
     assert recall.manifest is not None
@@ -382,12 +383,12 @@ async def test_text_provider_from_the_config_file_and_switched_live(
                 await memory.ingest("a", first)
                 await memory.wait_idle("a")
                 chats = [r for r in server.requests if "chat" in r.path]
-                claims_by_model = (await memory.status())["agents"]["a"]["claims"]
+                claims_by_model = (await memory.status()).agent("a").claims
                 (data / "cairn.toml").write_text(embedding, encoding="utf-8")
-                assert not await memory.reconfigure()  # the embedder is unchanged
+                assert not (await memory.reconfigure()).changed  # same embedder
                 await memory.ingest("a", [turn("t2", "I love oolong tea.")])
                 await memory.wait_idle("a")
-                claims_after = (await memory.status())["agents"]["a"]["claims"]
+                claims_after = (await memory.status()).agent("a").claims
     chats_after = [r for r in server.requests if "chat" in r.path]
     assert len(chats) == 1
     chat = chats[0]
@@ -439,7 +440,7 @@ async def test_a_stop_cancels_a_hung_extraction_call(tmp_path: Path) -> None:
                 text_provider=model,
             ) as memory:
                 await memory.wait_idle("a")
-                counts = (await memory.status())["agents"]["a"]
-    assert counts["events"] == 1
-    assert counts["events_pending_extraction"] == 0
+                counts = (await memory.status()).agent("a")
+    assert counts.events == 1
+    assert counts.events_pending_extraction == 0
     assert len(server.requests) == 1

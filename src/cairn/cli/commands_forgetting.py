@@ -81,12 +81,18 @@ def retire(
         raise typer.Exit(EXIT_BAD_INPUT)
 
     async def action(memory: Any) -> int:
-        result = _plain(await memory.retire(agent))
-        rows = ", ".join(f"{t} {n}" for t, n in result["rows_deleted"].items() if n)
+        report = await memory.retire(agent)
+        # JSON keeps its documented shape: rows deleted as a table -> count object.
+        result = {
+            "agent_id": report.agent_id,
+            "rows_deleted": {count.table: count.rows for count in report.rows_deleted},
+            "kept": list(report.kept),
+        }
+        rows = ", ".join(f"{c.table} {c.rows}" for c in report.rows_deleted if c.rows)
         return _say(
             result,
             as_json,
-            f"agent {result['agent_id']} retired; deleted: {rows or 'nothing'}",
+            f"agent {report.agent_id} retired; deleted: {rows or 'nothing'}",
         )
 
     _run_on_memory(context, action)

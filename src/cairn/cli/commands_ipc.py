@@ -171,8 +171,10 @@ def reconfigure(context: typer.Context, socket: SocketOption = None) -> None:
 
     async def body() -> int:
         async with open_unix_client(await _server_socket(cli, socket)) as client:
-            changed, embedder = await client.reconfigure()
-        emit_json({"changed": changed, "embedder": embedder})
+            report = await client.reconfigure()
+        emit_json(
+            {"changed": report.changed, "embedder": attrs.asdict(report.embedder)}
+        )
         return EXIT_OK
 
     run(body)

@@ -28,13 +28,13 @@ from cairn.cli.app import (
 from cairn.cli.progress import progress_bar
 from cairn.cli.target import open_target
 from cairn.cli.turns import read_turns
+from cairn.domain.outcomes import IntakeOutcome
 from cairn.errors import InvalidInputError
 from cairn.runtime.threads import run_in_thread
 from cairn.serde.recall import recall_to_dict
-from cairn.store.evidence import IntakeOutcome
 
 if TYPE_CHECKING:
-    from cairn.cli.target import MemoryCalls
+    from cairn.api.protocol import MemoryApi
     from cairn.domain.evidence import Turn
     from cairn.retrieval.types import Recall
 
@@ -52,7 +52,7 @@ def _request_bytes(turn: Turn) -> int:
 
 
 async def ingest_file(
-    memory: MemoryCalls,
+    memory: MemoryApi,
     agent: str,
     path: Path,
     *,

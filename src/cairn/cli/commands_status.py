@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import attrs
 import typer
 from rich.table import Table
 from rich.text import Text
@@ -11,14 +12,25 @@ from rich.text import Text
 from cairn.cli.app import EXIT_OK, CliContext, JsonOption, app, emit_json, run
 from cairn.cli.app import stdout_console as console
 from cairn.cli.target import open_target
+from cairn.domain.ids import AgentId
 from cairn.store.agents import agent_epochs
 from cairn.store.clear_jobs import pending_clear_jobs
 from cairn.store.embeddings import embeddings_by_identity
 
 if TYPE_CHECKING:
+    from cairn.api.status import AgentStatus
     from cairn.cli.target import Target
 
 __all__ = ["read_status"]
+
+
+def _agent_json(entry: AgentStatus) -> dict[str, Any]:
+    """One ``AgentStatus`` in the documented JSON shape (its statistics as ``runtime``)."""
+    data = attrs.asdict(entry)
+    del data["agent_id"]
+    data["runtime"] = data.pop("statistics")
+    data["live"] = entry.statistics is not None
+    return data
 
 
 async def read_status(target: Target) -> dict[str, Any]:
@@ -37,23 +49,23 @@ async def read_status(target: Target) -> dict[str, Any]:
             embeddings_by_identity(connection),
         )
     )
-    for agent, entry in status["agents"].items():
-        live = "runtime" in entry
-        entry["live"] = live
-        if not live:
-            entry.update(
-                epoch=epochs.get(agent, 0),
-                runtime=None,
-                query_breaker=None,
-                vector_identity=None,
-            )
+    agents: dict[str, Any] = {}
+    for agent_status in status.agents:
+        agent = agent_status.agent_id
+        entry = agents[agent] = _agent_json(agent_status)
+        if not entry["live"]:
+            entry["epoch"] = epochs.get(AgentId(agent), 0)
         entry["stored_vectors"] = vectors.get(agent, [])
         entry["clear_jobs_pending"] = [
             {k: v for k, v in job.as_json().items() if k != "agent_id"}
             for job in jobs
             if job.agent_id == agent
         ]
-    return status
+    return {
+        "data_dir": status.data_dir,
+        "embedder": attrs.asdict(status.embedder),
+        "agents": agents,
+    }
 
 
 def _print(status: dict[str, Any]) -> None:

@@ -4,8 +4,9 @@ directory."""
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
+import attrs
 import typer
 from rich.table import Table
 from rich.text import Text
@@ -26,6 +27,7 @@ from cairn.cli.target import open_target
 from cairn.runtime import upkeep
 
 if TYPE_CHECKING:
+    from cairn.api.status import StatusReport
     from cairn.runtime.operator_reports import DoctorReport
 
 __all__: list[str] = []
@@ -33,9 +35,9 @@ __all__: list[str] = []
 _COUNTS = ("events", "claims", "directives", "embeddings")
 
 
-def _counts(status: dict[str, Any], agent: str) -> dict[str, int]:
-    entry = status["agents"].get(agent, {})
-    return {name: int(entry.get(name, 0)) for name in _COUNTS}
+def _counts(status: StatusReport, agent: str) -> dict[str, int]:
+    entry = status.agent(agent)
+    return {name: int(getattr(entry, name)) for name in _COUNTS}
 
 
 @app.command()
@@ -64,7 +66,12 @@ def clear(
             before = _counts(await memory.status(), agent_id)
             result = await memory.clear(agent_id)
             after = _counts(await memory.status(), agent_id)
-        report = {"agent": agent_id, **result, "before": before, "after": after}
+        report = {
+            "agent": agent_id,
+            **attrs.asdict(result),
+            "before": before,
+            "after": after,
+        }
         if as_json:
             emit_json(report)
             return EXIT_OK
@@ -73,8 +80,8 @@ def clear(
             table.add_row(name, str(before[name]), str(after[name]))
         console = stdout_console()
         console.print(table)
-        console.print(f"removed: {', '.join(result['removed'])}")
-        console.print(f"kept: {', '.join(result['kept'])}")
+        console.print(f"removed: {', '.join(result.removed)}")
+        console.print(f"kept: {', '.join(result.kept)}")
         return EXIT_OK
 
     run(body)
@@ -194,11 +201,11 @@ def replay(
             agent_id = await target.known_agent(agent)
             replayed = await memory.replay_dead_letters(agent_id)
             await memory.wait_idle(agent_id)
-            entry = (await memory.status())["agents"].get(agent_id, {})
+            entry = (await memory.status()).agent(agent_id)
         report = {
             "agent": agent_id,
             "replayed_batches": replayed,
-            "dead_letters": int(entry.get("extraction_dead_letters", 0)),
+            "dead_letters": entry.extraction_dead_letters,
         }
         if as_json:
             emit_json(report)

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import attrs
 import trio
 
+from cairn.api.protocol import MemoryApi
 from cairn.domain.ids import validate_agent_id
 from cairn.errors import InvalidInputError
 from cairn.ipc.client import open_unix_client
@@ -36,65 +37,15 @@ from cairn.store.agents import list_agents
 from cairn.store.connection import open_connection
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Sequence
+    from collections.abc import AsyncIterator, Callable
 
     import apsw
 
     from cairn.cli.app import CliContext
-    from cairn.domain.directive import Directive
-    from cairn.domain.evidence import Turn
-    from cairn.retrieval.types import Recall
-    from cairn.runtime.memory import IngestReport
-    from cairn.store.forget import ForgetResult, LifecycleResult, RememberResult
 
-__all__ = ["DirectiveCalls", "MemoryCalls", "Target", "open_target"]
+__all__ = ["Target", "open_target"]
 
 T = TypeVar("T")
-
-
-class DirectiveCalls(Protocol):
-    """``memory.directives`` as the commands use it (embedded or over a client)."""
-
-    async def create(
-        self, agent_id: str, text: str, *, kind: str = ...
-    ) -> Directive: ...
-    async def propose(
-        self, agent_id: str, text: str, *, kind: str = ...
-    ) -> Directive: ...
-    async def approve(self, agent_id: str, directive_id: str) -> Directive: ...
-    async def revoke(self, agent_id: str, directive_id: str) -> Directive: ...
-    async def list(
-        self, agent_id: str, *, status: str | None = ...
-    ) -> list[Directive]: ...
-
-
-class MemoryCalls(Protocol):
-    """The part of ``Memory`` the commands call; the IPC client has the same methods."""
-
-    async def ingest(self, agent_id: str, turns: Sequence[Turn]) -> IngestReport: ...
-    async def wait_idle(self, agent_id: str | None = ...) -> None: ...
-    async def recall(
-        self,
-        agent_id: str,
-        query: str,
-        *,
-        session_id: str | None = ...,
-        k: int | None = ...,
-        budget_bytes: int | None = ...,
-        wait_s: float | None = ...,
-    ) -> Recall: ...
-    async def status(self) -> dict[str, Any]: ...
-    async def clear(self, agent_id: str) -> dict[str, Any]: ...
-    async def retire(self, agent_id: str) -> dict[str, Any]: ...
-    async def forget(self, agent_id: str, claim_id: str) -> ForgetResult: ...
-    async def archive(self, agent_id: str, claim_id: str) -> LifecycleResult: ...
-    async def unarchive(self, agent_id: str, claim_id: str) -> LifecycleResult: ...
-    async def remember(
-        self, agent_id: str, text: str, *, kind: str = ...
-    ) -> RememberResult: ...
-    async def replay_dead_letters(self, agent_id: str) -> int: ...
-    @property
-    def directives(self) -> DirectiveCalls: ...
 
 
 @attrs.frozen
@@ -105,7 +56,8 @@ class Target:
     the runtime itself (``memory``).
     """
 
-    calls: MemoryCalls
+    # The one declared API (cairn.api.protocol): embedded Memory or the IPC client.
+    calls: MemoryApi
     data_dir: Path
     memory: Memory | None = None
     server: ServerRecord | None = None

@@ -12,6 +12,7 @@ or only stopwords) is refused on write and ignored if found in old data
 from __future__ import annotations
 
 import enum
+import functools
 import re
 import unicodedata
 
@@ -61,9 +62,16 @@ class ActiveDirective:
 
 
 # Han, kana and Hangul: scripts written without spaces between words.
-_CJK = re.compile(
-    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]"
-)
+_CJK_PATTERN = r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]"
+
+
+@functools.cache
+def _cjk() -> re.Pattern[str]:
+    # Compiled on first use: the ranges cost milliseconds to compile, and every IPC client
+    # imports this module for the Directive type alone (tests/ipc/test_light_client.py).
+    return re.compile(_CJK_PATTERN)
+
+
 # Words too common to be a topic on their own ("the", "and", "of", ...).
 _BROAD_WORDS = frozenset(
     [
@@ -139,7 +147,7 @@ def topic_problem(text: str) -> str | None:
         return f"a topic is at most {MAX_TOPIC_CHARS} characters"
     if _base_characters(topic) < 2:
         return "a topic needs at least two visible letters or digits"
-    if not _CJK.search(topic):
+    if not _cjk().search(topic):
         words = re.findall(r"[^\W_]+", topic)
         if all(word in _BROAD_WORDS for word in words):
             return "a topic made only of common words would hide almost everything"
@@ -166,7 +174,7 @@ class TopicMatcher:
             if topic_problem(topic) is not None:
                 continue
             normal = normalise_topic(topic)
-            if _CJK.search(normal):
+            if _cjk().search(normal):
                 substrings.append(_compact(normal))
             else:
                 parts = [re.escape(part) for part in normal.split()]

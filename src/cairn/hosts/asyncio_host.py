@@ -29,22 +29,32 @@ from cairn.errors import RuntimeClosedError
 from cairn.runtime.memory import Memory, open_memory
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+    from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
     from pathlib import Path
 
-    import numpy.typing as npt
     import outcome
 
+    from cairn.api.reports import (
+        ClearReport,
+        DrainReport,
+        IngestReport,
+        ReconfigureReport,
+        RetireReport,
+    )
+    from cairn.api.status import StatusReport
     from cairn.clock import DomainClock
     from cairn.config import MemoryConfig
     from cairn.domain.directive import Directive
     from cairn.domain.evidence import Turn
+    from cairn.domain.outcomes import (
+        ForgetResult,
+        IntakeResult,
+        LifecycleResult,
+        RememberResult,
+    )
     from cairn.domain.scope import RecallContext, Scope
     from cairn.providers.embedding import EmbeddingProvider
     from cairn.retrieval.types import Recall
-    from cairn.runtime.memory import DrainReport, IngestReport
-    from cairn.store import forget as store
-    from cairn.store.evidence import IntakeResult
 
 __all__ = ["AsyncioDirectives", "AsyncioMemory", "open_asyncio_memory"]
 
@@ -121,56 +131,18 @@ class AsyncioMemory:
         with contextlib.suppress(trio.RunFinishedError):
             self._token.run_sync_soon(self._stop.set)
 
-    # -- the embedded API --------------------------------------------------------------
+    # -- the memory API (cairn.api.protocol.MemoryApi), each a Memory call --------------
+    @property
+    def directives(self) -> AsyncioDirectives:
+        """``create``/``propose``/``approve``/``revoke``/``list``, as ``Memory.directives``."""
+        return AsyncioDirectives(self)
+
     async def ingest(self, agent_id: str, turns: Sequence[Turn]) -> IngestReport:
-        turns = list(turns)
+        turns = list(turns)  # the trio task reads it later: a snapshot of the caller's
         return await self._call(lambda memory: memory.ingest(agent_id, turns))
 
     async def ingest_turn(self, agent_id: str, turn: Turn) -> IntakeResult:
         return await self._call(lambda memory: memory.ingest_turn(agent_id, turn))
-
-    async def wait_idle(self, agent_id: str | None = None) -> None:
-        await self._call(lambda memory: memory.wait_idle(agent_id))
-
-    async def recall(
-        self,
-        agent_id: str,
-        query: str,
-        *,
-        context: RecallContext | None = None,
-        session_id: str | None = None,
-        k: int | None = None,
-        budget_bytes: int | None = None,
-        wait_s: float | None = None,
-        query_vector: npt.ArrayLike | None = None,
-    ) -> Recall:
-        return await self._call(
-            lambda memory: memory.recall(
-                agent_id,
-                query,
-                context=context,
-                session_id=session_id,
-                k=k,
-                budget_bytes=budget_bytes,
-                wait_s=wait_s,
-                query_vector=query_vector,
-            )
-        )
-
-    async def fetch_recall(self, agent_id: str, request_id: str) -> Recall:
-        return await self._call(
-            lambda memory: memory.fetch_recall(agent_id, request_id)
-        )
-
-    async def clear(self, agent_id: str) -> dict[str, Any]:
-        return await self._call(lambda memory: memory.clear(agent_id))
-
-    async def add_directive(
-        self, agent_id: str, text: str, *, kind: str = "instruction"
-    ) -> str:
-        return await self._call(
-            lambda memory: memory.add_directive(agent_id, text, kind=kind)
-        )
 
     async def ingest_event(self, agent_id: str, event: Turn) -> IntakeResult:
         return await self._call(lambda memory: memory.ingest_event(agent_id, event))
@@ -197,6 +169,45 @@ class AsyncioMemory:
     async def replay_dead_letters(self, agent_id: str) -> int:
         return await self._call(lambda memory: memory.replay_dead_letters(agent_id))
 
+    async def wait_idle(self, agent_id: str | None = None) -> None:
+        await self._call(lambda memory: memory.wait_idle(agent_id))
+
+    async def recall(
+        self,
+        agent_id: str,
+        query: str,
+        *,
+        context: RecallContext | None = None,
+        session_id: str | None = None,
+        k: int | None = None,
+        budget_bytes: int | None = None,
+        wait_s: float | None = None,
+        query_vector: Iterable[float] | None = None,
+    ) -> Recall:
+        return await self._call(
+            lambda memory: memory.recall(
+                agent_id,
+                query,
+                context=context,
+                session_id=session_id,
+                k=k,
+                budget_bytes=budget_bytes,
+                wait_s=wait_s,
+                query_vector=query_vector,
+            )
+        )
+
+    async def fetch_recall(self, agent_id: str, request_id: str) -> Recall:
+        return await self._call(
+            lambda memory: memory.fetch_recall(agent_id, request_id)
+        )
+
+    async def clear(self, agent_id: str) -> ClearReport:
+        return await self._call(lambda memory: memory.clear(agent_id))
+
+    async def wait_cleared(self, agent_id: str) -> None:
+        await self._call(lambda memory: memory.wait_cleared(agent_id))
+
     async def remember(
         self,
         agent_id: str,
@@ -205,31 +216,36 @@ class AsyncioMemory:
         kind: str = "fact",
         scope: Scope | None = None,
         by: str = "user",
-    ) -> store.RememberResult:
+    ) -> RememberResult:
         return await self._call(
             lambda memory: memory.remember(
                 agent_id, text, kind=kind, scope=scope, by=by
             )
         )
 
-    async def forget(self, agent_id: str, claim_id: str) -> store.ForgetResult:
+    async def forget(self, agent_id: str, claim_id: str) -> ForgetResult:
         return await self._call(lambda memory: memory.forget(agent_id, claim_id))
 
-    async def archive(self, agent_id: str, claim_id: str) -> store.LifecycleResult:
+    async def archive(self, agent_id: str, claim_id: str) -> LifecycleResult:
         return await self._call(lambda memory: memory.archive(agent_id, claim_id))
 
-    async def unarchive(self, agent_id: str, claim_id: str) -> store.LifecycleResult:
+    async def unarchive(self, agent_id: str, claim_id: str) -> LifecycleResult:
         return await self._call(lambda memory: memory.unarchive(agent_id, claim_id))
 
-    async def retire(self, agent_id: str) -> dict[str, Any]:
+    async def retire(self, agent_id: str) -> RetireReport:
         return await self._call(lambda memory: memory.retire(agent_id))
 
-    @property
-    def directives(self) -> AsyncioDirectives:
-        """``create``/``propose``/``approve``/``revoke``/``list``, as ``Memory.directives``."""
-        return AsyncioDirectives(self)
+    async def add_directive(
+        self, agent_id: str, text: str, *, kind: str = "instruction"
+    ) -> str:
+        return await self._call(
+            lambda memory: memory.add_directive(agent_id, text, kind=kind)
+        )
 
-    async def status(self) -> dict[str, Any]:
+    async def reconfigure(self) -> ReconfigureReport:
+        return await self._call(lambda memory: memory.reconfigure())
+
+    async def status(self) -> StatusReport:
         return await self._call(lambda memory: memory.status())
 
     async def drain(self, timeout_s: float | None = None) -> DrainReport:

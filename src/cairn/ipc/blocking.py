@@ -2,107 +2,56 @@
 
 One request at a time per client, in the caller's thread: it sends a frame and reads until
 its answer arrives. Not thread-safe; use one client per thread (the server handles many
-connections). Same methods and errors as the trio client.
+connections). Same methods and errors as the trio client: it implements
+:class:`cairn.BlockingMemoryApi`, each method one request built by cairn.ipc.requests.
 """
 
 from __future__ import annotations
 
 import itertools
-import socket
-import subprocess
 from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
 from cairn.errors import ConnectionLostError, ProtocolError
-from cairn.ipc.client import (
-    CLIENT_MAX_FRAME_BYTES,
-    hello_answer,
-    recall_fields,
-    retire_report,
-    serve_command,
-    unwrap,
-)
+from cairn.ipc import requests
 from cairn.ipc.codes import error_for
-from cairn.ipc.dispatch import scope_to_message, turn_to_message
-from cairn.ipc.framing import FrameReader, decode_answer, encode_frame
-from cairn.ipc.messages import (
-    PROTOCOL_VERSION,
-    AddDirectiveRequest,
-    AddDirectiveResult,
-    ArchiveRequest,
-    ArchiveResult,
-    ClearRequest,
-    ClearResult,
-    DeclareSessionRequest,
-    DeclareSessionResult,
-    DirectivesApproveRequest,
-    DirectivesApproveResult,
-    DirectivesCreateRequest,
-    DirectivesCreateResult,
-    DirectivesListRequest,
-    DirectivesListResult,
-    DirectivesProposeRequest,
-    DirectivesProposeResult,
-    DirectivesRevokeRequest,
-    DirectivesRevokeResult,
-    DrainRequest,
-    DrainResult,
-    Error,
-    FetchRecallRequest,
-    FetchRecallResult,
-    ForgetRequest,
-    ForgetResult,
-    Hello,
-    IngestEventRequest,
-    IngestEventResult,
-    IngestRequest,
-    IngestResult,
-    IngestTurnRequest,
-    IngestTurnResult,
-    PingRequest,
-    PingResult,
-    RecallRequest,
-    RecallResult,
-    ReconfigureRequest,
-    ReconfigureResult,
-    RememberRequest,
-    RememberResult,
-    ReplayDeadLettersRequest,
-    ReplayDeadLettersResult,
-    Request,
-    ResumeRequest,
-    ResumeResult,
-    RetireRequest,
-    RetireResult,
-    SessionCursorRequest,
-    SessionCursorResult,
-    StatusRequest,
-    StatusResult,
-    UnarchiveRequest,
-    UnarchiveResult,
-    WaitIdleRequest,
-    WaitIdleResult,
-    Welcome,
+from cairn.ipc.framing import (
+    CLIENT_MAX_FRAME_BYTES,
+    FrameReader,
+    decode_answer,
+    encode_frame,
 )
-from cairn.runtime.memory import DrainReport, IngestReport
+from cairn.ipc.messages import Error, Welcome
+from cairn.ipc.spawn import serve_command
 
 if TYPE_CHECKING:
     import io
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
     from pathlib import Path
     from types import TracebackType
 
-    import numpy.typing as npt
-
+    from cairn.api.reports import (
+        ClearReport,
+        DrainReport,
+        IngestReport,
+        ReconfigureReport,
+        RetireReport,
+    )
+    from cairn.api.status import StatusReport
     from cairn.domain.directive import Directive
     from cairn.domain.evidence import Turn
+    from cairn.domain.outcomes import (
+        ForgetResult,
+        IntakeResult,
+        LifecycleResult,
+        RememberResult,
+    )
     from cairn.domain.scope import RecallContext, Scope
+    from cairn.ipc.requests import Call
     from cairn.retrieval.types import Recall
-    from cairn.store import forget as store
-    from cairn.store.evidence import IntakeResult
 
 __all__ = ["BlockingClient", "BlockingDirectives"]
 
-A = TypeVar("A")
+T = TypeVar("T")
 _RECEIVE_BYTES = 64 * 1024
 
 
@@ -129,6 +78,10 @@ class BlockingClient:
         cls, path: str | Path, *, timeout_s: float | None = None
     ) -> BlockingClient:
         """Connect to ``cairn serve --socket PATH``; ``timeout_s`` bounds each socket wait."""
+        # Imported here, as in spawn_stdio: each way to connect loads only its own module,
+        # which keeps importing the client light (tests/ipc/test_light_client.py).
+        import socket  # noqa: PLC0415
+
         connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         connection.settimeout(timeout_s)
         try:
@@ -153,6 +106,8 @@ class BlockingClient:
     ) -> BlockingClient:
         """Start ``cairn serve --stdio`` on ``data_dir`` and talk over its stdin/stdout
         (``command`` replaces the server's command line, default ``serve_command``)."""
+        import subprocess  # noqa: PLC0415 - see connect_unix
+
         process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
             serve_command(data_dir) if command is None else list(command),
             stdin=subprocess.PIPE,
@@ -216,42 +171,60 @@ class BlockingClient:
         return decode_answer(body)
 
     def _handshake(self) -> Welcome:
-        hello = Hello(versions=[PROTOCOL_VERSION], client="cairn-python-blocking")
-        self._write(encode_frame(hello))
-        return hello_answer(self._next_answer())
+        self._write(encode_frame(requests.hello("cairn-python-blocking")))
+        return requests.welcome(self._next_answer())
 
-    def call(self, request: Request, expected: type[A]) -> A:
+    def send(self, call: Call[Any, T]) -> T:
         """Send one request and read until its answer (raises the error it carries)."""
+        request = call.numbered(next(self._ids))
         self._write(encode_frame(request))
         while True:
             answer = self._next_answer()
             if isinstance(answer, Error) and answer.id is None:
                 raise error_for(answer.code, answer.message)
             if getattr(answer, "id", None) == request.id:
-                return unwrap(answer, expected)
+                return call.result(answer)
             # An answer to an earlier call that was interrupted: skip it.
             if not hasattr(answer, "id"):
                 raise ProtocolError(f"unexpected {type(answer).__name__} frame")
 
-    # -- the embedded API --------------------------------------------------------------
+    # -- the memory API (cairn.api.protocol.BlockingMemoryApi) -------------------------
+    @property
+    def directives(self) -> BlockingDirectives:
+        """``create``/``propose``/``approve``/``revoke``/``list``, as ``Memory.directives``."""
+        return BlockingDirectives(self)
+
     def ingest(self, agent_id: str, turns: Sequence[Turn]) -> IngestReport:
-        request = IngestRequest(
-            id=next(self._ids),
-            agent_id=agent_id,
-            turns=[turn_to_message(turn) for turn in turns],
-        )
-        return IngestReport(tuple(self.call(request, IngestResult).results))
+        return self.send(requests.ingest(agent_id, turns))
 
     def ingest_turn(self, agent_id: str, turn: Turn) -> IntakeResult:
-        request = IngestTurnRequest(
-            id=next(self._ids), agent_id=agent_id, turn=turn_to_message(turn)
+        return self.send(requests.ingest_turn(agent_id, turn))
+
+    def ingest_event(self, agent_id: str, event: Turn) -> IntakeResult:
+        return self.send(requests.ingest_event(agent_id, event))
+
+    def declare_session(
+        self,
+        agent_id: str,
+        session_id: str,
+        *,
+        subagent: bool = False,
+        forked_from: tuple[str, str] | None = None,
+    ) -> None:
+        self.send(
+            requests.declare_session(
+                agent_id, session_id, subagent=subagent, forked_from=forked_from
+            )
         )
-        return self.call(request, IngestTurnResult).result
+
+    def session_cursor(self, agent_id: str, session_id: str) -> str | None:
+        return self.send(requests.session_cursor(agent_id, session_id))
+
+    def replay_dead_letters(self, agent_id: str) -> int:
+        return self.send(requests.replay_dead_letters(agent_id))
 
     def wait_idle(self, agent_id: str | None = None) -> None:
-        self.call(
-            WaitIdleRequest(id=next(self._ids), agent_id=agent_id), WaitIdleResult
-        )
+        self.send(requests.wait_idle(agent_id))
 
     def recall(
         self,
@@ -263,75 +236,29 @@ class BlockingClient:
         k: int | None = None,
         budget_bytes: int | None = None,
         wait_s: float | None = None,
-        query_vector: npt.ArrayLike | None = None,
+        query_vector: Iterable[float] | None = None,
     ) -> Recall:
-        request = RecallRequest(
-            id=next(self._ids),
-            agent_id=agent_id,
-            k=k,
-            budget_bytes=budget_bytes,
-            wait_s=wait_s,
-            **recall_fields(query, context, session_id, query_vector),
+        return self.send(
+            requests.recall(
+                agent_id,
+                query,
+                context=context,
+                session_id=session_id,
+                k=k,
+                budget_bytes=budget_bytes,
+                wait_s=wait_s,
+                query_vector=query_vector,
+            )
         )
-        return self.call(request, RecallResult).recall
 
     def fetch_recall(self, agent_id: str, request_id: str) -> Recall:
-        request = FetchRecallRequest(
-            id=next(self._ids), agent_id=agent_id, request_id=request_id
-        )
-        return self.call(request, FetchRecallResult).recall
+        return self.send(requests.fetch_recall(agent_id, request_id))
 
-    def clear(self, agent_id: str) -> dict[str, Any]:
-        result = self.call(
-            ClearRequest(id=next(self._ids), agent_id=agent_id), ClearResult
-        )
-        return {
-            "claims_deleted": result.claims_deleted,
-            "removed": result.removed,
-            "kept": result.kept,
-        }
+    def clear(self, agent_id: str) -> ClearReport:
+        return self.send(requests.clear(agent_id))
 
-    def add_directive(
-        self, agent_id: str, text: str, *, kind: str = "instruction"
-    ) -> str:
-        request = AddDirectiveRequest(
-            id=next(self._ids), agent_id=agent_id, text=text, kind=kind
-        )
-        return self.call(request, AddDirectiveResult).directive_id
-
-    def ingest_event(self, agent_id: str, event: Turn) -> IntakeResult:
-        """A runtime event, or an edit/retry/deletion of an earlier message."""
-        request = IngestEventRequest(
-            id=next(self._ids), agent_id=agent_id, event=turn_to_message(event)
-        )
-        return self.call(request, IngestEventResult).result
-
-    def declare_session(
-        self,
-        agent_id: str,
-        session_id: str,
-        *,
-        subagent: bool = False,
-        forked_from: tuple[str, str] | None = None,
-    ) -> None:
-        request = DeclareSessionRequest(
-            id=next(self._ids),
-            agent_id=agent_id,
-            session_id=session_id,
-            subagent=subagent,
-            forked_from=forked_from,
-        )
-        self.call(request, DeclareSessionResult)
-
-    def session_cursor(self, agent_id: str, session_id: str) -> str | None:
-        request = SessionCursorRequest(
-            id=next(self._ids), agent_id=agent_id, session_id=session_id
-        )
-        return self.call(request, SessionCursorResult).event_id
-
-    def replay_dead_letters(self, agent_id: str) -> int:
-        request = ReplayDeadLettersRequest(id=next(self._ids), agent_id=agent_id)
-        return self.call(request, ReplayDeadLettersResult).batches
+    def wait_cleared(self, agent_id: str) -> None:
+        self.send(requests.wait_cleared(agent_id))
 
     def remember(
         self,
@@ -341,68 +268,45 @@ class BlockingClient:
         kind: str = "fact",
         scope: Scope | None = None,
         by: str = "user",
-    ) -> store.RememberResult:
-        request = RememberRequest(
-            id=next(self._ids),
-            agent_id=agent_id,
-            text=text,
-            kind=kind,
-            scope=scope_to_message(scope),
-            by=by,
+    ) -> RememberResult:
+        return self.send(
+            requests.remember(agent_id, text, kind=kind, scope=scope, by=by)
         )
-        return self.call(request, RememberResult).result
 
-    def forget(self, agent_id: str, claim_id: str) -> store.ForgetResult:
-        request = ForgetRequest(
-            id=next(self._ids), agent_id=agent_id, claim_id=claim_id
-        )
-        return self.call(request, ForgetResult).result
+    def forget(self, agent_id: str, claim_id: str) -> ForgetResult:
+        return self.send(requests.forget(agent_id, claim_id))
 
-    def archive(self, agent_id: str, claim_id: str) -> store.LifecycleResult:
-        request = ArchiveRequest(
-            id=next(self._ids), agent_id=agent_id, claim_id=claim_id
-        )
-        return self.call(request, ArchiveResult).result
+    def archive(self, agent_id: str, claim_id: str) -> LifecycleResult:
+        return self.send(requests.archive(agent_id, claim_id))
 
-    def unarchive(self, agent_id: str, claim_id: str) -> store.LifecycleResult:
-        request = UnarchiveRequest(
-            id=next(self._ids), agent_id=agent_id, claim_id=claim_id
-        )
-        return self.call(request, UnarchiveResult).result
+    def unarchive(self, agent_id: str, claim_id: str) -> LifecycleResult:
+        return self.send(requests.unarchive(agent_id, claim_id))
 
-    def retire(self, agent_id: str) -> dict[str, Any]:
-        request = RetireRequest(id=next(self._ids), agent_id=agent_id)
-        return retire_report(self.call(request, RetireResult))
+    def retire(self, agent_id: str) -> RetireReport:
+        return self.send(requests.retire(agent_id))
 
-    @property
-    def directives(self) -> BlockingDirectives:
-        """``create``/``propose``/``approve``/``revoke``/``list``, as ``Memory.directives``."""
-        return BlockingDirectives(self)
+    def add_directive(
+        self, agent_id: str, text: str, *, kind: str = "instruction"
+    ) -> str:
+        return self.send(requests.add_directive(agent_id, text, kind=kind))
 
-    def next_id(self) -> int:
-        return next(self._ids)
+    def reconfigure(self) -> ReconfigureReport:
+        """Have the server re-read its provider configuration and switch live."""
+        return self.send(requests.reconfigure())
 
-    def status(self) -> dict[str, Any]:
-        return self.call(StatusRequest(id=next(self._ids)), StatusResult).status
+    def status(self) -> StatusReport:
+        return self.send(requests.status())
 
     def drain(self, timeout_s: float | None = None) -> DrainReport:
-        result = self.call(
-            DrainRequest(id=next(self._ids), timeout_s=timeout_s), DrainResult
-        )
-        return DrainReport(result.agents, result.elapsed_s)
-
-    def reconfigure(self) -> tuple[bool, dict[str, Any]]:
-        """Have the server re-read its provider configuration live: whether the embedding
-        identity changed, and the embedder serving now."""
-        result = self.call(ReconfigureRequest(id=next(self._ids)), ReconfigureResult)
-        return result.changed, result.embedder
+        """Ask the server to stop accepting writes and settle accepted work."""
+        return self.send(requests.drain(timeout_s))
 
     def resume(self) -> None:
-        self.call(ResumeRequest(id=next(self._ids)), ResumeResult)
+        self.send(requests.resume())
 
     def ping(self) -> None:
         """A round trip that touches nothing: is the server there and answering?"""
-        self.call(PingRequest(id=next(self._ids)), PingResult)
+        self.send(requests.ping())
 
 
 class BlockingDirectives:
@@ -415,35 +319,20 @@ class BlockingDirectives:
         self, agent_id: str, text: str, *, kind: str = "instruction"
     ) -> Directive:
         """Create an active directive. Call only on an explicit user action."""
-        request = DirectivesCreateRequest(
-            id=self._client.next_id(), agent_id=agent_id, text=text, kind=kind
-        )
-        return self._client.call(request, DirectivesCreateResult).directive
+        return self._client.send(requests.directives_create(agent_id, text, kind=kind))
 
     def propose(
         self, agent_id: str, text: str, *, kind: str = "instruction"
     ) -> Directive:
         """Record a suggested directive as a draft; it has no effect until approved."""
-        request = DirectivesProposeRequest(
-            id=self._client.next_id(), agent_id=agent_id, text=text, kind=kind
-        )
-        return self._client.call(request, DirectivesProposeResult).directive
+        return self._client.send(requests.directives_propose(agent_id, text, kind=kind))
 
     def approve(self, agent_id: str, directive_id: str) -> Directive:
-        request = DirectivesApproveRequest(
-            id=self._client.next_id(), agent_id=agent_id, directive_id=directive_id
-        )
-        return self._client.call(request, DirectivesApproveResult).directive
+        return self._client.send(requests.directives_approve(agent_id, directive_id))
 
     def revoke(self, agent_id: str, directive_id: str) -> Directive:
-        request = DirectivesRevokeRequest(
-            id=self._client.next_id(), agent_id=agent_id, directive_id=directive_id
-        )
-        return self._client.call(request, DirectivesRevokeResult).directive
+        return self._client.send(requests.directives_revoke(agent_id, directive_id))
 
     def list(self, agent_id: str, *, status: str | None = None) -> list[Directive]:
         """Directives of the agent, ``updated_at DESC, id ASC`` (optionally one status)."""
-        request = DirectivesListRequest(
-            id=self._client.next_id(), agent_id=agent_id, status=status
-        )
-        return self._client.call(request, DirectivesListResult).directives
+        return self._client.send(requests.directives_list(agent_id, status=status))

@@ -11,104 +11,47 @@ from __future__ import annotations
 import contextlib
 import itertools
 import subprocess
-import sys
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
-import numpy as np
 import trio
 
-from cairn.errors import (
-    ConnectionLostError,
-    IpcError,
-    ProtocolError,
-    ProtocolVersionError,
-    ServerBusyError,
-)
+from cairn.errors import ConnectionLostError, IpcError, ProtocolError
+from cairn.ipc import requests
 from cairn.ipc.codes import error_for
-from cairn.ipc.dispatch import scope_to_message, turn_to_message
 from cairn.ipc.framing import (
-    DEFAULT_MAX_FRAME_BYTES,
+    CLIENT_MAX_FRAME_BYTES,
     FrameReader,
     RejectedFrameError,
     decode_answer,
     encode_frame,
 )
-from cairn.ipc.messages import (
-    PROTOCOL_VERSION,
-    AddDirectiveRequest,
-    AddDirectiveResult,
-    ArchiveRequest,
-    ArchiveResult,
-    Busy,
-    ClearRequest,
-    ClearResult,
-    DeclareSessionRequest,
-    DeclareSessionResult,
-    DirectivesApproveRequest,
-    DirectivesApproveResult,
-    DirectivesCreateRequest,
-    DirectivesCreateResult,
-    DirectivesListRequest,
-    DirectivesListResult,
-    DirectivesProposeRequest,
-    DirectivesProposeResult,
-    DirectivesRevokeRequest,
-    DirectivesRevokeResult,
-    DrainRequest,
-    DrainResult,
-    Error,
-    FetchRecallRequest,
-    FetchRecallResult,
-    ForgetRequest,
-    ForgetResult,
-    Hello,
-    IngestEventRequest,
-    IngestEventResult,
-    IngestRequest,
-    IngestResult,
-    IngestTurnRequest,
-    IngestTurnResult,
-    PingRequest,
-    PingResult,
-    RecallRequest,
-    RecallResult,
-    ReconfigureRequest,
-    ReconfigureResult,
-    RememberRequest,
-    RememberResult,
-    ReplayDeadLettersRequest,
-    ReplayDeadLettersResult,
-    Request,
-    ResumeRequest,
-    ResumeResult,
-    RetireRequest,
-    RetireResult,
-    SessionCursorRequest,
-    SessionCursorResult,
-    StatusRequest,
-    StatusResult,
-    UnarchiveRequest,
-    UnarchiveResult,
-    WaitIdleRequest,
-    WaitIdleResult,
-    Welcome,
-)
-from cairn.runtime.mailbox import Reply
-from cairn.runtime.memory import DrainReport, IngestReport
+from cairn.ipc.messages import Error, Welcome
+from cairn.ipc.spawn import serve_command
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Mapping, Sequence
+    from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
     from pathlib import Path
 
-    import numpy.typing as npt
-
+    from cairn.api.reports import (
+        ClearReport,
+        DrainReport,
+        IngestReport,
+        ReconfigureReport,
+        RetireReport,
+    )
+    from cairn.api.status import StatusReport
     from cairn.domain.directive import Directive
     from cairn.domain.evidence import Turn
+    from cairn.domain.outcomes import (
+        ForgetResult,
+        IntakeResult,
+        LifecycleResult,
+        RememberResult,
+    )
     from cairn.domain.scope import RecallContext, Scope
+    from cairn.ipc.requests import Call
     from cairn.retrieval.types import Recall
-    from cairn.store import forget as store
-    from cairn.store.evidence import IntakeResult
 
 __all__ = [
     "Client",
@@ -116,75 +59,46 @@ __all__ = [
     "open_client",
     "open_stdio_client",
     "open_unix_client",
-    "serve_command",
-    "unwrap",
 ]
 
-A = TypeVar("A")
+T = TypeVar("T")
 _RECEIVE_BYTES = 64 * 1024
-# The server's answers can be larger than what it accepts (a big status).
-CLIENT_MAX_FRAME_BYTES = 4 * DEFAULT_MAX_FRAME_BYTES
 SEND_TIMEOUT_S = 30.0
 
 
-def unwrap(answer: object, expected: type[A]) -> A:
-    """The expected result, or the error the answer stands for."""
-    if isinstance(answer, expected):
-        return answer
-    if isinstance(answer, Busy):
-        raise ServerBusyError(
-            f"the server already runs {answer.max_in_flight} requests on this connection"
-        )
-    if isinstance(answer, Error):
-        raise error_for(answer.code, answer.message)
-    raise ProtocolError(f"expected {expected.__name__}, got {type(answer).__name__}")
+@attrs.define(eq=False)
+class _AnswerSlot:
+    """Where the reader task leaves one request's answer (or why none will come)."""
 
+    _arrived: trio.Event = attrs.field(factory=trio.Event, init=False)
+    _answer: object = attrs.field(default=None, init=False)
+    _error: BaseException | None = attrs.field(default=None, init=False)
 
-def hello_answer(answer: object) -> Welcome:
-    if isinstance(answer, Error) and answer.code == "version_mismatch":
-        raise ProtocolVersionError(answer.message)
-    return unwrap(answer, Welcome)
+    def set(self, answer: object) -> None:
+        self._answer = answer
+        self._arrived.set()
 
+    def fail(self, error: BaseException) -> None:
+        self._error = error
+        self._arrived.set()
 
-def retire_report(result: RetireResult) -> dict[str, Any]:
-    """The retire answer as the embedded ``Memory.retire`` returns it."""
-    return {
-        "agent_id": result.agent_id,
-        "rows_deleted": dict(result.rows_deleted),
-        "kept": list(result.kept),
-    }
-
-
-def recall_fields(
-    query: str,
-    context: RecallContext | None,
-    session_id: str | None,
-    query_vector: npt.ArrayLike | None,
-) -> dict[str, Any]:
-    """The recall request's context fields, shared with the blocking client."""
-    fields: dict[str, Any] = {"query": query, "session_id": session_id}
-    if context is not None:
-        fields.update(
-            session_id=context.session_id or session_id,
-            user_id=context.user_id,
-            project_id=context.project_id,
-        )
-    if query_vector is not None:
-        fields["query_vector"] = (
-            np.asarray(query_vector, dtype=np.float32).reshape(-1).tolist()
-        )
-    return fields
+    async def wait(self) -> object:
+        await self._arrived.wait()
+        if self._error is not None:
+            raise self._error
+        return self._answer
 
 
 @attrs.define(eq=False)
 class Client:
     """A connection to a cairn server. Build one with :func:`open_unix_client` or
-    :func:`open_stdio_client`; its methods match :class:`cairn.Memory`."""
+    :func:`open_stdio_client`; it implements :class:`cairn.MemoryApi`, as
+    :class:`cairn.Memory` does, each method one request built by cairn.ipc.requests."""
 
     stream: trio.abc.Stream
     welcome: Welcome
     _reader: FrameReader
-    _pending: dict[int, Reply[Any]] = attrs.field(factory=dict)
+    _pending: dict[int, _AnswerSlot] = attrs.field(factory=dict)
     _send_lock: trio.StrictFIFOLock = attrs.field(factory=trio.StrictFIFOLock)
     _ids: itertools.count[int] = attrs.field(factory=lambda: itertools.count(1))
     _lost: IpcError | None = None
@@ -197,17 +111,15 @@ class Client:
     def __attrs_post_init__(self) -> None:
         self._slots = trio.Semaphore(max(1, self.welcome.max_in_flight))
 
-    def next_id(self) -> int:
-        return next(self._ids)
-
-    async def call(self, request: Request, expected: type[A]) -> A:
+    async def send(self, call: Call[Any, T]) -> T:
         """Send one request and wait for its answer (raises the error it carries)."""
         if self._lost is not None:
             await trio.lowlevel.checkpoint()
             raise self._lost
+        request = call.numbered(next(self._ids))
         frame = encode_frame(request)
         await self._slots.acquire()
-        reply: Reply[Any] = Reply()
+        reply = _AnswerSlot()
         self._pending[request.id] = reply
         sent = False
         try:
@@ -224,7 +136,7 @@ class Client:
             self._pending.pop(request.id, None)
             if not sent:
                 self._slots.release()
-        return unwrap(answer, expected)
+        return call.result(answer)
 
     async def _send_whole(self, frame: bytes) -> None:
         """Write a frame whole, even if the caller is cancelled meanwhile.
@@ -280,26 +192,43 @@ class Client:
                 self._slots.release()  # wake callers waiting for a slot: they see _lost
             self._awaiting_answer.clear()
 
-    # -- the embedded API --------------------------------------------------------------
+    # -- the memory API (cairn.api.protocol.MemoryApi) ---------------------------------
+    @property
+    def directives(self) -> ClientDirectives:
+        """``create``/``propose``/``approve``/``revoke``/``list``, as ``Memory.directives``."""
+        return ClientDirectives(self)
+
     async def ingest(self, agent_id: str, turns: Sequence[Turn]) -> IngestReport:
-        request = IngestRequest(
-            id=self.next_id(),
-            agent_id=agent_id,
-            turns=[turn_to_message(turn) for turn in turns],
-        )
-        result = await self.call(request, IngestResult)
-        return IngestReport(tuple(result.results))
+        return await self.send(requests.ingest(agent_id, turns))
 
     async def ingest_turn(self, agent_id: str, turn: Turn) -> IntakeResult:
-        request = IngestTurnRequest(
-            id=self.next_id(), agent_id=agent_id, turn=turn_to_message(turn)
+        return await self.send(requests.ingest_turn(agent_id, turn))
+
+    async def ingest_event(self, agent_id: str, event: Turn) -> IntakeResult:
+        return await self.send(requests.ingest_event(agent_id, event))
+
+    async def declare_session(
+        self,
+        agent_id: str,
+        session_id: str,
+        *,
+        subagent: bool = False,
+        forked_from: tuple[str, str] | None = None,
+    ) -> None:
+        await self.send(
+            requests.declare_session(
+                agent_id, session_id, subagent=subagent, forked_from=forked_from
+            )
         )
-        return (await self.call(request, IngestTurnResult)).result
+
+    async def session_cursor(self, agent_id: str, session_id: str) -> str | None:
+        return await self.send(requests.session_cursor(agent_id, session_id))
+
+    async def replay_dead_letters(self, agent_id: str) -> int:
+        return await self.send(requests.replay_dead_letters(agent_id))
 
     async def wait_idle(self, agent_id: str | None = None) -> None:
-        await self.call(
-            WaitIdleRequest(id=self.next_id(), agent_id=agent_id), WaitIdleResult
-        )
+        await self.send(requests.wait_idle(agent_id))
 
     async def recall(
         self,
@@ -311,75 +240,29 @@ class Client:
         k: int | None = None,
         budget_bytes: int | None = None,
         wait_s: float | None = None,
-        query_vector: npt.ArrayLike | None = None,
+        query_vector: Iterable[float] | None = None,
     ) -> Recall:
-        request = RecallRequest(
-            id=self.next_id(),
-            agent_id=agent_id,
-            k=k,
-            budget_bytes=budget_bytes,
-            wait_s=wait_s,
-            **recall_fields(query, context, session_id, query_vector),
+        return await self.send(
+            requests.recall(
+                agent_id,
+                query,
+                context=context,
+                session_id=session_id,
+                k=k,
+                budget_bytes=budget_bytes,
+                wait_s=wait_s,
+                query_vector=query_vector,
+            )
         )
-        return (await self.call(request, RecallResult)).recall
 
     async def fetch_recall(self, agent_id: str, request_id: str) -> Recall:
-        request = FetchRecallRequest(
-            id=self.next_id(), agent_id=agent_id, request_id=request_id
-        )
-        return (await self.call(request, FetchRecallResult)).recall
+        return await self.send(requests.fetch_recall(agent_id, request_id))
 
-    async def clear(self, agent_id: str) -> dict[str, Any]:
-        result = await self.call(
-            ClearRequest(id=self.next_id(), agent_id=agent_id), ClearResult
-        )
-        return {
-            "claims_deleted": result.claims_deleted,
-            "removed": result.removed,
-            "kept": result.kept,
-        }
+    async def clear(self, agent_id: str) -> ClearReport:
+        return await self.send(requests.clear(agent_id))
 
-    async def add_directive(
-        self, agent_id: str, text: str, *, kind: str = "instruction"
-    ) -> str:
-        request = AddDirectiveRequest(
-            id=self.next_id(), agent_id=agent_id, text=text, kind=kind
-        )
-        return (await self.call(request, AddDirectiveResult)).directive_id
-
-    async def ingest_event(self, agent_id: str, event: Turn) -> IntakeResult:
-        """A runtime event, or an edit/retry/deletion of an earlier message."""
-        request = IngestEventRequest(
-            id=self.next_id(), agent_id=agent_id, event=turn_to_message(event)
-        )
-        return (await self.call(request, IngestEventResult)).result
-
-    async def declare_session(
-        self,
-        agent_id: str,
-        session_id: str,
-        *,
-        subagent: bool = False,
-        forked_from: tuple[str, str] | None = None,
-    ) -> None:
-        request = DeclareSessionRequest(
-            id=self.next_id(),
-            agent_id=agent_id,
-            session_id=session_id,
-            subagent=subagent,
-            forked_from=forked_from,
-        )
-        await self.call(request, DeclareSessionResult)
-
-    async def session_cursor(self, agent_id: str, session_id: str) -> str | None:
-        request = SessionCursorRequest(
-            id=self.next_id(), agent_id=agent_id, session_id=session_id
-        )
-        return (await self.call(request, SessionCursorResult)).event_id
-
-    async def replay_dead_letters(self, agent_id: str) -> int:
-        request = ReplayDeadLettersRequest(id=self.next_id(), agent_id=agent_id)
-        return (await self.call(request, ReplayDeadLettersResult)).batches
+    async def wait_cleared(self, agent_id: str) -> None:
+        await self.send(requests.wait_cleared(agent_id))
 
     async def remember(
         self,
@@ -389,65 +272,45 @@ class Client:
         kind: str = "fact",
         scope: Scope | None = None,
         by: str = "user",
-    ) -> store.RememberResult:
-        request = RememberRequest(
-            id=self.next_id(),
-            agent_id=agent_id,
-            text=text,
-            kind=kind,
-            scope=scope_to_message(scope),
-            by=by,
+    ) -> RememberResult:
+        return await self.send(
+            requests.remember(agent_id, text, kind=kind, scope=scope, by=by)
         )
-        return (await self.call(request, RememberResult)).result
 
-    async def forget(self, agent_id: str, claim_id: str) -> store.ForgetResult:
-        request = ForgetRequest(id=self.next_id(), agent_id=agent_id, claim_id=claim_id)
-        return (await self.call(request, ForgetResult)).result
+    async def forget(self, agent_id: str, claim_id: str) -> ForgetResult:
+        return await self.send(requests.forget(agent_id, claim_id))
 
-    async def archive(self, agent_id: str, claim_id: str) -> store.LifecycleResult:
-        request = ArchiveRequest(
-            id=self.next_id(), agent_id=agent_id, claim_id=claim_id
-        )
-        return (await self.call(request, ArchiveResult)).result
+    async def archive(self, agent_id: str, claim_id: str) -> LifecycleResult:
+        return await self.send(requests.archive(agent_id, claim_id))
 
-    async def unarchive(self, agent_id: str, claim_id: str) -> store.LifecycleResult:
-        request = UnarchiveRequest(
-            id=self.next_id(), agent_id=agent_id, claim_id=claim_id
-        )
-        return (await self.call(request, UnarchiveResult)).result
+    async def unarchive(self, agent_id: str, claim_id: str) -> LifecycleResult:
+        return await self.send(requests.unarchive(agent_id, claim_id))
 
-    async def retire(self, agent_id: str) -> dict[str, Any]:
-        request = RetireRequest(id=self.next_id(), agent_id=agent_id)
-        return retire_report(await self.call(request, RetireResult))
+    async def retire(self, agent_id: str) -> RetireReport:
+        return await self.send(requests.retire(agent_id))
 
-    @property
-    def directives(self) -> ClientDirectives:
-        """``create``/``propose``/``approve``/``revoke``/``list``, as ``Memory.directives``."""
-        return ClientDirectives(self)
+    async def add_directive(
+        self, agent_id: str, text: str, *, kind: str = "instruction"
+    ) -> str:
+        return await self.send(requests.add_directive(agent_id, text, kind=kind))
 
-    async def status(self) -> dict[str, Any]:
-        return (await self.call(StatusRequest(id=self.next_id()), StatusResult)).status
+    async def reconfigure(self) -> ReconfigureReport:
+        """Have the server re-read its provider configuration and switch live."""
+        return await self.send(requests.reconfigure())
+
+    async def status(self) -> StatusReport:
+        return await self.send(requests.status())
 
     async def drain(self, timeout_s: float | None = None) -> DrainReport:
         """Ask the server to stop accepting writes and settle accepted work."""
-        request = DrainRequest(id=self.next_id(), timeout_s=timeout_s)
-        result = await self.call(request, DrainResult)
-        return DrainReport(result.agents, result.elapsed_s)
-
-    async def reconfigure(self) -> tuple[bool, dict[str, Any]]:
-        """Have the server re-read its provider configuration live: whether the embedding
-        identity changed, and the embedder serving now."""
-        result = await self.call(
-            ReconfigureRequest(id=self.next_id()), ReconfigureResult
-        )
-        return result.changed, result.embedder
+        return await self.send(requests.drain(timeout_s))
 
     async def resume(self) -> None:
-        await self.call(ResumeRequest(id=self.next_id()), ResumeResult)
+        await self.send(requests.resume())
 
     async def ping(self) -> None:
         """A round trip that touches nothing: is the server there and answering?"""
-        await self.call(PingRequest(id=self.next_id()), PingResult)
+        await self.send(requests.ping())
 
 
 @attrs.frozen
@@ -460,46 +323,38 @@ class ClientDirectives:
         self, agent_id: str, text: str, *, kind: str = "instruction"
     ) -> Directive:
         """Create an active directive. Call only on an explicit user action."""
-        request = DirectivesCreateRequest(
-            id=self.client.next_id(), agent_id=agent_id, text=text, kind=kind
+        return await self.client.send(
+            requests.directives_create(agent_id, text, kind=kind)
         )
-        return (await self.client.call(request, DirectivesCreateResult)).directive
 
     async def propose(
         self, agent_id: str, text: str, *, kind: str = "instruction"
     ) -> Directive:
         """Record a suggested directive as a draft; it has no effect until approved."""
-        request = DirectivesProposeRequest(
-            id=self.client.next_id(), agent_id=agent_id, text=text, kind=kind
+        return await self.client.send(
+            requests.directives_propose(agent_id, text, kind=kind)
         )
-        return (await self.client.call(request, DirectivesProposeResult)).directive
 
     async def approve(self, agent_id: str, directive_id: str) -> Directive:
-        request = DirectivesApproveRequest(
-            id=self.client.next_id(), agent_id=agent_id, directive_id=directive_id
+        return await self.client.send(
+            requests.directives_approve(agent_id, directive_id)
         )
-        return (await self.client.call(request, DirectivesApproveResult)).directive
 
     async def revoke(self, agent_id: str, directive_id: str) -> Directive:
-        request = DirectivesRevokeRequest(
-            id=self.client.next_id(), agent_id=agent_id, directive_id=directive_id
+        return await self.client.send(
+            requests.directives_revoke(agent_id, directive_id)
         )
-        return (await self.client.call(request, DirectivesRevokeResult)).directive
 
     async def list(
         self, agent_id: str, *, status: str | None = None
     ) -> list[Directive]:
         """Directives of the agent, ``updated_at DESC, id ASC`` (optionally one status)."""
-        request = DirectivesListRequest(
-            id=self.client.next_id(), agent_id=agent_id, status=status
-        )
-        return (await self.client.call(request, DirectivesListResult)).directives
+        return await self.client.send(requests.directives_list(agent_id, status=status))
 
 
 async def _handshake(stream: trio.abc.Stream, reader: FrameReader) -> Welcome:
-    hello = Hello(versions=[PROTOCOL_VERSION], client="cairn-python-trio")
     try:
-        await stream.send_all(encode_frame(hello))
+        await stream.send_all(encode_frame(requests.hello("cairn-python-trio")))
         while (body := reader.next_frame()) is None:
             data = await stream.receive_some(_RECEIVE_BYTES)
             if not data:
@@ -507,7 +362,7 @@ async def _handshake(stream: trio.abc.Stream, reader: FrameReader) -> Welcome:
             reader.feed(data)
     except (trio.BrokenResourceError, trio.ClosedResourceError):
         raise ConnectionLostError("the server closed the connection") from None
-    return hello_answer(decode_answer(body))
+    return requests.welcome(decode_answer(body))
 
 
 @contextlib.asynccontextmanager
@@ -533,11 +388,6 @@ async def open_unix_client(path: str | Path) -> AsyncIterator[Client]:
         raise ConnectionLostError(f"cannot connect to {path}: {error}") from None
     async with open_client(stream) as client:
         yield client
-
-
-def serve_command(data_dir: str | Path) -> list[str]:
-    """The command that serves ``data_dir`` on stdio with this Python."""
-    return [sys.executable, "-m", "cairn", "--data", str(data_dir), "serve", "--stdio"]
 
 
 @contextlib.asynccontextmanager

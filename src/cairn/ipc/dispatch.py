@@ -1,20 +1,19 @@
 """The one dispatch table: request type → the Memory call that answers it.
 
 A new method is a request/result pair in cairn.ipc.messages plus one ``@handles`` function
-here; tests/ipc/test_protocol.py checks that every request type has a handler.
+here; tests/ipc/test_protocol.py checks that every request type has a handler. Request
+fields become Memory arguments through cairn.ipc.codec, the module the clients build them
+with; results carry the public records Memory returns, unchanged.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import trio
 
-from cairn.domain.evidence import Turn
-from cairn.domain.ids import EventId, SessionId
-from cairn.domain.scope import RecallContext, Scope, ScopeKind
-from cairn.errors import InvalidInputError, InvalidScopeError
+from cairn.domain.scope import RecallContext
+from cairn.ipc.codec import scope_from_message, turn_from_message
 from cairn.ipc.messages import (
     AddDirectiveRequest,
     AddDirectiveResult,
@@ -62,14 +61,14 @@ from cairn.ipc.messages import (
     ResumeResult,
     RetireRequest,
     RetireResult,
-    ScopeMessage,
     SessionCursorRequest,
     SessionCursorResult,
     StatusRequest,
     StatusResult,
-    TurnMessage,
     UnarchiveRequest,
     UnarchiveResult,
+    WaitClearedRequest,
+    WaitClearedResult,
     WaitIdleRequest,
     WaitIdleResult,
 )
@@ -79,14 +78,7 @@ if TYPE_CHECKING:
 
     from cairn.runtime.memory import Memory
 
-__all__ = [
-    "HANDLERS",
-    "dispatch",
-    "scope_from_message",
-    "scope_to_message",
-    "turn_from_message",
-    "turn_to_message",
-]
+__all__ = ["HANDLERS", "dispatch"]
 
 R = TypeVar("R", bound=Request)
 HANDLERS: dict[type[Request], Callable[[Memory, Any], Awaitable[Response]]] = {}
@@ -110,58 +102,6 @@ def handles(
 async def dispatch(memory: Memory, request: Request) -> Response:
     """Answer one request; cairn errors propagate for the server to turn into error frames."""
     return await HANDLERS[type(request)](memory, request)
-
-
-def turn_from_message(message: TurnMessage) -> Turn:
-    at = None
-    if message.at is not None:
-        try:
-            at = dt.datetime.fromisoformat(message.at)
-        except ValueError:
-            raise InvalidInputError(f"'at' is not ISO-8601: {message.at!r}") from None
-        if at.utcoffset() is None:
-            raise InvalidInputError(f"'at' needs a UTC offset: {message.at!r}")
-    try:
-        return Turn(
-            EventId(message.event_id),
-            SessionId(message.session_id),
-            message.role,
-            message.text,
-            at,
-            message.speaker,
-            kind=message.kind,
-            replaces=None if message.replaces is None else EventId(message.replaces),
-        )
-    except ValueError as error:
-        raise InvalidInputError(f"turn {message.event_id!r}: {error}") from None
-
-
-def turn_to_message(turn: Turn) -> TurnMessage:
-    return TurnMessage(
-        event_id=turn.event_id,
-        session_id=turn.session_id,
-        role=turn.role.value,
-        text=turn.text,
-        at=None if turn.at is None else turn.at.isoformat(),
-        speaker=turn.speaker,
-        kind=turn.kind.value,
-        replaces=turn.replaces,
-    )
-
-
-def scope_from_message(message: ScopeMessage | None) -> Scope | None:
-    if message is None:
-        return None
-    try:
-        return Scope(ScopeKind(message.kind), message.key)
-    except ValueError as error:
-        raise InvalidScopeError(f"scope {message.kind!r}: {error}") from None
-
-
-def scope_to_message(scope: Scope | None) -> ScopeMessage | None:
-    if scope is None:
-        return None
-    return ScopeMessage(kind=scope.kind.value, key=scope.key)
 
 
 @handles(IngestRequest)
@@ -210,13 +150,13 @@ async def _fetch_recall(memory: Memory, request: FetchRecallRequest) -> Response
 
 @handles(ClearRequest)
 async def _clear(memory: Memory, request: ClearRequest) -> Response:
-    report = await memory.clear(request.agent_id)
-    return ClearResult(
-        id=request.id,
-        claims_deleted=int(report["claims_deleted"]),
-        removed=list(report["removed"]),
-        kept=list(report["kept"]),
-    )
+    return ClearResult(id=request.id, report=await memory.clear(request.agent_id))
+
+
+@handles(WaitClearedRequest)
+async def _wait_cleared(memory: Memory, request: WaitClearedRequest) -> Response:
+    await memory.wait_cleared(request.agent_id)
+    return WaitClearedResult(id=request.id)
 
 
 @handles(AddDirectiveRequest)
@@ -292,13 +232,7 @@ async def _unarchive(memory: Memory, request: UnarchiveRequest) -> Response:
 
 @handles(RetireRequest)
 async def _retire(memory: Memory, request: RetireRequest) -> Response:
-    report = await memory.retire(request.agent_id)
-    return RetireResult(
-        id=request.id,
-        agent_id=str(report["agent_id"]),
-        rows_deleted={str(k): int(v) for k, v in report["rows_deleted"].items()},
-        kept=list(report["kept"]),
-    )
+    return RetireResult(id=request.id, report=await memory.retire(request.agent_id))
 
 
 @handles(DirectivesCreateRequest)
@@ -350,8 +284,7 @@ async def _status(memory: Memory, request: StatusRequest) -> Response:
 
 @handles(DrainRequest)
 async def _drain(memory: Memory, request: DrainRequest) -> Response:
-    report = await memory.drain(request.timeout_s)
-    return DrainResult(id=request.id, agents=report.agents, elapsed_s=report.elapsed_s)
+    return DrainResult(id=request.id, report=await memory.drain(request.timeout_s))
 
 
 @handles(ResumeRequest)
@@ -362,10 +295,7 @@ async def _resume(memory: Memory, request: ResumeRequest) -> Response:
 
 @handles(ReconfigureRequest)
 async def _reconfigure(memory: Memory, request: ReconfigureRequest) -> Response:
-    changed = await memory.reconfigure()
-    return ReconfigureResult(
-        id=request.id, changed=changed, embedder=memory.embedder.identity.as_dict()
-    )
+    return ReconfigureResult(id=request.id, report=await memory.reconfigure())
 
 
 @handles(PingRequest)

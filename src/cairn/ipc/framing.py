@@ -6,6 +6,7 @@ client and the blocking client share it.
 
 from __future__ import annotations
 
+import functools
 import struct
 import typing
 from typing import Any
@@ -17,6 +18,7 @@ from cairn.errors import ProtocolError
 from cairn.ipc.messages import REQUESTS, RESULTS, Busy, Error, Hello, Request, Welcome
 
 __all__ = [
+    "CLIENT_MAX_FRAME_BYTES",
     "DEFAULT_MAX_FRAME_BYTES",
     "HEADER",
     "FrameReader",
@@ -29,15 +31,32 @@ __all__ = [
 
 HEADER = struct.Struct(">I")
 DEFAULT_MAX_FRAME_BYTES = 8 * 1024 * 1024
+# The server's answers can be larger than what it accepts (a big status).
+CLIENT_MAX_FRAME_BYTES = 4 * DEFAULT_MAX_FRAME_BYTES
 
 _encoder = msgspec.msgpack.Encoder()
-_request_decoder: msgspec.msgpack.Decoder[Any] = msgspec.msgpack.Decoder(
-    typing.Union[REQUESTS]  # noqa: UP007 - a union of a runtime tuple
-)
-_answer_decoder: msgspec.msgpack.Decoder[Any] = msgspec.msgpack.Decoder(
-    typing.Union[(*RESULTS, Busy, Error, Welcome)]
-)
-_hello_decoder = msgspec.msgpack.Decoder(Hello)
+
+
+# Built on first use: a decoder resolves every type it can meet, and each side needs one of
+# them only (a server never decodes answers, a client never requests), so neither pays at
+# import for the other's (tests/ipc/test_light_client.py measures the client's import).
+@functools.cache
+def _request_decoder() -> msgspec.msgpack.Decoder[Any]:
+    return msgspec.msgpack.Decoder(
+        typing.Union[REQUESTS]  # noqa: UP007 - a union of a runtime tuple
+    )
+
+
+@functools.cache
+def _answer_decoder() -> msgspec.msgpack.Decoder[Any]:
+    return msgspec.msgpack.Decoder(typing.Union[(*RESULTS, Busy, Error, Welcome)])
+
+
+@functools.cache
+def _hello_decoder() -> msgspec.msgpack.Decoder[Hello]:
+    return msgspec.msgpack.Decoder(Hello)
+
+
 _tagged: list[type[msgspec.Struct]] = [*REQUESTS, Hello]
 _known_types = {kind.__struct_config__.tag for kind in _tagged}
 
@@ -117,7 +136,7 @@ def _rejection(body: bytes, error: msgspec.MsgspecError) -> RejectedFrameError:
 
 def decode_request(body: bytes) -> Request:
     try:
-        request: Request = _request_decoder.decode(body)
+        request: Request = _request_decoder().decode(body)
     except msgspec.MsgspecError as error:
         raise _rejection(body, error) from None
     if request.id < 0:
@@ -127,7 +146,7 @@ def decode_request(body: bytes) -> Request:
 
 def decode_hello(body: bytes) -> Hello:
     try:
-        return _hello_decoder.decode(body)
+        return _hello_decoder().decode(body)
     except msgspec.MsgspecError as error:
         rejection = _rejection(body, error)
         raise RejectedFrameError(
@@ -138,6 +157,6 @@ def decode_hello(body: bytes) -> Hello:
 def decode_answer(body: bytes) -> Any:
     """A server frame (a result, ``busy``, ``error`` or ``welcome``)."""
     try:
-        return _answer_decoder.decode(body)
+        return _answer_decoder().decode(body)
     except msgspec.MsgspecError as error:
         raise ProtocolError(f"unreadable frame from the server: {error}") from None

@@ -3,25 +3,27 @@
 Every request carries a client-chosen ``id`` (an unsigned integer); every answer to it
 carries the same ``id``: its ``<method>_result``, ``busy``, or ``error``. A frame-level
 error (malformed or oversize frame) has ``id = None``. Adding a method is one request
-Struct and one result Struct here (listed in ``REQUESTS``/``RESULTS``) plus one entry in
-``cairn.ipc.dispatch.HANDLERS``.
+Struct and one result Struct here (listed in ``REQUESTS``/``RESULTS``), one builder in
+cairn.ipc.requests and one entry in ``cairn.ipc.dispatch.HANDLERS`` (design/ipc.md,
+"Adding a method", lists the rest).
 
 Values with a public cairn type travel as that type's fields and decode back to that type:
 ``Recall`` and its items and manifest, ``IntakeResult``, ``RememberResult``,
-``ForgetResult``, ``LifecycleResult``, ``Directive``. Timestamps are ISO-8601 strings with
-an offset.
+``ForgetResult``, ``LifecycleResult``, ``Directive`` and the reports of cairn.api
+(``ClearReport``, ``RetireReport``, ``StatusReport``, ``DrainReport``,
+``ReconfigureReport``). A result Struct holds the public record itself, so the server and
+the clients cannot disagree on its shape. Timestamps are ISO-8601 strings with an offset.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
+from cairn.api.reports import ClearReport, DrainReport, ReconfigureReport, RetireReport
+from cairn.api.status import StatusReport
+from cairn.domain import outcomes
 from cairn.domain.directive import Directive
 from cairn.retrieval.types import Recall
-from cairn.store import forget
-from cairn.store.evidence import IntakeResult
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -84,12 +86,16 @@ __all__ = [
     "TurnMessage",
     "UnarchiveRequest",
     "UnarchiveResult",
+    "WaitClearedRequest",
+    "WaitClearedResult",
     "WaitIdleRequest",
     "WaitIdleResult",
     "Welcome",
 ]
 
-PROTOCOL_VERSION = 1
+# 2: clear, retire, status, drain and reconfigure answer with their cairn.api reports;
+# wait_cleared; IntakeResult.rejection.
+PROTOCOL_VERSION = 2
 
 
 class _Message(msgspec.Struct, tag_field="type", kw_only=True):
@@ -174,6 +180,12 @@ class FetchRecallRequest(_Request, tag="fetch_recall"):
 
 
 class ClearRequest(_Request, tag="clear"):
+    agent_id: str
+
+
+class WaitClearedRequest(_Request, tag="wait_cleared"):
+    """Wait until no clear job of the agent is pending (a crash's job resumes first)."""
+
     agent_id: str
 
 
@@ -291,11 +303,11 @@ class _Answer(_Message):
 
 
 class IngestResult(_Answer, tag="ingest_result"):
-    results: list[IntakeResult]
+    results: list[outcomes.IntakeResult]
 
 
 class IngestTurnResult(_Answer, tag="ingest_turn_result"):
-    result: IntakeResult
+    result: outcomes.IntakeResult
 
 
 class WaitIdleResult(_Answer, tag="wait_idle_result"):
@@ -311,9 +323,11 @@ class FetchRecallResult(_Answer, tag="fetch_recall_result"):
 
 
 class ClearResult(_Answer, tag="clear_result"):
-    claims_deleted: int
-    removed: list[str]
-    kept: list[str]
+    report: ClearReport
+
+
+class WaitClearedResult(_Answer, tag="wait_cleared_result"):
+    pass
 
 
 class AddDirectiveResult(_Answer, tag="add_directive_result"):
@@ -321,7 +335,7 @@ class AddDirectiveResult(_Answer, tag="add_directive_result"):
 
 
 class IngestEventResult(_Answer, tag="ingest_event_result"):
-    result: IntakeResult
+    result: outcomes.IntakeResult
 
 
 class DeclareSessionResult(_Answer, tag="declare_session_result"):
@@ -337,25 +351,23 @@ class ReplayDeadLettersResult(_Answer, tag="replay_dead_letters_result"):
 
 
 class RememberResult(_Answer, tag="remember_result"):
-    result: forget.RememberResult
+    result: outcomes.RememberResult
 
 
 class ForgetResult(_Answer, tag="forget_result"):
-    result: forget.ForgetResult
+    result: outcomes.ForgetResult
 
 
 class ArchiveResult(_Answer, tag="archive_result"):
-    result: forget.LifecycleResult
+    result: outcomes.LifecycleResult
 
 
 class UnarchiveResult(_Answer, tag="unarchive_result"):
-    result: forget.LifecycleResult
+    result: outcomes.LifecycleResult
 
 
 class RetireResult(_Answer, tag="retire_result"):
-    agent_id: str
-    rows_deleted: dict[str, int]
-    kept: list[str]
+    report: RetireReport
 
 
 class DirectivesCreateResult(_Answer, tag="directives_create_result"):
@@ -379,12 +391,11 @@ class DirectivesListResult(_Answer, tag="directives_list_result"):
 
 
 class StatusResult(_Answer, tag="status_result"):
-    status: dict[str, Any]
+    status: StatusReport
 
 
 class DrainResult(_Answer, tag="drain_result"):
-    agents: int
-    elapsed_s: float
+    report: DrainReport
 
 
 class ResumeResult(_Answer, tag="resume_result"):
@@ -392,8 +403,7 @@ class ResumeResult(_Answer, tag="resume_result"):
 
 
 class ReconfigureResult(_Answer, tag="reconfigure_result"):
-    changed: bool
-    embedder: dict[str, Any]
+    report: ReconfigureReport
 
 
 class PingResult(_Answer, tag="ping_result"):
@@ -421,6 +431,7 @@ REQUESTS: tuple[type[_Request], ...] = (
     RecallRequest,
     FetchRecallRequest,
     ClearRequest,
+    WaitClearedRequest,
     AddDirectiveRequest,
     IngestEventRequest,
     DeclareSessionRequest,
@@ -449,6 +460,7 @@ RESULTS: tuple[type[_Answer], ...] = (
     RecallResult,
     FetchRecallResult,
     ClearResult,
+    WaitClearedResult,
     AddDirectiveResult,
     IngestEventResult,
     DeclareSessionResult,

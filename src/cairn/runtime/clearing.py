@@ -10,8 +10,9 @@ on. A crash anywhere resumes from the stored phase when the runtime opens.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from cairn.api.reports import ClearReport, KeptCounts, RetireReport
 from cairn.errors import RuntimeClosedError
 from cairn.store.clear_jobs import pending_clear_agents
 from cairn.store.status import count_rows
@@ -30,7 +31,7 @@ _KEPT_BY_CLEAR = ("events", "directives", "tombstones")
 
 async def clear(
     admission: WriteAdmission, database: Database, agent_id: str
-) -> dict[str, Any]:
+) -> ClearReport:
     """Clear the agent's memories (claims); what was and was not removed, in words a user
     interface can show as they are."""
     async with admission.write(agent_id) as supervisor:
@@ -39,33 +40,29 @@ async def clear(
     kept = await database.read(
         lambda reader: count_rows(reader.connection, agent, _KEPT_BY_CLEAR)
     )
-    return {
-        "agent_id": agent,
-        "claims_deleted": deleted,
-        "removed": ["claims", "claim vectors", "lineage", "dirty work"],
-        "kept": ["evidence", "directives", "tombstones"],
-        "kept_counts": kept,
-        "summary": (
+    return ClearReport(
+        agent_id=agent,
+        claims_deleted=deleted,
+        removed=("claims", "claim vectors", "lineage", "dirty work"),
+        kept=("evidence", "directives", "tombstones"),
+        kept_counts=KeptCounts(**kept),
+        summary=(
             f"memories cleared: {deleted} remembered claims deleted with their index"
             f" entries and vectors. Kept: {kept['events']} evidence turns/events,"
             f" {kept['directives']} directives, {kept['tombstones']} tombstones (hashes"
             " only, so cleared memories are not re-learned from the same source)."
         ),
-    }
+    )
 
 
 async def retire(
     admission: WriteAdmission, registry: AgentRegistry, agent_id: str
-) -> dict[str, Any]:
+) -> RetireReport:
     """Delete the agent's whole namespace; a new agent with the same ID starts empty."""
     async with admission.write(agent_id) as supervisor:
         outcome = await supervisor.run_clear_job("retire")
     await registry.discard(supervisor, "agent retired")
-    return {
-        "agent_id": supervisor.agent_id,
-        "rows_deleted": dict(outcome.rows_deleted or {}),
-        "kept": [],
-    }
+    return RetireReport.of(supervisor.agent_id, dict(outcome.rows_deleted or {}))
 
 
 async def resume_pending_clears(database: Database, registry: AgentRegistry) -> None:

@@ -12,19 +12,28 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
-import numpy.typing as npt
 import trio
 
+from cairn.api.reports import (
+    ClearReport,
+    DrainReport,
+    EmbedderIdentity,
+    IngestReport,
+    ReconfigureReport,
+    RetireReport,
+    TextModelIdentity,
+)
+from cairn.api.status import AgentState, AgentStatus, StatusReport
 from cairn.clock import DomainClock, SystemDomainClock
 from cairn.config import MemoryConfig
 from cairn.domain.evidence import SessionInfo, SessionKind
-from cairn.domain.ids import AgentId, EventId, SessionId
+from cairn.domain.ids import EventId, SessionId
+from cairn.domain.outcomes import IntakeOutcome, IntakeRejection, IntakeResult
 from cairn.domain.scope import RecallContext
 from cairn.errors import ConflictingEventError, InvalidInputError
 from cairn.ingestion.extract import RuleExtractor
 from cairn.providers.gateway import QueryEmbeddingGateway
 from cairn.providers.settings import (
-    EmbeddingSettings,
     load_embedding_settings,
     load_text_settings,
 )
@@ -45,55 +54,24 @@ from cairn.runtime.registry import AgentRegistry
 from cairn.runtime.supervisor import AgentServices
 from cairn.runtime.switching import ProviderSwitch
 from cairn.runtime.threads import Limiters, run_in_thread
-from cairn.store.evidence import IntakeOutcome, IntakeResult
 from cairn.store.repair import repair_claims
 from cairn.store.sessions import session_cursor
 from cairn.store.status import agent_counts
 from cairn.vectors.manager import VectorStoreManager
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Sequence
+    from collections.abc import AsyncIterator, Iterable, Sequence
 
     from cairn.domain.evidence import Turn
+    from cairn.domain.outcomes import ForgetResult, LifecycleResult, RememberResult
     from cairn.domain.scope import Scope
     from cairn.providers.embedding import EmbeddingProvider, Vectors
     from cairn.providers.http.text import TextProvider
     from cairn.retrieval.types import Recall
-    from cairn.store.forget import ForgetResult, LifecycleResult, RememberResult
 
-__all__ = ["DrainReport", "IngestReport", "Memory", "open_memory"]
+__all__ = ["Memory", "open_memory"]
 
 DATABASE_NAME = "cairn.db"
-
-
-@attrs.frozen
-class IngestReport:
-    """Per-item outcomes of one ingest call, in input order."""
-
-    results: tuple[IntakeResult, ...]
-
-    def count(self, outcome: IntakeOutcome) -> int:
-        return sum(1 for result in self.results if result.outcome is outcome)
-
-    @property
-    def ingested(self) -> int:
-        return self.count(IntakeOutcome.INGESTED)
-
-    @property
-    def duplicates(self) -> int:
-        return self.count(IntakeOutcome.DUPLICATE)
-
-    @property
-    def rejected(self) -> tuple[IntakeResult, ...]:
-        return tuple(r for r in self.results if r.outcome is IntakeOutcome.REJECTED)
-
-
-@attrs.frozen
-class DrainReport:
-    """What a drain settled: how many agents, in how long (trio clock)."""
-
-    agents: int
-    elapsed_s: float
 
 
 @attrs.define(eq=False)
@@ -138,12 +116,8 @@ class Memory:
         an edit of an unknown message InvalidInputError."""
         (result,) = (await self.ingest(agent_id, [event])).results
         if result.outcome is IntakeOutcome.REJECTED:
-            if (
-                event.replaces is not None
-                and result.reason
-                and "replaced" in result.reason
-            ):
-                raise InvalidInputError(result.reason)
+            if result.rejection is IntakeRejection.UNKNOWN_REPLACED_EVENT:
+                raise InvalidInputError(result.reason or "unknown replaced event")
             raise ConflictingEventError(event.event_id)
         return result
 
@@ -203,7 +177,7 @@ class Memory:
         k: int | None = None,
         budget_bytes: int | None = None,
         wait_s: float | None = None,
-        query_vector: npt.ArrayLike | None = None,
+        query_vector: Iterable[float] | None = None,
     ) -> Recall:
         """Recall a bounded contribution for ``query``.
 
@@ -216,6 +190,8 @@ class Memory:
             context = RecallContext(session_id=session_id)
         vector: Vectors | None = None
         if query_vector is not None:
+            if not isinstance(query_vector, np.ndarray):
+                query_vector = list(query_vector)  # any iterable of floats
             vector = np.asarray(query_vector, dtype=np.float32).reshape(-1)
         config = self._core.config
         plan = RecallPlan(
@@ -234,7 +210,7 @@ class Memory:
         return await (await self._core.registry.get(agent_id)).fetch_recall(request_id)
 
     # -- forgetting ----------------------------------------------------------------------
-    async def clear(self, agent_id: str) -> dict[str, Any]:
+    async def clear(self, agent_id: str) -> ClearReport:
         """Clear the agent's memories (claims) durably; evidence and directives remain.
 
         Resumes after a crash from the stored phase. Returns what was and was not removed.
@@ -274,7 +250,7 @@ class Memory:
         """Finish clear and retire jobs a crash left pending, agent by agent (run at open)."""
         await clearing.resume_pending_clears(self._core.database, self._core.registry)
 
-    async def retire(self, agent_id: str) -> dict[str, Any]:
+    async def retire(self, agent_id: str) -> RetireReport:
         """Delete the agent's whole namespace: claims, evidence, directives, tombstones,
         lineage, dirty work, audit and vector files. A new agent with the same ID starts
         empty. Durable: a crash midway resumes at the next open."""
@@ -302,15 +278,23 @@ class Memory:
         return created.directive_id
 
     # -- providers ---------------------------------------------------------------------
-    async def reconfigure(self, settings: EmbeddingSettings | None = None) -> bool:
-        """Apply the provider configuration without a restart; returns whether the
-        embedding identity changed (see :meth:`use_embedder`).
-
-        Without ``settings`` both ``[embedding]`` and ``[text]`` are re-read from the file
-        and the environment, and the text provider is switched too (:meth:`use_text_provider`).
-        Bad configuration raises InvalidInputError and changes nothing.
+    async def reconfigure(self) -> ReconfigureReport:
+        """Apply the provider configuration without a restart: ``[embedding]`` and
+        ``[text]`` are re-read from the file and the environment and both providers are
+        switched (:meth:`use_embedder`, :meth:`use_text_provider`). The report says whether
+        the embedding identity changed and what serves now. Bad configuration raises
+        InvalidInputError and changes nothing.
         """
-        return await self._core.switch.reconfigure(settings)
+        switch = self._core.switch
+        changed = await switch.reconfigure()
+        text_provider = switch.text_provider
+        return ReconfigureReport(
+            changed,
+            EmbedderIdentity.of(self.embedder.identity),
+            None
+            if text_provider is None
+            else TextModelIdentity.of(text_provider.identity),
+        )
 
     def use_text_provider(self, provider: TextProvider | None) -> None:
         """Extract with ``provider`` from the next batch on (None: the rule extractor)."""
@@ -330,36 +314,44 @@ class Memory:
         return await self._core.switch.use_embedder(embedder)
 
     # -- status and lifecycle ------------------------------------------------------------
-    async def status(self) -> dict[str, Any]:
+    async def status(self) -> StatusReport:
+        """Stored counts of every agent; the state of each (running, stopped, failed or
+        unavailable, with the failure and restarts); runtime state of running agents."""
         core = self._core
         counts = await core.database.read(
             lambda reader: agent_counts(reader.connection)
         )
-        agents: dict[str, Any] = {agent: dict(entry) for agent, entry in counts.items()}
         registry = core.registry
-        for agent in {*agents, *registry.known()}:
-            health = registry.health(AgentId(agent))
-            entry = agents.setdefault(agent, {})
-            entry.update(
-                state=health.state.value,
+        agents: dict[str, AgentStatus] = {}
+        for agent in sorted({*counts, *registry.known()}):
+            health = registry.health(agent)
+            stored: dict[str, Any] = dict(counts.get(agent, {}))
+            entry = AgentStatus(
+                agent,
+                AgentState(health.state.value),
                 failure=health.failure,
                 restarts=health.restarts,
+                **stored,
             )
-            supervisor = registry.running_supervisor(AgentId(agent))
+            supervisor = registry.running_supervisor(agent)
             if supervisor is not None:
                 identity = supervisor.vector_identity
-                entry.update(
-                    runtime=supervisor.statistics(),
+                entry = attrs.evolve(
+                    entry,
+                    statistics=supervisor.statistics(),
                     epoch=supervisor.fence.epoch,
-                    query_breaker=core.gateway.breaker(supervisor.agent_id).state.value,
-                    vector_identity=None if identity is None else identity.as_dict(),
+                    query_breaker=core.gateway.breaker(agent).state.value,
+                    vector_identity=None
+                    if identity is None
+                    else EmbedderIdentity.of(identity),
                     projection_save_error=supervisor.projection.save_error,
                 )
-        return {
-            "data_dir": str(core.path),
-            "embedder": attrs.asdict(self.embedder.identity),
-            "agents": agents,
-        }
+            agents[agent] = entry
+        return StatusReport(
+            str(core.path),
+            EmbedderIdentity.of(self.embedder.identity),
+            tuple(agents.values()),
+        )
 
     # -- drain -------------------------------------------------------------------------
     async def drain(self, timeout_s: float | None = None) -> DrainReport:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import attrs
 import trio
 
+from cairn.api.status import AgentStatistics
 from cairn.clock import DomainClock
 from cairn.config import MemoryConfig
 from cairn.domain.ids import AgentId
@@ -411,30 +412,30 @@ class AgentSupervisor:
         self.accepting = False
         self._nursery.cancel_scope.cancel(reason=reason)
 
-    def statistics(self) -> dict[str, int]:
+    def statistics(self) -> AgentStatistics:
         ingestion, embedding = self._ingestion, self._embedding
-        return {
-            "outstanding_work": self._work.outstanding,
-            "extraction_batches": ingestion.batches,
-            "claims_extracted": ingestion.claims,
-            "extraction_failures": ingestion.failures,
-            "extraction_dead_letters": ingestion.dead,
-            "extraction_rejected_candidates": ingestion.rejected_candidates,
-            "vectors_embedded": embedding.embedded,
-            "embedding_failures": embedding.failed,
-            "stale_results_dropped": ingestion.stale + embedding.stale,
-            "writes_committed": self._writer.committed,
-            "writes_failed": self._writer.failed,
-            "writes_stale": self._writer.stale,
-            "vectors_live": len(self._projection),
-            "reindexing": int(self._projection.reindexing),
-            "embedding_restarts": embedding.restarts,
-            "maintenance_passes": self._maintenance.passes,
-            "maintenance_failed_steps": self._maintenance.failed_steps,
-            "pending_late_recalls": len(self._late),
-            "clear_jobs_completed": self._clearing.completed,
-            "audit_rows_dropped": self._audit.dropped,
-        }
+        return AgentStatistics(
+            outstanding_work=self._work.outstanding,
+            extraction_batches=ingestion.batches,
+            claims_extracted=ingestion.claims,
+            extraction_failures=ingestion.failures,
+            extraction_dead_letters=ingestion.dead,
+            extraction_rejected_candidates=ingestion.rejected_candidates,
+            vectors_embedded=embedding.embedded,
+            embedding_failures=embedding.failed,
+            stale_results_dropped=ingestion.stale + embedding.stale,
+            writes_committed=self._writer.committed,
+            writes_failed=self._writer.failed,
+            writes_stale=self._writer.stale,
+            vectors_live=len(self._projection),
+            reindexing=self._projection.reindexing,
+            embedding_restarts=embedding.restarts,
+            maintenance_passes=self._maintenance.passes,
+            maintenance_failed_steps=self._maintenance.failed_steps,
+            pending_late_recalls=len(self._late),
+            clear_jobs_completed=self._clearing.completed,
+            audit_rows_dropped=self._audit.dropped,
+        )
 
 
 @contextlib.asynccontextmanager

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, TextIO
 import trio
 
 from cairn.domain.ids import validate_agent_id
+from cairn.domain.outcomes import IntakeOutcome
 from cairn.errors import InvalidInputError
 from cairn.ingestion.validate import validate_drafts
 from cairn.runtime.core import runtime_core
@@ -29,7 +30,6 @@ from cairn.runtime.operator_reports import (
 from cairn.runtime.threads import run_in_thread
 from cairn.runtime.upkeep import known_agents
 from cairn.runtime.writes import ImportRecords
-from cairn.store.evidence import IntakeOutcome
 from cairn.store.export import (
     FORMAT,
     FORMAT_VERSION,

@@ -77,9 +77,9 @@ async def known_agents(memory: Memory, agent_id: str | None = None) -> list[Agen
 
 async def _refuse_live(memory: Memory, agents: list[AgentId]) -> None:
     live = {
-        agent
-        for agent, entry in (await memory.status())["agents"].items()
-        if "runtime" in entry
+        entry.agent_id
+        for entry in (await memory.status()).agents
+        if entry.statistics is not None
     }
     if running := sorted(live & set(agents)):
         raise InvalidInputError(
@@ -122,15 +122,16 @@ async def reindex(
         await memory.wait_idle(agent_id)
         nursery.cancel_scope.cancel(reason="reindex finished")
     after, missing_after = await runtime_core(memory).database.read(counts)
-    runtime = (await memory.status())["agents"][agent_id]["runtime"]
+    runtime = (await memory.status()).agent(agent_id).statistics
+    assert runtime is not None  # noqa: S101 - the agent runs: wait_idle started it
     return ReindexReport(
         agent=agent_id,
         identity=identity,
         projection_file_dropped=dropped,
         vectors_from_blobs=stored,
-        embedded=runtime["vectors_embedded"],
-        embedding_failures=runtime["embedding_failures"],
-        vectors_live=runtime["vectors_live"],
+        embedded=runtime.vectors_embedded,
+        embedding_failures=runtime.embedding_failures,
+        vectors_live=runtime.vectors_live,
         embeddings_stored=after,
         events_unembedded=missing_after,
     )

@@ -11,7 +11,6 @@ ExtractionState`) says whether the ingestion pipeline will read it.
 from __future__ import annotations
 
 import datetime as dt
-import enum
 import hashlib
 import json
 from typing import TYPE_CHECKING
@@ -27,6 +26,7 @@ from cairn.domain.evidence import (
     Turn,
 )
 from cairn.domain.ids import AgentId, EventId, SessionId
+from cairn.domain.outcomes import IntakeOutcome, IntakeRejection, IntakeResult
 from cairn.store.extraction_state import ExtractionState
 from cairn.store.fts import index_text, namespace
 from cairn.store.sessions import is_fork_replay, rewind, session_of
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EVENT_COLUMNS",
     "EVENT_FROM",
+    # Re-exported: the results intake returns (defined in cairn.domain.outcomes).
     "IntakeOutcome",
     "IntakeResult",
     "content_hash",
@@ -53,23 +54,6 @@ __all__ = [
 
 # A later segment of a long message is its own row, named after the message.
 SEGMENT_SEPARATOR = "#seg"
-
-
-class IntakeOutcome(enum.StrEnum):
-    INGESTED = "ingested"
-    DUPLICATE = "duplicate"
-    MERGED = "merged"
-    REJECTED = "rejected"
-
-
-@attrs.frozen
-class IntakeResult:
-    event_id: EventId
-    outcome: IntakeOutcome
-    reason: str | None = None
-    rowid: int | None = None
-    segments: int = 1
-    redactions: int = 0
 
 
 def content_hash(event: Turn | PreparedEvent) -> str:
@@ -216,6 +200,7 @@ def insert_events(
                         event.event_id,
                         IntakeOutcome.REJECTED,
                         "event id already stored with different content",
+                        rejection=IntakeRejection.CONFLICTING_CONTENT,
                     )
                 )
             continue
@@ -231,6 +216,7 @@ def insert_events(
                     IntakeOutcome.REJECTED,
                     f"replaced message {event.replaces!r} is not in session"
                     f" {event.session_id!r}",
+                    rejection=IntakeRejection.UNKNOWN_REPLACED_EVENT,
                 )
             )
             continue

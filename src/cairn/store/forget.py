@@ -10,12 +10,15 @@ them in the same transaction as the insert (tests/runtime/test_forget.py).
 from __future__ import annotations
 
 import datetime as dt
-import enum
 from typing import TYPE_CHECKING
 
-import attrs
-
 from cairn.domain.claim import ClaimDraft, ClaimKind, Lifecycle, Origin
+from cairn.domain.outcomes import (
+    ForgetResult,
+    LifecycleResult,
+    RememberOutcome,
+    RememberResult,
+)
 from cairn.errors import (
     ClearPendingError,
     InvalidTransitionError,
@@ -32,6 +35,7 @@ if TYPE_CHECKING:
     from cairn.domain.ids import AgentId
 
 __all__ = [
+    # Re-exported: the results these writes return (defined in cairn.domain.outcomes).
     "ForgetResult",
     "LifecycleResult",
     "RememberOutcome",
@@ -44,42 +48,6 @@ __all__ = [
 
 # Rows with their own state machines: never moved by the generic lifecycle calls.
 PROTECTED_KINDS = frozenset({ClaimKind.PERSONA.value, ClaimKind.WORKING.value})
-
-
-@attrs.frozen
-class ForgetResult:
-    claim_id: str
-    rowid: int
-    # Source turns of the claim now hidden from recall (kept stored as evidence).
-    hidden_evidence: int = 0
-    removed: tuple[str, ...] = ("claim", "lexical index entry", "stored vector")
-    kept: tuple[str, ...] = (
-        "source evidence (stored, no longer recalled)",
-        "tombstone (hashes only)",
-    )
-
-
-@attrs.frozen
-class LifecycleResult:
-    claim_id: str
-    lifecycle: str
-    note: str
-
-
-class RememberOutcome(enum.StrEnum):
-    STORED = "stored"
-    # An identical active claim already existed in the scope; nothing new was written.
-    EXISTING = "existing"
-    # The claim was forgotten before and this request may not bring it back.
-    SUPPRESSED = "suppressed"
-
-
-@attrs.frozen
-class RememberResult:
-    outcome: RememberOutcome
-    claim_id: str | None
-    rowid: int | None = None
-    released_tombstones: int = 0
 
 
 def write_tombstone(

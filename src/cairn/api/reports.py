@@ -1,0 +1,174 @@
+"""What the memory API's operations report: frozen records, the same on every surface.
+
+The embedded runtime builds them; over IPC they travel as their fields (design/ipc.md) and
+decode back to these classes, so ``memory.clear(...)`` returns an equal value embedded, over
+a socket or on an asyncio loop.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+import attrs
+
+from cairn.domain.outcomes import IntakeOutcome, IntakeResult
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = [
+    "ClearReport",
+    "DrainReport",
+    "EmbedderIdentity",
+    "IngestReport",
+    "KeptCounts",
+    "ReconfigureReport",
+    "RetireReport",
+    "TableCount",
+    "TextModelIdentity",
+]
+
+
+@attrs.frozen
+class IngestReport:
+    """Per-item outcomes of one ingest call, in input order."""
+
+    results: tuple[IntakeResult, ...]
+
+    def count(self, outcome: IntakeOutcome) -> int:
+        return sum(1 for result in self.results if result.outcome is outcome)
+
+    @property
+    def ingested(self) -> int:
+        return self.count(IntakeOutcome.INGESTED)
+
+    @property
+    def duplicates(self) -> int:
+        return self.count(IntakeOutcome.DUPLICATE)
+
+    @property
+    def rejected(self) -> tuple[IntakeResult, ...]:
+        return tuple(r for r in self.results if r.outcome is IntakeOutcome.REJECTED)
+
+
+@attrs.frozen
+class DrainReport:
+    """What a drain settled: how many agents, in how long (trio clock)."""
+
+    agents: int
+    elapsed_s: float
+
+
+@attrs.frozen
+class KeptCounts:
+    """Rows a clear leaves in place, counted after it finished."""
+
+    # Stored turns and runtime events (recallable evidence).
+    events: int
+    directives: int
+    # Hashes of forgotten or cleared claims: they keep the same source from re-teaching them.
+    tombstones: int
+
+
+@attrs.frozen
+class ClearReport:
+    """What a clear removed and what it kept, in words a user interface can show as is."""
+
+    agent_id: str
+    claims_deleted: int
+    removed: tuple[str, ...]
+    kept: tuple[str, ...]
+    kept_counts: KeptCounts
+    summary: str
+
+
+@attrs.frozen
+class TableCount:
+    """Rows deleted from one table."""
+
+    table: str
+    rows: int
+
+
+@attrs.frozen
+class RetireReport:
+    """What a retire deleted, table by table (in deletion order), and what it kept.
+
+    ``rows_deleted`` is a tuple of records rather than a mapping so the report stays
+    immutable and crosses every boundary (msgspec, cattrs, JSON) as the same plain array;
+    :meth:`deleted` reads one table. ``kept`` is empty: nothing of the namespace remains.
+    """
+
+    agent_id: str
+    rows_deleted: tuple[TableCount, ...]
+    kept: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, agent_id: str, rows_deleted: Mapping[str, int]) -> RetireReport:
+        return cls(
+            agent_id, tuple(TableCount(table, n) for table, n in rows_deleted.items())
+        )
+
+    def deleted(self, table: str) -> int:
+        """Rows deleted from ``table`` (0 for a table the retire did not touch)."""
+        return sum(count.rows for count in self.rows_deleted if count.table == table)
+
+
+class _EmbeddingIdentityLike(Protocol):
+    @property
+    def provider(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def dimension(self) -> int: ...
+    @property
+    def metric(self) -> str: ...
+
+
+class _TextIdentityLike(Protocol):
+    @property
+    def provider(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+
+
+@attrs.frozen
+class EmbedderIdentity:
+    """``(provider, model, dimension, metric)`` of an embedder: vectors of different
+    identities are never compared. ``metric`` is ``cos``, ``ip`` or ``l2sq``."""
+
+    provider: str
+    model: str
+    dimension: int
+    metric: str
+
+    @classmethod
+    def of(cls, identity: _EmbeddingIdentityLike) -> EmbedderIdentity:
+        """The public record of an internal identity (``cairn.vectors``'s, or any with
+        the same four fields): built here so the API needs no vector code."""
+        return cls(
+            identity.provider, identity.model, identity.dimension, identity.metric
+        )
+
+
+@attrs.frozen
+class TextModelIdentity:
+    """The chat model extraction asks: its provider kind and model name."""
+
+    provider: str
+    model: str
+
+    @classmethod
+    def of(cls, identity: _TextIdentityLike) -> TextModelIdentity:
+        return cls(identity.provider, identity.model)
+
+
+@attrs.frozen
+class ReconfigureReport:
+    """A live provider switch: whether the embedding identity changed (an epoch change:
+    projections rebuild, recall says ``reindexing`` meanwhile), the embedder serving now,
+    and the text model extracting now (``None``: the rule extractor)."""
+
+    changed: bool
+    embedder: EmbedderIdentity
+    text_provider: TextModelIdentity | None

@@ -1,0 +1,103 @@
+"""What a single write decided: intake of one event, and remember/forget/archive of one claim.
+
+The store produces these inside its transactions; every surface (embedded, IPC, asyncio)
+returns them unchanged, so they are public values with no I/O attached.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+from cairn.domain.ids import EventId
+
+__all__ = [
+    "ForgetResult",
+    "IntakeOutcome",
+    "IntakeRejection",
+    "IntakeResult",
+    "LifecycleResult",
+    "RememberOutcome",
+    "RememberResult",
+]
+
+
+class IntakeOutcome(enum.StrEnum):
+    INGESTED = "ingested"
+    DUPLICATE = "duplicate"
+    MERGED = "merged"
+    REJECTED = "rejected"
+
+
+class IntakeRejection(enum.StrEnum):
+    """Why intake refused an event; set exactly when the outcome is ``rejected``.
+
+    Callers branch on this, never on the readable ``reason`` text beside it.
+    """
+
+    # The event ID is already stored with other content (the stored row is unchanged).
+    CONFLICTING_CONTENT = "conflicting_content"
+    # An edit, retry or deletion names a message that is not in its session.
+    UNKNOWN_REPLACED_EVENT = "unknown_replaced_event"
+
+
+@attrs.frozen
+class IntakeResult:
+    """The outcome of one turn or event at intake, with the stored row when there is one.
+
+    ``reason`` is a sentence for people; ``rejection`` is the same decision as a value.
+    ``segments`` counts the rows a long text was cut into, ``redactions`` the secrets
+    replaced by a marker before anything was stored.
+    """
+
+    event_id: EventId
+    outcome: IntakeOutcome
+    reason: str | None = None
+    rowid: int | None = None
+    segments: int = 1
+    redactions: int = 0
+    rejection: IntakeRejection | None = None
+
+
+@attrs.frozen
+class ForgetResult:
+    """One forgotten claim: deleted, with a hash-only tombstone that suppresses its replay."""
+
+    claim_id: str
+    rowid: int
+    # Source turns of the claim now hidden from recall (kept stored as evidence).
+    hidden_evidence: int = 0
+    removed: tuple[str, ...] = ("claim", "lexical index entry", "stored vector")
+    kept: tuple[str, ...] = (
+        "source evidence (stored, no longer recalled)",
+        "tombstone (hashes only)",
+    )
+
+
+@attrs.frozen
+class LifecycleResult:
+    """An archive or unarchive: the claim's lifecycle now, and a note a user can read."""
+
+    claim_id: str
+    lifecycle: str
+    note: str
+
+
+class RememberOutcome(enum.StrEnum):
+    STORED = "stored"
+    # An identical active claim already existed in the scope; nothing new was written.
+    EXISTING = "existing"
+    # The claim was forgotten before and this request may not bring it back.
+    SUPPRESSED = "suppressed"
+
+
+@attrs.frozen
+class RememberResult:
+    """An explicit remember: the claim stored (or found), and tombstones a user's re-add
+    released."""
+
+    outcome: RememberOutcome
+    claim_id: str | None
+    rowid: int | None = None
+    released_tombstones: int = 0
