@@ -1,10 +1,14 @@
-"""Shared fixtures: real data directories, a fixed domain clock, a fast deterministic embedder."""
+"""Shared fixtures: real data directories, a fixed domain clock, a fast deterministic
+embedder; and the bound every async test runs under."""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
@@ -29,6 +33,32 @@ TEST_CONFIG = MemoryConfig(
     # MockClock tests (tests/runtime/test_batches.py).
     extraction_linger_s=0.001,
 )
+
+
+# Every async test body runs under a trio deadline (trio-websocket's charter): a hang is a
+# failure with a traceback, never a stuck run. On the real clock a test gets REAL_BOUND_S;
+# with a mock clock time is virtual and long waits (leases, backoffs, failure windows)
+# jump by, so the bound is virtual too. A test may set a tighter bound of its own inside.
+REAL_BOUND_S = 120.0
+VIRTUAL_BOUND_S = 24 * 3600.0
+_MOCK_CLOCKS = {"thread_safe_clock", "autojump_clock", "mock_clock"}
+
+
+def _bounded(function: Any, bound_s: float) -> Any:
+    @functools.wraps(function)
+    async def bounded(*args: Any, **kwargs: Any) -> None:
+        with trio.fail_after(bound_s):
+            await function(*args, **kwargs)
+
+    return bounded
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        function = getattr(item, "obj", None)
+        if isinstance(item, pytest.Function) and inspect.iscoroutinefunction(function):
+            virtual = _MOCK_CLOCKS & set(item.fixturenames)
+            item.obj = _bounded(function, VIRTUAL_BOUND_S if virtual else REAL_BOUND_S)
 
 
 @pytest.fixture

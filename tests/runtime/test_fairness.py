@@ -85,6 +85,17 @@ async def test_a_cancelled_waiter_gives_its_turn_away() -> None:
             assert limiter.waiting == 0
 
 
+async def test_a_cancel_on_the_uncontended_path_keeps_the_token() -> None:
+    with trio.fail_after(5):
+        limiter = FairLimiter(1)
+        with trio.CancelScope() as scope:
+            scope.cancel()
+            async with limiter.slot(Share("x")):
+                pass  # pragma: no cover - cancelled before it is entered
+        async with limiter.slot(Share("y")):
+            assert limiter.waiting == 0
+
+
 @attrs.define(eq=False)
 class SlowModel(HashingEmbedder):
     """Document batches hold a background token for 1 s of virtual time per text, as

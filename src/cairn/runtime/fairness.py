@@ -85,9 +85,12 @@ class FairLimiter:
             self._release()
 
     async def _acquire(self, share: Share) -> None:
+        await trio.lowlevel.checkpoint_if_cancelled()
         if self._free and not self.waiting:
+            # Taken with no checkpoint after it that could raise: a cancel here would
+            # leak the token (trio's own limiter orders it the same way).
             self._free -= 1
-            await trio.lowlevel.checkpoint()
+            await trio.lowlevel.cancel_shielded_checkpoint()
             return
         waiter = _Waiter()
         queue = self._queues[share.priority].setdefault(
