@@ -31,6 +31,7 @@ from tests.ipc.harness import (
 from tests.support.serve_hashing import hashing_cairn
 from typer.testing import CliRunner
 
+from cairn.api.status import AgentStatus
 from cairn.cli.app import CliContext
 from cairn.cli.main import app
 from cairn.ipc import open_stdio_client, open_unix_client
@@ -101,33 +102,33 @@ def cairn_json(data: Path, *args: str) -> dict:
     return json.loads(done.stdout)
 
 
-async def _seed(server: SocketServer, agent: str) -> dict:
+async def _seed(server: SocketServer, agent: str) -> AgentStatus:
     """Ingest FACTS for ``agent`` through the server and wait until they are settled."""
     async with open_unix_client(server.socket_path) as client:
         turns = [turn(event_id, text) for event_id, text in FACTS]
         assert (await client.ingest(agent, turns)).ingested == len(FACTS)
         await client.wait_idle(agent)
-        entry: dict = (await client.status())["agents"][agent]
-        return entry
+        return (await client.status()).agent(agent)
 
 
-async def _still_serves(server: SocketServer, agent: str) -> dict:
+async def _still_serves(server: SocketServer, agent: str) -> AgentStatus:
     """Ingest and recall through the server; wait_idle returning proves the server's own
     work settles (a stale fence would re-lease its batches forever)."""
     with trio.fail_after(SERVER_TIMEOUT_S / 2):
         return await _ingest_and_recall(server, agent)
 
 
-async def _ingest_and_recall(server: SocketServer, agent: str) -> dict:
+async def _ingest_and_recall(server: SocketServer, agent: str) -> AgentStatus:
     async with open_unix_client(server.socket_path) as client:
         await client.ingest(agent, [turn("later", "I started learning the oud.")])
         await client.wait_idle(agent)
         recall = await client.recall(agent, "oud", wait_s=30.0)
         assert recall.items
         assert recall.items[0].source_refs == ("later",)
-        entry: dict = (await client.status())["agents"][agent]
-    assert entry["events_pending_extraction"] == 0
-    assert entry["runtime"]["outstanding_work"] == 0
+        entry = (await client.status()).agent(agent)
+    assert entry.events_pending_extraction == 0
+    assert entry.statistics is not None
+    assert entry.statistics.outstanding_work == 0
     return entry
 
 
@@ -152,22 +153,23 @@ async def test_clear_beside_a_live_server_is_done_by_the_server(
 ) -> None:
     with trio.fail_after(SERVER_TIMEOUT_S * 2):
         before = await _seed(server, "A")
-        assert before["claims"] > 0
+        assert before.claims > 0
 
         done = await acairn(data, "clear", "A", "--yes", "--json")
         assert done.returncode == 0, done.stderr.decode()
         report = json.loads(done.stdout)
         assert report["agent"] == "A"
-        assert report["claims_deleted"] == before["claims"]
-        assert report["before"]["claims"] == before["claims"]
+        assert report["claims_deleted"] == before.claims
+        assert report["before"]["claims"] == before.claims
         assert report["after"]["claims"] == 0
         assert report["after"]["events"] == len(FACTS)  # evidence is kept
 
         after = await _still_serves(server, "A")
     # The server ran the clear job itself, so its fence moved with it.
-    assert after["runtime"]["clear_jobs_completed"] == 1
-    assert after["claims"] == 0  # cleared claims stay cleared (evidence is not re-read)
-    assert after["runtime"]["writes_failed"] == 0
+    assert after.statistics is not None
+    assert after.statistics.clear_jobs_completed == 1
+    assert after.claims == 0  # cleared claims stay cleared (evidence is not re-read)
+    assert after.statistics.writes_failed == 0
 
 
 async def test_retire_beside_a_live_server_is_done_by_the_server(
@@ -183,13 +185,13 @@ async def test_retire_beside_a_live_server_is_done_by_the_server(
         assert report["rows_deleted"]["events"] == len(FACTS)
 
         async with open_unix_client(server.socket_path) as client:
-            agents = (await client.status())["agents"]
-        assert "A" not in agents
-        assert agents["B"]["events"] == len(FACTS)
+            status = await client.status()
+        assert "A" not in status.agent_ids
+        assert status.agent("B").events == len(FACTS)
         assert _orphaned_events(data) == 0
         # The agent ID starts afresh, served by the same runtime.
         fresh = await _still_serves(server, "A")
-    assert fresh["events"] == 1
+    assert fresh.events == 1
     assert _orphaned_events(data) == 0
 
 
@@ -284,7 +286,7 @@ async def test_a_stdio_server_refuses_commands_it_cannot_take(data: Path) -> Non
             stderr = done.stderr.decode()
             assert "on stdio" in stderr
             assert "holds" in stderr
-            assert (await client.status())["agents"] == {}
+            assert (await client.status()).agents == ()
 
 
 def test_a_command_holding_the_directory_refuses_a_server_and_other_commands(
