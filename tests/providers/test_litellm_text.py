@@ -89,6 +89,10 @@ def _litellm_loaded() -> None:
 @pytest.fixture(autouse=True)
 def _key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(KEY_VAR, SECRET)
+    # A proxy variable in the environment must not reroute loopback (LiteLLM's clients
+    # read the environment).
+    monkeypatch.setenv("NO_PROXY", "*")
+    monkeypatch.setenv("no_proxy", "*")
 
 
 def _provider(base_url: str, **overrides: object) -> LiteLLMTextProvider:
