@@ -1,8 +1,10 @@
 """A real HTTP/1.1 fake of OpenAI-compatible and Ollama embedding servers, on loopback.
 
 Trio-native (``trio.serve_tcp`` in the test's own run) so tests control it with trio events:
-a ``slow`` request blocks until the test sets ``release``; ``hang`` never answers. No thread,
-no real sleep. Each response closes its connection (``Connection: close``), which keeps the
+a ``slow`` request blocks until the test sets ``release``; ``hang`` never answers;
+``hang_until_disconnect`` never answers either, and sets ``disconnected`` once the client
+closes the connection (a request really abandoned, not just forgotten). No thread, no real
+sleep. Each response closes its connection (``Connection: close``), which keeps the
 hand-written HTTP minimal and is legal HTTP/1.1.
 
 Vectors are deterministic per text (:func:`raw_vector`), deliberately not unit length so tests
@@ -37,6 +39,7 @@ Mode = Literal[
     "success",
     "slow",
     "hang",
+    "hang_until_disconnect",
     "rate_limited_then_success",
     "server_error",
     "unauthorized",
@@ -108,6 +111,7 @@ class FakeProviderServer:
     requests: list[RecordedRequest] = attrs.Factory(list)
     release: trio.Event = attrs.Factory(trio.Event)
     request_arrived: trio.Event = attrs.Factory(trio.Event)
+    disconnected: trio.Event = attrs.Factory(trio.Event)
     # Requests read but not yet answered, and the most there ever were at once.
     in_flight: int = 0
     max_in_flight: int = 0
@@ -136,6 +140,10 @@ class FakeProviderServer:
             for count, event in self._count_waiters:
                 if len(self.requests) >= count:
                     event.set()
+            if self.mode == "hang_until_disconnect":
+                await _wait_for_eof(stream)
+                self.disconnected.set()
+                return
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             try:
@@ -250,6 +258,15 @@ class FakeProviderServer:
                 ],
             }
         ).encode()
+
+
+async def _wait_for_eof(stream: trio.SocketStream) -> None:
+    """Return once the client has closed (or reset) its side of the connection."""
+    try:
+        while await stream.receive_some(65536):
+            pass
+    except trio.BrokenResourceError:
+        return
 
 
 async def _read_request(stream: trio.SocketStream) -> RecordedRequest | None:

@@ -20,7 +20,7 @@ an :class:`~cairn.errors.InvalidInputError` naming the file or variable it came 
     max_concurrency = 4
 
     [text]
-    provider = "openai-compatible"     # or "ollama", or "none" (the default)
+    provider = "openai-compatible"     # or "ollama", "litellm", or "none" (the default)
     base_url = "https://api.openai.com"
     model = "gpt-4o-mini"
     api_key_env = "OPENAI_API_KEY"
@@ -29,6 +29,12 @@ an :class:`~cairn.errors.InvalidInputError` naming the file or variable it came 
     connect_timeout_s = 5.0
     read_timeout_s = 60.0
     max_concurrency = 4
+
+    [text]                             # needs the optional extra: pip install 'cairn[litellm]'
+    provider = "litellm"
+    model = "anthropic/claude-3-5-haiku-latest"   # LiteLLM's model string
+    endpoint = "http://127.0.0.1:4000"  # optional: LiteLLM's api_base
+    api_key_env = "ANTHROPIC_API_KEY"   # optional: else LiteLLM reads its provider's variable
 """
 
 from __future__ import annotations
@@ -57,7 +63,7 @@ __all__ = [
 ]
 
 PROVIDERS = ("local", "openai-compatible", "ollama")
-TEXT_PROVIDERS = ("none", "openai-compatible", "ollama")
+TEXT_PROVIDERS = ("none", "openai-compatible", "ollama", "litellm")
 
 _EMBEDDING_FIELDS: Final = {
     "provider": str,
@@ -73,6 +79,7 @@ _EMBEDDING_FIELDS: Final = {
 _TEXT_FIELDS: Final = {
     "provider": str,
     "base_url": str,
+    "endpoint": str,
     "model": str,
     "api_key_env": str,
     "max_tokens": int,
@@ -97,6 +104,15 @@ def _require_present(
     if missing:
         raise InvalidInputError(
             f"provider {provider!r} needs {', '.join(missing)} ({source})"
+        )
+
+
+def _require_absent(
+    settings: object, provider: str, name: str, instead: str, source: str
+) -> None:
+    if getattr(settings, name) is not None:
+        raise InvalidInputError(
+            f"provider {provider!r} takes {instead}, not {name} ({source})"
         )
 
 
@@ -137,10 +153,16 @@ class EmbeddingSettings:
 
 @attrs.frozen
 class TextSettings:
-    """The text provider (extraction, reflection, query compilation), or ``"none"``."""
+    """The text provider (extraction, reflection, query compilation), or ``"none"``.
+
+    ``base_url`` is for the HTTP providers; ``"litellm"`` takes LiteLLM's model string as
+    ``model`` and an optional ``endpoint`` (LiteLLM's ``api_base``) instead, and maps the
+    token cap per provider itself (no ``token_limit_field``).
+    """
 
     provider: str = "none"
     base_url: str | None = None
+    endpoint: str | None = None
     model: str | None = None
     api_key_env: str | None = None
     max_tokens: int | None = None
@@ -166,8 +188,17 @@ class TextSettings:
             ("max_tokens", "connect_timeout_s", "read_timeout_s", "max_concurrency"),
             self.source,
         )
-        if self.provider != "none":
+        if self.provider == "litellm":
+            _require_present(self, self.provider, ("model",), self.source)
+            _require_absent(self, self.provider, "base_url", "endpoint", self.source)
+            if self.token_limit_field != "max_tokens":  # noqa: S105 - a field name
+                raise InvalidInputError(
+                    f"provider {self.provider!r} maps the token cap itself;"
+                    f" remove token_limit_field ({self.source})"
+                )
+        elif self.provider != "none":
             _require_present(self, self.provider, ("base_url", "model"), self.source)
+            _require_absent(self, self.provider, "endpoint", "base_url", self.source)
 
 
 def config_path(data_dir: Path, environ: Mapping[str, str] | None = None) -> Path:

@@ -20,6 +20,7 @@ from cairn.providers.http.openai_compat import OpenAICompatibleEmbedder
 from cairn.providers.http.text import HttpTextConfig
 from cairn.providers.http.text_ollama import OllamaTextProvider
 from cairn.providers.http.text_openai import OpenAICompatibleTextProvider
+from cairn.providers.litellm_text import litellm_text_provider
 
 if TYPE_CHECKING:
     import httpx
@@ -90,9 +91,19 @@ async def discover_dimension(
 def http_text_provider(
     settings: TextSettings, client: httpx.AsyncClient
 ) -> TextProvider | None:
-    """The text provider ``settings`` select over ``client``, or None for ``"none"``."""
+    """The text provider ``settings`` select over ``client``, or None for ``"none"``.
+
+    ``"litellm"`` does not use ``client``: LiteLLM brings its own HTTP stack, on the run's
+    asyncio loop (:mod:`cairn.providers.litellm_text`).
+
+    Raises:
+        LiteLLMUnavailableError: ``"litellm"`` without the ``cairn[litellm]`` extra, or
+            under an asyncio host.
+    """
     if settings.provider == "none":
         return None
+    if settings.provider == "litellm":
+        return litellm_text_provider(settings)
     if settings.base_url is None or settings.model is None:  # checked by TextSettings
         raise InvalidInputError(
             f"text provider {settings.provider!r} needs base_url and model"
