@@ -5,11 +5,18 @@ phase of the clear has work), bulk-loaded through the store functions as
 bench/clear_under_load.py does (the runtime closed meanwhile); agent ``B`` has
 ``--b-turns`` turns ingested through the API. After a reopen, single turns are ingested
 into ``B`` at a steady pace (one every ``--interval-s``, each in its own task, so a slow
-call does not delay the next) and two latencies are taken per turn:
+call does not delay the next), measured so:
 
 * ``ingest_call_ms``: the ``ingest`` call (the turn is stored);
-* ``settle_ms``: ingest call → ``wait_idle("B")`` returns (extracted and embedded; with
-  turns arriving faster than they settle, a wait also covers the turns that came after);
+* ``settle_ms``: ingest call → extracted and embedded, taken by one ``wait_idle("B")``
+  at a time: a turn is settled when the first wait begun after its ingest returned comes
+  back (an upper bound; one waiter per turn would add polling load when turns pile up);
+* ``cursor_settle_ms``: ingest call → the session cursor (``session_cursor``, polled
+  every ``--poll-s``) passes the turn: per turn, even while later turns keep the agent
+  from ever being idle;
+* ``stored_turns_per_s``: ingest calls returning per second while the pacing runs,
+  against ``offered_turns_per_s``: when it is lower, turns queue and latency grows with
+  the phase's length;
 
 first with no clear running (``--baseline-s``), then while ``clear("A")`` runs, with the
 clear's duration and the event-loop lag (a 1 ms trio sleep's lateness) in both phases.
@@ -180,11 +187,11 @@ def bulk_load_claims(
         connection.close()
 
 
-def b_turn(event_id: str, index: int) -> Turn:
+def b_turn(event_id: str, index: int, session: str | None = None) -> Turn:
     topic = TOPICS[index % len(TOPICS)]
     return Turn(
         event_id,
-        f"s{index // 50}",
+        session or f"s{index // 50}",
         "user",
         f"I tried {topic} again today, round {index}, and liked it.",
         NOW,
@@ -207,37 +214,117 @@ class Lag:
                 self.samples_ms.append((time.perf_counter() - started - 0.001) * 1000)
 
 
+class Settler:
+    """One ``wait_idle("B")`` at a time: a turn is settled when the first wait that began
+    after its ingest returned comes back (an upper bound, at most one wait too late).
+    One waiter instead of one per turn, so waiters polling the pending work do not add
+    load of their own when turns pile up."""
+
+    def __init__(self, memory: Any) -> None:
+        self.memory = memory
+        self.waiting: list[float] = []  # start times of stored, not yet settled turns
+        self.settles_ms: list[float] = []
+        self.arrived = trio.Event()
+        self.closed = False
+
+    def stored(self, started: float) -> None:
+        self.waiting.append(started)
+        self.arrived.set()
+
+    def close(self) -> None:
+        self.closed = True
+        self.arrived.set()
+
+    async def run(self) -> None:
+        while self.waiting or not self.closed:
+            if not self.waiting:
+                self.arrived = trio.Event()
+                await self.arrived.wait()
+                continue
+            batch, self.waiting = self.waiting, []
+            await self.memory.wait_idle(B)
+            now = time.perf_counter()
+            self.settles_ms.extend((now - started) * 1000 for started in batch)
+
+
+class CursorWatch:
+    """Per-turn settle from ``session_cursor`` (the session's last event whose extraction
+    and embedding are done), polled every ``poll_s``: the paced turns share one session,
+    stored in index order, so the cursor at turn ``i`` settles turns ``0..i``."""
+
+    def __init__(self, memory: Any, session: str, poll_s: float) -> None:
+        self.memory, self.session, self.poll_s = memory, session, poll_s
+        self.started: dict[int, float] = {}
+        self.settles_ms: dict[int, float] = {}
+        self.upto = -1
+
+    async def poll(self) -> None:
+        cursor = await self.memory.session_cursor(B, self.session)
+        now = time.perf_counter()
+        if cursor is None:
+            return
+        index = int(cursor.rsplit("-", 1)[1])
+        for earlier in range(self.upto + 1, index + 1):
+            if earlier in self.started:
+                self.settles_ms[earlier] = (now - self.started[earlier]) * 1000
+        self.upto = max(self.upto, index)
+
+    async def run(self) -> None:
+        while True:
+            await self.poll()
+            await trio.sleep(self.poll_s)
+
+
 async def paced_ingests(
     memory: Any,
     prefix: str,
     interval_s: float,
     keep_going: Callable[[int], bool],
+    poll_s: float,
 ) -> dict[str, Any]:
     """Start one ingest of B every ``interval_s`` (trio clock) while ``keep_going(i)``;
-    each task times its ingest call and its settle."""
-    calls: list[float] = []
-    settles: list[float] = []
+    each task times its ingest call, the settler and the cursor watch their settle."""
+    calls: dict[int, float] = {}
+    returned: list[float] = []
+    settler = Settler(memory)
+    session = f"paced-{prefix}"
+    watch = CursorWatch(memory, session, poll_s)
 
     async def one(index: int) -> None:
-        started = time.perf_counter()
-        await memory.ingest(B, [b_turn(f"{prefix}-{index}", index)])
-        calls.append((time.perf_counter() - started) * 1000)
-        await memory.wait_idle(B)
-        settles.append((time.perf_counter() - started) * 1000)
+        started = watch.started[index] = time.perf_counter()
+        await memory.ingest(B, [b_turn(f"{prefix}-{index}", index, session)])
+        returned.append(time.perf_counter())
+        calls[index] = (returned[-1] - started) * 1000
+        settler.stored(started)
 
-    began = trio.current_time()
+    began, began_wall = trio.current_time(), time.perf_counter()
     index = 0
-    async with trio.open_nursery() as nursery:
-        while keep_going(index):
-            nursery.start_soon(one, index)
-            index += 1
-            await trio.sleep_until(began + index * interval_s)
-        stopped = trio.current_time()
+    async with trio.open_nursery() as outer:
+        outer.start_soon(watch.run)
+        async with trio.open_nursery() as settling:
+            settling.start_soon(settler.run)
+            async with trio.open_nursery() as nursery:
+                while keep_going(index):
+                    nursery.start_soon(one, index)
+                    index += 1
+                    await trio.sleep_until(began + index * interval_s)
+                stopped, stopped_wall = trio.current_time(), time.perf_counter()
+            settler.close()
+        await watch.poll()  # everything has settled: the last turns are seen now
+        outer.cancel_scope.cancel()
+    pacing_s = stopped - began
     return {
         "turns": index,
-        "ingest_call_ms": summary(calls),
-        "settle_ms": summary(settles),
-        "pacing_s": round(stopped - began, 2),
+        "ingest_call_ms": summary(list(calls.values())),
+        "settle_ms": summary(settler.settles_ms),
+        "cursor_settle_ms": summary(list(watch.settles_ms.values())),
+        "pacing_s": round(pacing_s, 2),
+        "offered_turns_per_s": round(index / pacing_s, 1),
+        # Ingest calls that returned while the pacing ran: B's write throughput meanwhile.
+        "stored_turns_per_s": round(
+            sum(began_wall <= at <= stopped_wall for at in returned) / pacing_s, 1
+        ),
+        "first_ingest_call_ms": round(calls[0], 2) if 0 in calls else None,
         "tail_s": round(trio.current_time() - stopped, 3),
     }
 
@@ -287,7 +374,7 @@ async def interleave(
     ticks = max(1, round(arguments.baseline_s / interval))
     lag.active = True
     result["no_clear"] = await paced_ingests(
-        memory, "base", interval, lambda index: index < ticks
+        memory, "base", interval, lambda index: index < ticks, arguments.poll_s
     )
     lag.active = False
     result["no_clear"]["loop_lag_ms"] = summary(lag.samples_ms)
@@ -309,7 +396,11 @@ async def interleave(
     nursery.start_soon(run_clear)
     await trio.lowlevel.checkpoint()  # let the clear start first
     result["during_clear"] = await paced_ingests(
-        memory, "during", interval, lambda _: not finished.is_set()
+        memory,
+        "during",
+        interval,
+        lambda _: not finished.is_set(),
+        arguments.poll_s,
     )
     lag.active = False
     await finished.wait()
@@ -353,6 +444,9 @@ def main() -> None:
     parser.add_argument("--interval-s", type=float, default=0.05)
     parser.add_argument(
         "--baseline-s", type=float, default=5.0, help="pacing time with no clear"
+    )
+    parser.add_argument(
+        "--poll-s", type=float, default=0.02, help="session cursor poll interval"
     )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument(
