@@ -22,7 +22,6 @@ ALLOWED = {
     "providers": {"domain", "vectors"},
     "ingestion": {"domain"},
     "retrieval": {"domain", "store", "vectors"},
-    "maintenance": {"domain", "store", "vectors", "retrieval"},
     "runtime": {
         "api",
         "domain",
@@ -32,7 +31,6 @@ ALLOWED = {
         "providers",
         "ingestion",
         "retrieval",
-        "maintenance",
     },
     "testing": {"domain", "providers", "vectors"},
     # ipc serves the runtime. Tests inject their embedder through their own entry point

@@ -27,7 +27,10 @@ from cairn.vectors.manager import VectorStoreManager
 
 @pytest.mark.parametrize("code", [errno.EMFILE, errno.ENOSPC])
 async def test_a_failing_projection_save_leaves_the_agent_serving(
-    data_dir: Path, monkeypatch: pytest.MonkeyPatch, code: int
+    data_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    code: int,
+    thread_safe_clock: trio.testing.MockClock,
 ) -> None:
     failing = {"on": True}
     original = VectorStoreManager.publish
@@ -61,8 +64,7 @@ async def test_a_failing_projection_save_leaves_the_agent_serving(
             assert recall.manifest.degradations == ()
             # Recovered: the next attempt after the backoff saves and clears the error.
             failing["on"] = False
-            with trio.move_on_after(1):
-                await trio.sleep_forever()  # the step's backoff (0.5 s) passes
+            await trio.sleep(1)  # virtual time: the step's backoff (0.5 s) passes
             await supervisor.run_maintenance_pass()
             assert (await memory.status()).agent("a").projection_save_error is None
 

@@ -1,1 +1,0 @@
-"""cairn.maintenance."""
