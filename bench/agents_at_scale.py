@@ -62,6 +62,13 @@ class ThreadedHashing:
 
     def limiters(self) -> tuple[trio.CapacityLimiter, trio.CapacityLimiter | None]:
         limiters = getattr(self.memory, "limiters", None)
+        if limiters is None and self.memory is not None:
+            try:  # the runtime keeps its parts private since the facade split
+                from cairn.runtime.core import runtime_core
+
+                limiters = runtime_core(self.memory).limiters
+            except ImportError:
+                limiters = None
         cpu = getattr(limiters, "cpu", None)
         if cpu is None:
             return self.own

@@ -85,6 +85,13 @@ class ThreadedHashing:
 
     def limiters(self) -> tuple[trio.CapacityLimiter, trio.CapacityLimiter | None]:
         limiters = getattr(self.memory, "limiters", None)
+        if limiters is None and self.memory is not None:
+            try:  # the runtime keeps its parts private since the facade split
+                from cairn.runtime.core import runtime_core
+
+                limiters = runtime_core(self.memory).limiters
+            except ImportError:
+                limiters = None
         cpu = getattr(limiters, "cpu", None)
         if cpu is None:
             return self.own
@@ -103,7 +110,9 @@ class ThreadedHashing:
         # unchanged across runtime redesigns.
         if background is None:
             return await trio.to_thread.run_sync(work, limiter=cpu)  # noqa: TID251
-        async with background:
+        # A fair limiter (per-agent turns) hands out slots; a plain one is entered.
+        slot = background.slot() if hasattr(background, "slot") else background
+        async with slot:
             return await trio.to_thread.run_sync(work, limiter=cpu)  # noqa: TID251
 
 

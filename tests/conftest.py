@@ -42,6 +42,8 @@ TEST_CONFIG = MemoryConfig(
 REAL_BOUND_S = 120.0
 VIRTUAL_BOUND_S = 24 * 3600.0
 _MOCK_CLOCKS = {"thread_safe_clock", "autojump_clock", "mock_clock"}
+# Node IDs of the tests given a bound (tests/test_bounds.py checks none is missed).
+BOUNDED: set[str] = set()
 
 
 def _bounded(function: Any, bound_s: float) -> Any:
@@ -59,6 +61,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if isinstance(item, pytest.Function) and inspect.iscoroutinefunction(function):
             virtual = _MOCK_CLOCKS & set(item.fixturenames)
             item.obj = _bounded(function, VIRTUAL_BOUND_S if virtual else REAL_BOUND_S)
+            BOUNDED.add(item.nodeid)
 
 
 @pytest.fixture

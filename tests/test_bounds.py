@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import trio
 import trio.testing
-from tests.conftest import REAL_BOUND_S, _bounded
+from tests.conftest import BOUNDED, REAL_BOUND_S, _bounded
 
 
 async def test_a_hanging_body_fails_at_its_bound(
@@ -19,13 +19,11 @@ async def test_a_hanging_body_fails_at_its_bound(
 
 
 def test_collected_async_tests_carry_the_bound(request: pytest.FixtureRequest) -> None:
-    unbounded = [
+    trio_tests = [
         item.nodeid
         for item in request.session.items
-        if isinstance(item, pytest.Function)
-        and item.get_closest_marker("trio") is not None
-        and getattr(item.obj, "__name__", "") != "bounded"
-        and not getattr(item.obj, "_trio_test_runner_wrapped", False)
+        if isinstance(item, pytest.Function) and item.get_closest_marker("trio")
     ]
-    assert unbounded == []
+    assert trio_tests
+    assert [nodeid for nodeid in trio_tests if nodeid not in BOUNDED] == []
     assert REAL_BOUND_S <= 120.0

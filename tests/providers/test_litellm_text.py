@@ -51,6 +51,7 @@ from cairn.providers.litellm_text import (
     LiteLLMUnavailableError,
 )
 from cairn.providers.settings import TextSettings, load_text_settings
+from cairn.runtime.core import runtime_core
 from cairn.testing import FixedDomainClock, HashingEmbedder
 
 # Run last: trio-asyncio changes asyncio.run() for the rest of the process (conftest).
@@ -490,14 +491,15 @@ async def test_configured_litellm_extracts_for_the_runtime(tmp_path: Path) -> No
             async with open_memory(
                 data, TEST_CONFIG, clock=FixedDomainClock(), embedder=HashingEmbedder()
             ) as memory:
-                assert isinstance(memory.text_provider, LiteLLMTextProvider)
+                provider = runtime_core(memory).switch.text_provider
+                assert isinstance(provider, LiteLLMTextProvider)
                 await memory.ingest("a", [turn("t1", "I love jasmine rice.")])
                 await memory.wait_idle("a")
                 status = await memory.status()
     chats = [request for request in server.requests if "chat" in request.path]
     assert len(chats) == 1
     assert chats[0].headers["authorization"] == f"Bearer {SECRET}"
-    assert status["agents"]["a"]["claims"] == 0  # the model's answer, not the rules'
+    assert status.agent("a").claims == 0  # the model's answer, not the rules'
     assert SECRET not in json.dumps(status, default=str)
 
 
