@@ -27,72 +27,17 @@ import resource
 import sys
 import tempfile
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 import trio
+from bench_support import ThreadedHashing, load, summary
 
 from cairn import MemoryConfig, Turn, open_memory
-from cairn.testing import FixedDomainClock, HashingEmbedder
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
+from cairn.testing import FixedDomainClock
 
 NOW = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 TOPICS = ["tea", "hiking", "cello", "Lisbon", "bonsai", "ramen", "chess", "sailing"]
-
-
-def load() -> list[float]:
-    return [round(value, 2) for value in os.getloadavg()]
-
-
-class ThreadedHashing:
-    """The hashing test embedder, run in a worker thread under the runtime's CPU and
-    background limiters when the runtime exposes them (as the local model's document
-    batches are), else under a limiter of its own. Bound after ``open_memory``."""
-
-    def __init__(self, dimension: int = 384) -> None:
-        self.memory: Any = None
-        self.own = (trio.CapacityLimiter(1), None)
-        self.embedder = HashingEmbedder(dimension=dimension, run_in_thread=self.run)
-
-    @property
-    def runner(self) -> str:
-        return "own-limiter" if self.limiters() is self.own else "runtime-limiters"
-
-    def limiters(self) -> tuple[trio.CapacityLimiter, trio.CapacityLimiter | None]:
-        limiters = getattr(self.memory, "limiters", None)
-        if limiters is None and self.memory is not None:
-            try:  # the runtime keeps its parts private since the facade split
-                from cairn.runtime.core import runtime_core
-
-                limiters = runtime_core(self.memory).limiters
-            except ImportError:
-                limiters = None
-        cpu = getattr(limiters, "cpu", None)
-        if cpu is None:
-            return self.own
-        return cpu, getattr(limiters, "background", None)
-
-    async def run(self, function: Callable[[], Any]) -> Any:
-        cpu, background = self.limiters()
-        # Directly on trio (not cairn's internal thread helper): the bench must run
-        # unchanged across runtime redesigns.
-        if background is None:
-            return await trio.to_thread.run_sync(function, limiter=cpu)  # noqa: TID251
-        async with background:
-            return await trio.to_thread.run_sync(function, limiter=cpu)  # noqa: TID251
-
-
-def summary(values_ms: list[float]) -> dict[str, float]:
-    ordered = sorted(values_ms)
-    if not ordered:
-        return {"n": 0}
-
-    def at(q: float) -> float:
-        return round(ordered[min(len(ordered) - 1, int(len(ordered) * q))], 2)
-
-    return {"n": len(ordered), "p50": at(0.5), "p95": at(0.95), "max": at(1.0)}
 
 
 def proc_status() -> dict[str, int]:

@@ -35,12 +35,12 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import trio
+from bench_support import ThreadedHashing, load, pick, summary
 
 from cairn import MemoryConfig, Turn, open_memory
 from cairn.domain.claim import ClaimDraft, ClaimKind
@@ -49,8 +49,9 @@ from cairn.store.agents import ensure_agent
 from cairn.store.claims import insert_claims
 from cairn.store.connection import open_connection
 from cairn.store.embeddings import store_embeddings
-from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.testing import FixedDomainClock
 from cairn.vectors.codec import encode_vector
+from cairn.vectors.keys import EmbedTarget
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -61,77 +62,6 @@ A, B = "A", "B"
 CHUNK = 5_000
 NOW = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 TOPICS = ["tea", "hiking", "cello", "Lisbon", "bonsai", "ramen", "chess", "sailing"]
-
-
-def load() -> list[float]:
-    return [round(value, 2) for value in os.getloadavg()]
-
-
-def pick(value: Any, *path: str) -> Any:
-    """``value[a][b]…`` or ``value.a.b…``: clear results may be dicts or records."""
-    for name in path:
-        if value is None:
-            return None
-        if isinstance(value, Mapping):
-            value = value.get(name)
-        else:
-            value = getattr(value, name, None)
-    return value
-
-
-class ThreadedHashing:
-    """The hashing test embedder, run in a worker thread under the runtime's CPU and
-    background limiters when the runtime exposes them (as the local model's document
-    batches are), else under a limiter of its own. Bound after ``open_memory``."""
-
-    def __init__(self, dimension: int = 384) -> None:
-        self.memory: Any = None
-        self.own = (trio.CapacityLimiter(1), None)
-        self.embedder = HashingEmbedder(dimension=dimension, run_in_thread=self.run)
-
-    @property
-    def runner(self) -> str:
-        return "own-limiter" if self.limiters() is self.own else "runtime-limiters"
-
-    def limiters(self) -> tuple[trio.CapacityLimiter, trio.CapacityLimiter | None]:
-        limiters = getattr(self.memory, "limiters", None)
-        if limiters is None and self.memory is not None:
-            try:  # the runtime keeps its parts private since the facade split
-                from cairn.runtime.core import runtime_core
-
-                limiters = runtime_core(self.memory).limiters
-            except ImportError:
-                limiters = None
-        cpu = getattr(limiters, "cpu", None)
-        if cpu is None:
-            return self.own
-        return cpu, getattr(limiters, "background", None)
-
-    async def run(self, function: Callable[[], Any]) -> Any:
-        cpu, background = self.limiters()
-        # Directly on trio (not cairn's internal thread helper): the bench must run
-        # unchanged across runtime redesigns.
-        if background is None:
-            return await trio.to_thread.run_sync(function, limiter=cpu)  # noqa: TID251
-        async with background:
-            return await trio.to_thread.run_sync(function, limiter=cpu)  # noqa: TID251
-
-
-def summary(values_ms: list[float]) -> dict[str, float]:
-    ordered = sorted(values_ms)
-    if not ordered:
-        return {"n": 0}
-
-    def at(q: float) -> float:
-        return round(ordered[min(len(ordered) - 1, int(len(ordered) * q))], 2)
-
-    return {
-        "n": len(ordered),
-        "p50": at(0.5),
-        "p95": at(0.95),
-        "p99": at(0.99),
-        "max": at(1.0),
-    }
 
 
 def vocabulary(rng: np.random.Generator, size: int = 8_000) -> list[str]:
@@ -183,7 +113,7 @@ def bulk_load_claims(
                     agent,
                     identity,
                     [
-                        ("claim", rowid, encode_vector(vector))
+                        (EmbedTarget.CLAIM, rowid, encode_vector(vector))
                         for (rowid, _), vector in zip(
                             committed.inserted, vectors, strict=True
                         )

@@ -31,6 +31,7 @@ from cairn import MemoryConfig, Turn, open_memory
 from cairn.domain.claim import ClaimDraft, ClaimKind, SourceSpan
 from cairn.domain.ids import AgentId, EventId
 from cairn.ingestion.intake import prepare_turns
+from cairn.runtime.core import runtime_core
 from cairn.runtime.threads import run_in_thread
 from cairn.store.agents import ensure_agent
 from cairn.store.claims import insert_claims
@@ -73,7 +74,7 @@ def load_cleared(
     memory: Any, n: int, rng: np.random.Generator, words: list[str]
 ) -> None:
     identity = memory.embedder.identity
-    connection = memory.database.writer
+    connection = runtime_core(memory).database.writer
     for start in range(0, n, CHUNK):
         drafts = [
             ClaimDraft(ClaimKind.FACT, f"{sentence(rng, words, 12)} #{i}", ())
@@ -101,7 +102,7 @@ def load_cleared(
 
 def load_other(memory: Any, n: int, rng: np.random.Generator, words: list[str]) -> None:
     identity = memory.embedder.identity
-    connection = memory.database.writer
+    connection = runtime_core(memory).database.writer
     for start in range(0, n, CHUNK):
         turns = [
             Turn(f"t{i}", "s1", "user", sentence(rng, words, 14), NOW, "Ana")
@@ -196,21 +197,21 @@ async def measure(n: int, other: int, queries: int, seed: int) -> dict[str, Any]
         async with open_memory(
             directory, config, clock=clock, embedder=embedder()
         ) as memory:
-            limiters.append(memory.limiters)
+            limiters.append(runtime_core(memory).limiters)
             started = time.perf_counter()
             await run_in_thread(
                 lambda: (
                     load_cleared(memory, n, rng, words),
                     load_other(memory, other, rng, words),
                 ),
-                limiter=memory.limiters.store_write,
+                limiter=runtime_core(memory).limiters.store_write,
             )
             result["bulk_load_s"] = round(time.perf_counter() - started, 2)
         async with (
             open_memory(directory, config, clock=clock, embedder=embedder()) as memory,
             trio.open_nursery() as nursery,
         ):
-            limiters.append(memory.limiters)
+            limiters.append(runtime_core(memory).limiters)
             for agent in (CLEARED, OTHER):
                 supervisor = await memory._supervisor(agent)  # noqa: SLF001 - bench
                 await supervisor.slot.caught_up.wait()

@@ -32,88 +32,17 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import trio
+from bench_support import ThreadedHashing, load, pick
 
 from cairn import MemoryConfig, Turn, open_memory
-from cairn.testing import FixedDomainClock, HashingEmbedder
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
+from cairn.testing import FixedDomainClock
 
 X, Y, WARM = "X", "Y", "warm"
 NOW = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-
-
-def load() -> list[float]:
-    return [round(value, 2) for value in os.getloadavg()]
-
-
-def pick(value: Any, *path: str) -> Any:
-    """``value[a][b]…`` or ``value.a.b…``: status and clear results may be dicts or
-    records; a missing step gives None."""
-    for name in path:
-        if value is None:
-            return None
-        if isinstance(value, Mapping):
-            value = value.get(name)
-        else:
-            value = getattr(value, name, None)
-    return value
-
-
-class ThreadedHashing:
-    """The hashing test embedder, run in a worker thread under the runtime's CPU and
-    background limiters when the runtime exposes them (as the local model's document
-    batches are), else under a limiter of its own. Bound after ``open_memory``.
-
-    ``cost_s_per_text`` simulates a slower model without using CPU: the worker thread
-    sleeps that long per document while it holds the limiters, as a model would."""
-
-    def __init__(self, dimension: int = 384, cost_s_per_text: float = 0.0) -> None:
-        self.memory: Any = None
-        self.cost_s_per_text = cost_s_per_text
-        self.own = (trio.CapacityLimiter(1), None)
-        self.embedder = HashingEmbedder(dimension=dimension, run_in_thread=self.run)
-
-    @property
-    def runner(self) -> str:
-        return "own-limiter" if self.limiters() is self.own else "runtime-limiters"
-
-    def limiters(self) -> tuple[trio.CapacityLimiter, trio.CapacityLimiter | None]:
-        limiters = getattr(self.memory, "limiters", None)
-        if limiters is None and self.memory is not None:
-            try:  # the runtime keeps its parts private since the facade split
-                from cairn.runtime.core import runtime_core
-
-                limiters = runtime_core(self.memory).limiters
-            except ImportError:
-                limiters = None
-        cpu = getattr(limiters, "cpu", None)
-        if cpu is None:
-            return self.own
-        return cpu, getattr(limiters, "background", None)
-
-    async def run(self, function: Callable[[], Any]) -> Any:
-        cpu, background = self.limiters()
-
-        def work() -> Any:
-            vectors = function()
-            if self.cost_s_per_text:
-                time.sleep(len(vectors) * self.cost_s_per_text)  # noqa: TID251
-            return vectors
-
-        # Directly on trio (not cairn's internal thread helper): the bench must run
-        # unchanged across runtime redesigns.
-        if background is None:
-            return await trio.to_thread.run_sync(work, limiter=cpu)  # noqa: TID251
-        # A fair limiter (per-agent turns) hands out slots; a plain one is entered.
-        slot = background.slot() if hasattr(background, "slot") else background
-        async with slot:
-            return await trio.to_thread.run_sync(work, limiter=cpu)  # noqa: TID251
 
 
 # Plain English words, so a real model sees ordinary prose (random letter strings cut

@@ -32,6 +32,7 @@ from cairn import MemoryConfig, Turn, open_memory
 from cairn.domain.claim import ClaimDraft, ClaimKind, SourceSpan
 from cairn.domain.ids import AgentId, EventId
 from cairn.ingestion.intake import prepare_turns
+from cairn.runtime.core import runtime_core
 from cairn.runtime.threads import run_in_thread
 from cairn.store.claims import insert_claims
 from cairn.store.embeddings import store_embeddings
@@ -126,8 +127,8 @@ def bulk_load(
             ]
             store_embeddings(connection, AGENT, identity, rows)
 
-        with memory.database.writer:
-            load(memory.database.writer)
+        with runtime_core(memory).database.writer:
+            load(runtime_core(memory).database.writer)
 
 
 async def measure(n: int, queries: int, seed: int) -> dict[str, Any]:
@@ -143,7 +144,7 @@ async def measure(n: int, queries: int, seed: int) -> dict[str, Any]:
                 lambda: bulk_load(
                     memory, n, rng, words, memory.embedder.identity.dimension
                 ),
-                limiter=memory.limiters.store_write,
+                limiter=runtime_core(memory).limiters.store_write,
             )
             result["bulk_load_s"] = round(time.perf_counter() - started, 2)
         # Reopen: the projection is rebuilt from the stored blobs at warm-up.
@@ -196,7 +197,7 @@ async def measure(n: int, queries: int, seed: int) -> dict[str, Any]:
             ) as memory,
             trio.open_nursery() as nursery,
         ):
-            limiters.append(memory.limiters)
+            limiters.append(runtime_core(memory).limiters)
             probe = LagProbe()
             nursery.start_soon(probe.run)
             now = dt.datetime(2026, 1, 2, tzinfo=dt.UTC)

@@ -16,6 +16,7 @@ import pytest
 import trio
 import trio.testing
 from tests.conftest import TEST_CONFIG
+from tests.fakes import GatedDocuments
 from tests.helpers import turn
 from tests.ipc.harness import (
     SERVER_TIMEOUT_S,
@@ -43,8 +44,7 @@ from cairn.ipc.messages import (
     Welcome,
 )
 from cairn.ipc.server import FD_RESERVE, accept_connections, serve_unix_socket
-from cairn.providers.embedding import Vectors
-from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.testing import FixedDomainClock
 
 # What a local process opened in the incident: more than a default soft limit of 1024.
 FLOOD = 1100
@@ -201,18 +201,6 @@ async def _closed_for_idleness(path: Path) -> None:
         assert isinstance(closing, Error)
         assert (closing.id, closing.code) == (None, "idle_timeout")
         assert await raw.answer() is None
-
-
-class GatedDocuments(HashingEmbedder):
-    """Document embedding waits for the test to open the gate (a trio-native block)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.gate = trio.Event()
-
-    async def embed_documents(self, texts: Sequence[str]) -> Vectors:
-        await self.gate.wait()
-        return await super().embed_documents(texts)
 
 
 async def test_a_connection_waiting_on_a_long_request_is_not_idle(

@@ -6,7 +6,6 @@ batch selection by size, urgency and linger time on the trio clock."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ import pytest
 import trio
 import trio.testing
 from tests.conftest import TEST_CONFIG
+from tests.fakes import GatedDocuments
 from tests.helpers import turn
 from tests.runtime.scripted_text import ScriptedTextProvider, discard_all
 
@@ -23,7 +23,6 @@ from cairn.domain.claim import ClaimDraft, ClaimKind, SourceSpan
 from cairn.domain.ids import AgentId, EventId
 from cairn.errors import StaleLeaseError
 from cairn.ingestion.validate import ValidatedBatch
-from cairn.providers.embedding import Vectors
 from cairn.runtime.core import runtime_core
 from cairn.runtime.writes import CommitBatch
 from cairn.store.batches import take_lease
@@ -382,22 +381,10 @@ async def test_a_slow_text_provider_times_out_and_backs_off(
         assert errors == ["TooSlowError"]
 
 
-class GatedDocumentEmbedder(HashingEmbedder):
-    """Document embedding waits for the test to open the gate (a trio-native block)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.gate = trio.Event()
-
-    async def embed_documents(self, texts: Sequence[str]) -> Vectors:
-        await self.gate.wait()
-        return await super().embed_documents(texts)
-
-
 async def test_the_session_cursor_waits_for_embedding(
     tmp_path: Path, thread_safe_clock: trio.testing.MockClock
 ) -> None:
-    embedder = GatedDocumentEmbedder()
+    embedder = GatedDocuments()
     async with open_memory(
         tmp_path, LINGERING, clock=FixedDomainClock(), embedder=embedder
     ) as memory:

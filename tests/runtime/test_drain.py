@@ -4,32 +4,19 @@ stays drained, and resume re-arms every agent, including ones started while drai
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 import trio
 import trio.testing
+from tests.fakes import GatedDocuments
 from tests.helpers import turn
 
 from cairn import MemoryConfig, RecallStatus, open_memory
 from cairn.domain.ids import AgentId
 from cairn.errors import DrainingError, DrainTimeoutError
-from cairn.providers.embedding import Vectors
 from cairn.runtime.core import runtime_core
-from cairn.testing import FixedDomainClock, HashingEmbedder
-
-
-class GatedDocuments(HashingEmbedder):
-    """Document embedding waits for the test to open the gate (a trio-native block)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.gate = trio.Event()
-
-    async def embed_documents(self, texts: Sequence[str]) -> Vectors:
-        await self.gate.wait()
-        return await super().embed_documents(texts)
+from cairn.testing import FixedDomainClock
 
 
 async def test_drain_times_out_keeps_accepted_work_and_resume_rearms(

@@ -5,12 +5,12 @@ file. Archive is recoverable and says so; persona/working rows are refused."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 import trio
 from tests.conftest import TEST_CONFIG
+from tests.fakes import GatedDocuments
 from tests.helpers import turn
 
 from cairn import Memory, open_memory
@@ -21,12 +21,11 @@ from cairn.errors import (
     ProtectedClaimError,
     UnknownClaimError,
 )
-from cairn.providers.embedding import Vectors
 from cairn.runtime.core import runtime_core
 from cairn.store.clear_jobs import start_clear
 from cairn.store.connection import open_connection
 from cairn.store.forget import RememberOutcome
-from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.testing import FixedDomainClock
 from cairn.vectors.keys import is_claim_key
 
 
@@ -229,24 +228,10 @@ async def test_a_forgotten_claims_key_is_never_reused(memory: Memory) -> None:
     assert second.rowid > first.rowid
 
 
-class _GatedDocuments(HashingEmbedder):
-    """Document batches wait for the test; queries are instant."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.gate = trio.Event()
-        self.waiting = trio.Event()
-
-    async def embed_documents(self, texts: Sequence[str]) -> Vectors:
-        self.waiting.set()
-        await self.gate.wait()
-        return await super().embed_documents(texts)
-
-
 async def test_a_vector_in_flight_for_a_forgotten_claim_never_reaches_the_projection(
     data_dir: Path,
 ) -> None:
-    embedder = _GatedDocuments()
+    embedder = GatedDocuments()
     async with open_memory(
         data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=embedder
     ) as memory:

@@ -4,15 +4,14 @@ projection of the new identity is rebuilt in the background while recall says
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 import trio
 from tests.conftest import TEST_CONFIG
+from tests.fakes import GatedDocuments
 from tests.helpers import turn
 
 from cairn import Degradation, open_memory
-from cairn.providers.embedding import Vectors
 from cairn.runtime.core import runtime_core
 from cairn.testing import FixedDomainClock, HashingEmbedder
 
@@ -23,18 +22,6 @@ TURNS = [
 ]
 
 
-class GatedDocuments(HashingEmbedder):
-    """Another model (other dimension) whose document batches wait for the test."""
-
-    def __init__(self) -> None:
-        super().__init__(dimension=128)
-        self.gate = trio.Event()
-
-    async def embed_documents(self, texts: Sequence[str]) -> Vectors:
-        await self.gate.wait()
-        return await super().embed_documents(texts)
-
-
 async def test_model_switch_reindexes_without_mixing(data_dir: Path) -> None:
     clock = FixedDomainClock()
     async with open_memory(
@@ -42,7 +29,7 @@ async def test_model_switch_reindexes_without_mixing(data_dir: Path) -> None:
     ) as memory:
         await memory.ingest("a", TURNS)
         await memory.wait_idle("a")
-    new_model = GatedDocuments()
+    new_model = GatedDocuments(dimension=128)
     async with open_memory(
         data_dir, TEST_CONFIG, clock=clock, embedder=new_model
     ) as memory:
