@@ -43,6 +43,7 @@ from cairn.runtime.admission import WriteAdmission
 from cairn.runtime.core import RuntimeCore
 from cairn.runtime.database import Database
 from cairn.runtime.directives import DirectiveBook
+from cairn.runtime.directory_lock import hold_directory
 from cairn.runtime.providers import (
     ActiveEmbedder,
     SharedHttpClient,
@@ -401,10 +402,10 @@ async def open_memory(
         lambda: (load_embedding_settings(data_dir), load_text_settings(data_dir)),
         limiter=limiters.store_write,
     )
-    await run_in_thread(
-        lambda: data_dir.mkdir(parents=True, exist_ok=True),
-        limiter=limiters.store_write,
-    )
+    # One writing process per data directory (cairn.runtime.directory_lock): held while
+    # the runtime is open, unless this process (a server, a CLI command) holds it already.
+    directory = hold_directory(data_dir)
+    await run_in_thread(directory.__enter__, limiter=limiters.store_write)
     http = SharedHttpClient()
     try:
         if embedder is None:
@@ -418,7 +419,14 @@ async def open_memory(
             yield memory
     finally:
         # After the runtime has stopped: its last provider calls are over by then.
-        await http.aclose()
+        try:
+            await http.aclose()
+        finally:
+            with trio.CancelScope(shield=True):
+                await run_in_thread(
+                    lambda: directory.__exit__(None, None, None),
+                    limiter=limiters.store_write,
+                )
 
 
 @contextlib.asynccontextmanager
