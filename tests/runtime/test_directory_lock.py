@@ -56,6 +56,10 @@ async def test_a_directory_another_process_writes_is_refused(data_dir: Path) -> 
         holder.stdin.write("\n")
         holder.stdin.flush()
         holder.wait(timeout=60)
+        # Closed here, not by the garbage collector in some later test.
+        holder.stdin.close()
+        if holder.stdout is not None:
+            holder.stdout.close()
     # Released with the other runtime: this process may open it now.
     async with open_memory(
         data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=HashingEmbedder()
