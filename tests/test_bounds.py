@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import trio
 import trio.testing
-from tests.conftest import BOUNDED, REAL_BOUND_S, _bounded
+from tests.conftest import BOUNDED, _bounded
 
 
 async def test_a_hanging_body_fails_at_its_bound(
@@ -26,4 +26,3 @@ def test_collected_async_tests_carry_the_bound(request: pytest.FixtureRequest) -
     ]
     assert trio_tests
     assert [nodeid for nodeid in trio_tests if nodeid not in BOUNDED] == []
-    assert REAL_BOUND_S <= 120.0

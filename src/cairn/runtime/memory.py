@@ -23,7 +23,7 @@ from cairn.api.reports import (
     RetireReport,
     TextModelIdentity,
 )
-from cairn.api.status import AgentState, AgentStatus, StatusReport
+from cairn.api.status import AgentStatus, StatusReport
 from cairn.clock import DomainClock, SystemDomainClock
 from cairn.config import MemoryConfig
 from cairn.domain.evidence import SessionInfo, SessionKind
@@ -329,7 +329,7 @@ class Memory:
             stored: dict[str, Any] = dict(counts.get(agent, {}))
             entry = AgentStatus(
                 agent,
-                AgentState(health.state.value),
+                health.state,
                 failure=health.failure,
                 restarts=health.restarts,
                 **stored,

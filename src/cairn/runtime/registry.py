@@ -18,13 +18,13 @@ nursery. What ends that task never reaches the root nursery:
 from __future__ import annotations
 
 import collections
-import enum
 import logging
 from collections.abc import Callable
 
 import attrs
 import trio
 
+from cairn.api.status import AgentState
 from cairn.domain.ids import AgentId, validate_agent_id
 from cairn.errors import (
     AgentUnavailableError,
@@ -39,16 +39,9 @@ from cairn.runtime.supervisor import (
 )
 from cairn.runtime.threads import run_in_thread
 
-__all__ = ["AgentHealth", "AgentRegistry", "AgentState"]
+__all__ = ["AgentHealth", "AgentRegistry"]
 
 logger = logging.getLogger("cairn.runtime")
-
-
-class AgentState(enum.Enum):
-    STOPPED = "stopped"
-    RUNNING = "running"
-    FAILED = "failed"
-    UNAVAILABLE = "unavailable"
 
 
 @attrs.frozen

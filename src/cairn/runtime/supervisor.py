@@ -99,7 +99,7 @@ class AgentSupervisor:
     _fence: AgentFence
     _nursery: trio.Nursery
     _writes: WriteQueue
-    _wake_send: trio.MemorySendChannel[None]
+    _wake: Callable[[], None]
     _embed_jobs_send: trio.MemorySendChannel[EmbedJob]
     _clear_wake_send: trio.MemorySendChannel[None]
     _work: WorkCounter
@@ -182,8 +182,7 @@ class AgentSupervisor:
         return await self.commit(ReplayDeadLetters())
 
     def wake_ingestion(self) -> None:
-        with contextlib.suppress(trio.WouldBlock, trio.ClosedResourceError):
-            self._wake_send.send_nowait(None)
+        self._wake()
 
     async def embed_claim(self, rowid: int, text: str) -> None:
         """Queue a claim stored outside extraction (a remember) for embedding."""
@@ -530,7 +529,7 @@ async def open_agent_supervisor(
             fence,
             nursery,
             writes,
-            wake_send,
+            wake_ingestion,
             jobs_send,
             clear_wake_send,
             work,
