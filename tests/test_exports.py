@@ -27,6 +27,7 @@ def test_public_surface() -> None:
         "EmbedderIdentity",
         "EventKind",
         "ForgetResult",
+        "ForgottenKind",
         "IngestReport",
         "IntakeOutcome",
         "IntakeRejection",

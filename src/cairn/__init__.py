@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from cairn.domain.evidence import Role as Role
     from cairn.domain.evidence import Turn as Turn
     from cairn.domain.outcomes import ForgetResult as ForgetResult
+    from cairn.domain.outcomes import ForgottenKind as ForgottenKind
     from cairn.domain.outcomes import IntakeOutcome as IntakeOutcome
     from cairn.domain.outcomes import IntakeRejection as IntakeRejection
     from cairn.domain.outcomes import IntakeResult as IntakeResult
@@ -82,6 +83,7 @@ __all__ = [
     "EmbedderIdentity",
     "EventKind",
     "ForgetResult",
+    "ForgottenKind",
     "IngestReport",
     "IntakeOutcome",
     "IntakeRejection",
@@ -137,6 +139,7 @@ _DEFINED_IN = {
     "Role": "cairn.domain.evidence",
     "Turn": "cairn.domain.evidence",
     "ForgetResult": "cairn.domain.outcomes",
+    "ForgottenKind": "cairn.domain.outcomes",
     "IntakeOutcome": "cairn.domain.outcomes",
     "IntakeRejection": "cairn.domain.outcomes",
     "IntakeResult": "cairn.domain.outcomes",

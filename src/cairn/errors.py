@@ -11,10 +11,12 @@ catch it, from the closest builtin as well. SQLite's errors reach callers only a
     │   ├── InvalidTemporalError
     │   ├── ConflictingEventError             same event ID, different content
     │   ├── MessageTooLargeError              a turn over the per-message segment cap
+    │   ├── SecretInIdentifierError           an event/session/request ID holding a secret
     │   ├── ProtectedClaimError               persona/working rows have their own lifecycle
     │   └── InvalidTransitionError            e.g. approving a directive that is not a draft
     ├── UnknownRequestError (KeyError)        no recall request with that ID
     ├── UnknownClaimError (KeyError)          no claim with that ID in the agent
+    │   └── UnknownMemoryError                neither a claim nor a stored turn (forget)
     ├── UnknownDirectiveError (KeyError)      no directive with that ID in the agent
     ├── StoreError                            the database refused or is damaged
     │   ├── SchemaVersionError                file written by a newer cairn
@@ -70,6 +72,7 @@ __all__ = [
     "ProviderError",
     "RuntimeClosedError",
     "SchemaVersionError",
+    "SecretInIdentifierError",
     "ServerBusyError",
     "StaleLeaseError",
     "StaleResultError",
@@ -82,6 +85,7 @@ __all__ = [
     "TransientProviderError",
     "UnknownClaimError",
     "UnknownDirectiveError",
+    "UnknownMemoryError",
     "UnknownRequestError",
     "VectorIdentityMismatchError",
     "VectorIndexCorruptError",
@@ -130,15 +134,31 @@ class InvalidTransitionError(InvalidInputError):
     """The requested state change does not apply to the row's current state."""
 
 
-class UnknownRequestError(CairnError, KeyError):
+class SecretInIdentifierError(InvalidInputError):
+    """An event, session or request ID looks like it holds a secret. IDs are stored,
+    indexed and shown verbatim (never redacted, or idempotency would break), so such an ID
+    is refused and nothing of the call is stored."""
+
+
+class _UnknownKeyError(CairnError, KeyError):
+    # KeyError's str() is the repr of its argument ("'f1'"): show the sentence instead.
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else self.__class__.__name__
+
+
+class UnknownRequestError(_UnknownKeyError):
     """No recall request with that ID exists for the agent."""
 
 
-class UnknownClaimError(CairnError, KeyError):
+class UnknownClaimError(_UnknownKeyError):
     """No claim with that ID exists for the agent."""
 
 
-class UnknownDirectiveError(CairnError, KeyError):
+class UnknownMemoryError(UnknownClaimError):
+    """The ID names neither a claim nor a stored turn of the agent (forget takes both)."""
+
+
+class UnknownDirectiveError(_UnknownKeyError):
     """No directive with that ID exists for the agent."""
 
 

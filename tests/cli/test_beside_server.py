@@ -162,7 +162,8 @@ async def test_clear_beside_a_live_server_is_done_by_the_server(
         assert report["claims_deleted"] == before.claims
         assert report["before"]["claims"] == before.claims
         assert report["after"]["claims"] == 0
-        assert report["after"]["events"] == len(FACTS)  # evidence is kept
+        assert report["after"]["events"] == 0  # the turns it was learned from go too
+        assert report["before"]["events"] == len(FACTS)
 
         after = await _still_serves(server, "A")
     # The server ran the clear job itself, so its fence moved with it.
@@ -228,7 +229,7 @@ def test_memory_commands_go_through_the_server(
     archived = cairn_json(data, "archive", "--agent", "C", remembered["claim_id"])
     assert archived["lifecycle"] == "archived"
     forgotten = cairn_json(data, "forget", "--agent", "C", remembered["claim_id"])
-    assert forgotten["claim_id"] == remembered["claim_id"]
+    assert (forgotten["id"], forgotten["kind"]) == (remembered["claim_id"], "claim")
 
     added = cairn_json(data, "directives", "add", "--agent", "C", "Answer briefly.")
     assert added["status"] == "active"

@@ -107,6 +107,7 @@ def test_round_trip_is_byte_identical_and_recalls_the_same(
         "derivation",
         "directive",
         "tombstone",
+        "evidence_tombstone",
     }
     lines = first.read_text(encoding="utf-8").splitlines()
     assert json.loads(lines[0]) == {
@@ -270,13 +271,15 @@ def test_a_tombstone_in_the_target_refuses_the_forgotten_claim(
     events = [r for r in lines if r.get("type") == "event" and r["agent"] == "a"]
     connection_setup = write_jsonl(tmp_path / "events.jsonl", [lines[0], *events])
     assert invoke("import", str(connection_setup), data=target).exit_code == 0
-    from cairn.store.claims import content_hash
+    from cairn.domain.scope import Scope, ScopeKind
+    from cairn.store.tombstones import content_hash
 
+    scope = Scope(ScopeKind(claims[0]["scope"]), claims[0]["scope_key"])
     tombstone = {
         "type": "tombstone",
         "agent": "a",
         "provenance_hash": "0" * 64,
-        "content_hash": content_hash("a", claims[0]["text"]),
+        "content_hash": content_hash("a", scope, claims[0]["text"]),
         "created_at": "2026-01-05T09:00:00+00:00",
     }
     path = write_jsonl(tmp_path / "claims.jsonl", [lines[0], tombstone, claims[0]])

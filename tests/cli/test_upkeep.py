@@ -71,15 +71,13 @@ def test_clear_reports_what_was_and_was_not_removed(invoke: Invoke, data: Path) 
     assert report["agent"] == "a"
     assert report["claims_deleted"] == before["claims"] > 0
     assert after["claims"] == 0
-    assert after["events"] == before["events"] == len(TURNS)
+    # The turns the claims were learned from go too, with their vectors.
+    assert (before["events"], after["events"]) == (len(TURNS), 0)
     assert after["directives"] == before["directives"]
-    assert "evidence" in report["kept"]
-    assert "claims" in report["removed"]
-    # Only claim vectors went: event vectors are evidence's projection and stay.
-    assert (
-        after["embeddings"]
-        == sql(data, "SELECT count(*) FROM embeddings WHERE agent_id = 'a'")[0][0]
-    )
+    assert "directives" in report["kept"]
+    assert {"claims", "evidence"} <= set(report["removed"])
+    assert after["embeddings"] == 0
+    assert sql(data, "SELECT count(*) FROM embeddings WHERE agent_id = 'a'")[0][0] == 0
     other = json_of(invoke("status", "--json"))["agents"]["b"]
     assert other["claims"] == before["claims"]
 

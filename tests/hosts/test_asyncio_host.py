@@ -121,12 +121,14 @@ def test_asyncio_adapter_offers_the_lifecycle_and_directive_methods(
             clock=FixedDomainClock(),
             embedder=HashingEmbedder(),
         ) as memory:
-            stored = await memory.remember("host", "The spare key is under the mat.")
+            stored = await memory.remember(
+                "host", "The spare key is under the mat.", by="user"
+            )
             assert stored.outcome is RememberOutcome.STORED
             assert stored.claim_id is not None
             assert (await memory.recall("host", "spare key mat")).items
             forgotten = await memory.forget("host", stored.claim_id)
-            assert forgotten.claim_id == stored.claim_id
+            assert forgotten.id == stored.claim_id
             assert not (await memory.recall("host", "spare key mat")).items
             with pytest.raises(UnknownClaimError):
                 await memory.archive("host", stored.claim_id)

@@ -35,6 +35,7 @@ from cairn.ipc.messages import RememberRequest, RememberResult, ScopeMessage
 from cairn.ipc.requests import Call
 from cairn.store.forget import (
     ForgetResult,
+    ForgottenKind,
     LifecycleResult,
     RememberOutcome,
 )
@@ -56,13 +57,13 @@ async def test_remember_forget_archive_round_trip(shared_server: SocketServer) -
     with trio.fail_after(SERVER_TIMEOUT_S):
         async with open_unix_client(shared_server.socket_path) as client:
             stored = await client.remember(
-                agent, "The spare key is under the flowerpot."
+                agent, "The spare key is under the flowerpot.", by="user"
             )
             assert isinstance(stored, StoredClaim)
             assert stored.outcome is RememberOutcome.STORED
             assert stored.claim_id is not None
             again = await client.remember(
-                agent, "The spare key is under the flowerpot."
+                agent, "The spare key is under the flowerpot.", by="user"
             )
             assert again.outcome is RememberOutcome.EXISTING
             await client.wait_idle(agent)
@@ -73,7 +74,10 @@ async def test_remember_forget_archive_round_trip(shared_server: SocketServer) -
 
             forgotten = await client.forget(agent, stored.claim_id)
             assert isinstance(forgotten, ForgetResult)
-            assert forgotten.claim_id == stored.claim_id
+            assert (forgotten.id, forgotten.kind) == (
+                stored.claim_id,
+                ForgottenKind.CLAIM,
+            )
             assert "tombstone (hashes only)" in forgotten.kept
             assert not await _claim_texts(client, agent, "spare key flowerpot")
             # A model may not bring a forgotten claim back; the tombstone holds over IPC.
@@ -84,7 +88,9 @@ async def test_remember_forget_archive_round_trip(shared_server: SocketServer) -
             with pytest.raises(UnknownClaimError):
                 await client.forget(agent, stored.claim_id)
 
-            kept = await client.remember(agent, "The bike lock code is 4312.")
+            kept = await client.remember(
+                agent, "The bike lock code is 4312.", by="user"
+            )
             assert kept.claim_id is not None
             archived = await client.archive(agent, kept.claim_id)
             assert isinstance(archived, LifecycleResult)
@@ -98,9 +104,11 @@ async def test_remember_forget_archive_round_trip(shared_server: SocketServer) -
             assert await _claim_texts(client, agent, "bike lock code")
 
             with pytest.raises(ProtectedClaimError):
-                await client.remember(agent, "I am a helpful persona", kind="persona")
+                await client.remember(
+                    agent, "I am a helpful persona", kind="persona", by="user"
+                )
             with pytest.raises(InvalidInputError):
-                await client.remember(agent, "   ")
+                await client.remember(agent, "   ", by="user")
 
 
 async def test_remember_into_a_scope(shared_server: SocketServer) -> None:
@@ -111,6 +119,7 @@ async def test_remember_into_a_scope(shared_server: SocketServer) -> None:
                 agent,
                 "The review meeting moved to Thursday.",
                 scope=Scope.session("s9"),
+                by="user",
             )
             await client.wait_idle(agent)
             inside = await _claim_texts(
@@ -122,6 +131,7 @@ async def test_remember_into_a_scope(shared_server: SocketServer) -> None:
                 id=0,
                 agent_id=agent,
                 text="x y z",
+                by="user",
                 scope=ScopeMessage(kind="agent", key="not-allowed"),
             )
             with pytest.raises(InvalidScopeError):
@@ -184,7 +194,7 @@ async def test_retire_empties_the_agent(shared_server: SocketServer) -> None:
     with trio.fail_after(SERVER_TIMEOUT_S):
         async with open_unix_client(shared_server.socket_path) as client:
             await client.ingest(agent, [turn("r1", "I keep bees on the roof.")])
-            await client.remember(agent, "The hive is painted yellow.")
+            await client.remember(agent, "The hive is painted yellow.", by="user")
             await client.directives.create(agent, "Answer briefly.")
             await client.wait_idle(agent)
             report = await client.retire(agent)
@@ -212,7 +222,7 @@ async def test_clear_and_status_arrive_as_the_embedded_records(
     with trio.fail_after(SERVER_TIMEOUT_S):
         async with open_unix_client(shared_server.socket_path) as client:
             await client.ingest(agent, [turn("p1", "I play the cello on Sundays.")])
-            await client.remember(agent, "The cello is in the hall.")
+            await client.remember(agent, "The cello is in the hall.", by="user")
             await client.directives.create(agent, "Answer briefly.")
             await client.wait_idle(agent)
             running = (await client.status()).agent(agent)
@@ -229,11 +239,13 @@ async def test_clear_and_status_arrive_as_the_embedded_records(
     assert cleared.claims_deleted == running.claims
     kept = cleared.kept_counts
     assert isinstance(kept, KeptCounts)
-    # Each cleared claim leaves its hashes, so the source does not teach it again.
-    assert (kept.events, kept.directives, kept.tombstones >= 1) == (1, 1, True)
-    assert "evidence" in cleared.kept
+    # Each cleared claim and turn leaves its hashes, so a replay does not teach it again.
+    assert (kept.events, kept.directives) == (0, 1)
+    assert kept.tombstones >= 1 and kept.evidence_tombstones >= 1
+    assert "evidence" in cleared.removed
+    assert cleared.turns_deleted == 1
     assert str(cleared.claims_deleted) in cleared.summary
-    assert (after.claims, after.events) == (0, 1)
+    assert (after.claims, after.events) == (0, 0)
 
 
 async def test_sessions_dead_letters_and_runtime_events(
@@ -287,12 +299,14 @@ async def test_writes_are_refused_while_drained(shared_server: SocketServer) -> 
     agent = "drained"
     with trio.fail_after(SERVER_TIMEOUT_S):
         async with open_unix_client(shared_server.socket_path) as client:
-            stored = await client.remember(agent, "The boat is moored at pier nine.")
+            stored = await client.remember(
+                agent, "The boat is moored at pier nine.", by="user"
+            )
             assert stored.claim_id is not None
             await client.drain(timeout_s=SERVER_TIMEOUT_S)
             try:
                 with pytest.raises(DrainingError):
-                    await client.remember(agent, "Another fact.")
+                    await client.remember(agent, "Another fact.", by="user")
                 with pytest.raises(DrainingError):
                     await client.forget(agent, stored.claim_id)
                 with pytest.raises(DrainingError):
@@ -332,7 +346,7 @@ def test_directives_and_forget_through_the_blocking_client(
         with pytest.raises(InvalidTransitionError):
             client.directives.approve(agent, created.directive_id)
 
-        stored = client.remember(agent, "The garage code is 8841.")
+        stored = client.remember(agent, "The garage code is 8841.", by="user")
         assert stored.outcome is RememberOutcome.STORED
         assert stored.claim_id is not None
         client.wait_idle(agent)
@@ -345,7 +359,8 @@ def test_directives_and_forget_through_the_blocking_client(
         with pytest.raises(UnknownClaimError):
             client.forget(agent, stored.claim_id)
         archived = client.archive(
-            agent, client.remember(agent, "Bins go out Monday.").claim_id or ""
+            agent,
+            client.remember(agent, "Bins go out Monday.", by="user").claim_id or "",
         )
         assert archived.lifecycle == "archived"
         assert client.unarchive(agent, archived.claim_id).lifecycle == "active"

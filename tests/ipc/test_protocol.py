@@ -273,7 +273,7 @@ def test_every_request_has_one_builder() -> None:
         requests.fetch_recall("a", "r1"),
         requests.clear("a"),
         requests.wait_cleared("a"),
-        requests.remember("a", "x", scope=Scope.session("s1")),
+        requests.remember("a", "x", scope=Scope.session("s1"), by="user"),
         requests.forget("a", "c1"),
         requests.archive("a", "c1"),
         requests.unarchive("a", "c1"),

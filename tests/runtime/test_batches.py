@@ -442,7 +442,8 @@ def _correcting(events: list[dict[str, Any]]) -> dict[str, Any]:
 async def test_corrections_supersede_and_tombstones_suppress_in_the_batch_commit(
     tmp_path: Path,
 ) -> None:
-    from cairn.store.claims import content_hash
+    from cairn.domain.scope import Scope
+    from cairn.store.tombstones import content_hash
 
     provider = ScriptedTextProvider(answer=_correcting)
     async with open_memory(
@@ -469,7 +470,7 @@ async def test_corrections_supersede_and_tombstones_suppress_in_the_batch_commit
         }
         assert await _count(memory, "SELECT count(*) FROM derivations") == 1
         # A forgotten claim's hash suppresses its exact replay from new evidence.
-        digest = content_hash(AGENT, "Ana lives in Rome")
+        digest = content_hash(AGENT, Scope.agent(), "Ana lives in Rome")
         await runtime_core(memory).database.write(
             lambda connection: connection.execute(
                 "INSERT INTO tombstones VALUES (?, 'x', ?, '2026-01-01')",

@@ -15,6 +15,7 @@ from tests.helpers import turn
 from cairn import open_memory
 from cairn.domain.claim import ClaimDraft, ClaimKind
 from cairn.domain.ids import AgentId
+from cairn.domain.outcomes import IntakeOutcome
 from cairn.runtime.core import runtime_core
 from cairn.store.agents import ensure_agent
 from cairn.store.claims import insert_claims
@@ -40,7 +41,7 @@ def _count(path: Path, sql: str) -> int:
         connection.close()
 
 
-async def test_clear_removes_claims_and_keeps_the_rest(
+async def test_clear_removes_claims_and_their_turns_and_keeps_directives(
     data_dir: Path, clock: FixedDomainClock
 ) -> None:
     async with open_memory(
@@ -56,37 +57,57 @@ async def test_clear_removes_claims_and_keeps_the_rest(
         assert claims_before
         report = await memory.clear("a")
         assert report.claims_deleted == len(claims_before)
+        assert report.turns_deleted == len(TURNS)
         assert "directives" in report.kept
+        assert "evidence" in report.removed
         assert report.kept_counts.directives == 1
-        after = await memory.recall("a", "hiking ramen Lisbon", k=20)
-        assert all(item.kind == "evidence" for item in after.items)
+        assert report.kept_counts.events == 0
+        assert "directives" in report.summary
+        # Nothing of the agent is recalled any more: neither claims nor their turns.
+        after = await memory.recall("a", "hiking ramen Lisbon dog Rex", k=20)
+        assert after.items == ()
         assert "Answer briefly." in after.directive_block
         supervisor = await runtime_core(memory).registry.get("a")
         assert supervisor.projection.index is not None
-        keys = supervisor.projection.index.keys().tolist()
-        assert all(key >= 1 << 40 for key in keys)
-        # Re-ingesting the same evidence is a no-op; nothing is re-extracted.
+        assert len(supervisor.projection.index) == 0
+        # A replay of the same turns stores nothing: tombstones of their IDs hold.
         report_again = await memory.ingest("a", TURNS)
-        assert report_again.duplicates == len(TURNS)
+        assert report_again.count(IntakeOutcome.SUPPRESSED) == len(TURNS)
+        await memory.wait_idle("a")
+        assert (await memory.recall("a", "hiking ramen Lisbon", k=20)).items == ()
+        # New words after the clear are memory again.
+        await memory.ingest("a", [turn("n1", "I started learning the cello.")])
+        await memory.wait_idle("a")
+        assert (await memory.recall("a", "cello", k=5)).items
         other = await memory.recall("b", "hiking", k=5)
         assert any(item.kind != "evidence" for item in other.items)
     db = data_dir / "cairn.db"
-    assert _count(db, "SELECT count(*) FROM claims WHERE agent_id = 'a'") == 0
+    assert (
+        _count(
+            db,
+            "SELECT count(*) FROM claims WHERE agent_id = 'a' AND text LIKE '%hiking%'",
+        )
+        == 0
+    )
     assert _count(db, "SELECT count(*) FROM tombstones WHERE agent_id = 'a'") == len(
         claims_before
     )
     assert _count(db, "SELECT count(*) FROM claim_fts") == _count(
         db, "SELECT count(*) FROM claims"
     )
+    assert _count(db, "SELECT count(*) FROM event_fts") == _count(
+        db, "SELECT count(*) FROM events"
+    )
     assert (
         _count(
             db,
-            "SELECT count(*) FROM embeddings WHERE target = 'claim' AND agent_id = 'a'",
+            "SELECT count(*) FROM embeddings WHERE agent_id = 'a' AND target_rowid IN"
+            " (SELECT rowid FROM events WHERE event_id IN ('e1', 'e2', 'e3'))",
         )
         == 0
     )
     assert _count(db, "SELECT count(*) FROM clear_jobs") == 0
-    assert _count(db, "SELECT count(*) FROM events WHERE agent_id = 'a'") == len(TURNS)
+    assert _count(db, "SELECT count(*) FROM events WHERE agent_id = 'a'") == 1
 
 
 async def test_pending_clear_fences_raw_writes_and_resumes_after_a_crash(

@@ -150,7 +150,9 @@ async def test_clear_resumes_after_sigkill(
         assert not [
             k for k in supervisor.projection.index.keys().tolist() if k < 1 << 40
         ]
-        written = await memory.remember("a", "A fresh start after the clear.")
+        written = await memory.remember(
+            "a", "A fresh start after the clear.", by="user"
+        )
         assert written.claim_id is not None
 
     assert _rows(db, "SELECT count(*) FROM clear_jobs") == [(0,)]

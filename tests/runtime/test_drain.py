@@ -87,7 +87,7 @@ async def test_drained_memory_refuses_every_lifecycle_write(memory) -> None:
         lambda: memory.directives.approve("a", draft.directive_id),
         lambda: memory.directives.revoke("a", draft.directive_id),
         lambda: memory.add_directive("a", "Be brief."),
-        lambda: memory.remember("a", "My bike is red."),
+        lambda: memory.remember("a", "My bike is red.", by="user"),
         lambda: memory.forget("a", claim.id),
         lambda: memory.archive("a", claim.id),
         lambda: memory.clear("a"),

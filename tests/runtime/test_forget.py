@@ -87,7 +87,9 @@ async def test_forget_then_replay_of_the_same_source_stays_forgotten(
 async def test_model_remember_never_releases_a_tombstone_user_readd_does(
     memory: Memory, data_dir: Path
 ) -> None:
-    stored = await memory.remember("a", "My locker code is behind the blue door.")
+    stored = await memory.remember(
+        "a", "My locker code is behind the blue door.", by="user"
+    )
     assert stored.outcome is RememberOutcome.STORED
     assert stored.claim_id is not None
     await memory.forget("a", stored.claim_id)
@@ -118,8 +120,8 @@ async def test_no_forgotten_plaintext_in_the_database_file(
     memory: Memory, data_dir: Path
 ) -> None:
     secret = "Quillonberry marmaladeworks paid Zyxomancer handsomely"
-    stored = await memory.remember("a", secret)
-    await memory.remember("a", "An unrelated memory about gardening.")
+    stored = await memory.remember("a", secret, by="user")
+    await memory.remember("a", "An unrelated memory about gardening.", by="user")
     assert stored.claim_id is not None
     recall = await memory.recall("a", "Quillonberry Zyxomancer", k=5, wait_s=60)
     assert recall.memory_block  # the text was in the index and served
@@ -146,7 +148,9 @@ async def test_no_forgotten_plaintext_in_the_database_file(
 async def test_archive_is_recoverable_and_says_so(
     memory: Memory, data_dir: Path
 ) -> None:
-    stored = await memory.remember("a", "The spare key is under the flowerpot.")
+    stored = await memory.remember(
+        "a", "The spare key is under the flowerpot.", by="user"
+    )
     assert stored.claim_id is not None
     result = await memory.archive("a", stored.claim_id)
     assert result.lifecycle == "archived"
@@ -165,7 +169,7 @@ async def test_archive_is_recoverable_and_says_so(
 async def test_generic_lifecycle_calls_refuse_persona_and_working_rows(
     memory: Memory,
 ) -> None:
-    await memory.remember("a", "placeholder so the agent exists")
+    await memory.remember("a", "placeholder so the agent exists", by="user")
 
     def insert(connection: object, kind: str) -> None:
         connection.execute(  # type: ignore[attr-defined]
@@ -183,11 +187,11 @@ async def test_generic_lifecycle_calls_refuse_persona_and_working_rows(
         with pytest.raises(ProtectedClaimError):
             await memory.archive("a", kind)
     with pytest.raises(ProtectedClaimError):
-        await memory.remember("a", "I am a persona", kind="persona")
+        await memory.remember("a", "I am a persona", kind="persona", by="user")
 
 
 async def test_claims_are_addressed_within_their_agent(memory: Memory) -> None:
-    stored = await memory.remember("a", "Agent a's own fact about kites.")
+    stored = await memory.remember("a", "Agent a's own fact about kites.", by="user")
     assert stored.claim_id is not None
     with pytest.raises(UnknownClaimError):
         await memory.forget("b", stored.claim_id)
@@ -199,7 +203,7 @@ async def test_claims_are_addressed_within_their_agent(memory: Memory) -> None:
 async def test_lifecycle_calls_are_refused_while_a_clear_is_pending(
     memory: Memory,
 ) -> None:
-    stored = await memory.remember("a", "The boat is moored at pier nine.")
+    stored = await memory.remember("a", "The boat is moored at pier nine.", by="user")
     assert stored.claim_id is not None
     claim_id = stored.claim_id
     # The job is persisted but its actor is not woken: it stays pending for this test.
@@ -207,7 +211,7 @@ async def test_lifecycle_calls_are_refused_while_a_clear_is_pending(
         lambda c: start_clear(c, AgentId("a"), runtime_core(memory).clock.now())
     )
     with pytest.raises(ClearPendingError):
-        await memory.remember("a", "A new fact during the clear.")
+        await memory.remember("a", "A new fact during the clear.", by="user")
     with pytest.raises(ClearPendingError):
         await memory.forget("a", claim_id)
     with pytest.raises(ClearPendingError):
@@ -219,11 +223,11 @@ async def test_lifecycle_calls_are_refused_while_a_clear_is_pending(
 
 
 async def test_a_forgotten_claims_key_is_never_reused(memory: Memory) -> None:
-    first = await memory.remember("a", "The first claim about otters.")
+    first = await memory.remember("a", "The first claim about otters.", by="user")
     assert first.claim_id is not None
     assert first.rowid is not None
     await memory.forget("a", first.claim_id)
-    second = await memory.remember("a", "A second claim about beavers.")
+    second = await memory.remember("a", "A second claim about beavers.", by="user")
     assert second.rowid is not None
     assert second.rowid > first.rowid
 
@@ -237,7 +241,7 @@ async def test_a_vector_in_flight_for_a_forgotten_claim_never_reaches_the_projec
     ) as memory:
         supervisor = await runtime_core(memory).registry.get("a")
         await supervisor.projection.caught_up.wait()
-        stored = await memory.remember("a", "My bike lock code is 4321.")
+        stored = await memory.remember("a", "My bike lock code is 4321.", by="user")
         assert stored.claim_id is not None
         with trio.fail_after(30):
             await embedder.waiting.wait()  # its vector is being made right now

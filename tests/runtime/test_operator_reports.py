@@ -116,6 +116,6 @@ def test_reindex_and_import_json_shapes() -> None:
     )
     assert summary.as_json() == {
         "agents": ["a"],
-        "records": {"event": {"imported": 3, "duplicate": 1}},
+        "records": {"event": {"imported": 3, "duplicate": 1, "suppressed": 0}},
         "rejected": [{"line": 2, "type": "?", "reason": "not JSON"}],
     }

@@ -57,7 +57,7 @@ async def _fill(memory: Memory, agent: str) -> None:
     await memory.wait_idle(agent)
     await memory.directives.create(agent, "Answer briefly.")
     await memory.directives.propose(agent, "Always agree.")
-    forgotten = await memory.remember(agent, "The vault code is 4417.")
+    forgotten = await memory.remember(agent, "The vault code is 4417.", by="user")
     assert forgotten.claim_id is not None
     await memory.forget(agent, forgotten.claim_id)
     await memory.recall(agent, "hiking ramen", k=10)
@@ -141,7 +141,7 @@ async def test_retire_killed_midway_finishes_at_next_open(
     _crash_retire(data_dir)
     crashed = _namespace_counts(db, "a")
     assert crashed["claims"] == 0  # the claim phase ran
-    assert crashed["events"] == len(TURNS)  # the namespace purge did not
+    assert crashed["events"] == 0  # the claims phase deletes the turns too
     assert crashed["clear_jobs"] == 1
     async with open_memory(
         data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()

@@ -134,12 +134,12 @@ class MemoryApi(Protocol):
         agent_id: str,
         text: str,
         *,
+        by: str,
         kind: str = "fact",
         scope: Scope | None = None,
-        by: str = "user",
     ) -> RememberResult: ...
 
-    async def forget(self, agent_id: str, claim_id: str) -> ForgetResult: ...
+    async def forget(self, agent_id: str, item_id: str) -> ForgetResult: ...
 
     async def archive(self, agent_id: str, claim_id: str) -> LifecycleResult: ...
 
@@ -230,12 +230,12 @@ class BlockingMemoryApi(Protocol):
         agent_id: str,
         text: str,
         *,
+        by: str,
         kind: str = "fact",
         scope: Scope | None = None,
-        by: str = "user",
     ) -> RememberResult: ...
 
-    def forget(self, agent_id: str, claim_id: str) -> ForgetResult: ...
+    def forget(self, agent_id: str, item_id: str) -> ForgetResult: ...
 
     def archive(self, agent_id: str, claim_id: str) -> LifecycleResult: ...
 

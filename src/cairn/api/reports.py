@@ -63,11 +63,14 @@ class DrainReport:
 class KeptCounts:
     """Rows a clear leaves in place, counted after it finished."""
 
-    # Stored turns and runtime events (recallable evidence).
+    # Stored turns and runtime events that arrived after the clear started.
     events: int
     directives: int
     # Hashes of forgotten or cleared claims: they keep the same source from re-teaching them.
     tombstones: int
+    # Hashes of forgotten or cleared turns' IDs (and forgotten turns' text): no replay or
+    # import stores them again.
+    evidence_tombstones: int = 0
 
 
 @attrs.frozen
@@ -80,6 +83,7 @@ class ClearReport:
     kept: tuple[str, ...]
     kept_counts: KeptCounts
     summary: str
+    turns_deleted: int = 0
 
 
 @attrs.frozen

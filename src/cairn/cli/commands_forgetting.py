@@ -98,23 +98,45 @@ def retire(
     _run_on_memory(context, action)
 
 
+MemoryArgument = Annotated[
+    str,
+    typer.Argument(
+        help="The ID recall shows: a claim's, or a stored turn's (or segment's).",
+        show_default=False,
+    ),
+]
+
+
+def _forget_summary(result: dict[str, Any]) -> str:
+    lines = [
+        (
+            f"forgot {result['kind']} {result['id']}: removed"
+            f" {', '.join(result['removed'])}; kept {', '.join(result['kept'])}"
+        )
+    ]
+    if result["kind"] == "evidence" and result["claims_removed"]:
+        lines.append(f"claims removed with it: {', '.join(result['claims_removed'])}")
+    if result["claims_kept"]:
+        lines.append(
+            "claims kept (other evidence supports them):"
+            f" {', '.join(result['claims_kept'])}"
+        )
+    return "\n".join(lines)
+
+
 @app.command()
 def forget(
     context: typer.Context,
     agent: AgentOption,
-    claim_id: ClaimArgument,
+    item_id: MemoryArgument,
     as_json: JsonOption = False,
 ) -> None:
-    """Delete one claim; a hash-only tombstone keeps its exact replay suppressed."""
+    """Forget a claim or a stored turn by the ID recall shows; hash-only tombstones keep
+    it from coming back (replay, import, a model's remember)."""
 
     async def action(memory: Any) -> int:
-        result = _plain(await memory.forget(agent, claim_id))
-        return _say(
-            result,
-            as_json,
-            f"forgot {result['claim_id']}: removed {', '.join(result['removed'])};"
-            f" kept {', '.join(result['kept'])}",
-        )
+        result = _plain(await memory.forget(agent, item_id))
+        return _say(result, as_json, _forget_summary(result))
 
     _run_on_memory(context, action)
 
@@ -163,7 +185,7 @@ def remember(
     """Store one claim as the user's own (releases a tombstone of exactly this claim)."""
 
     async def action(memory: Any) -> int:
-        result = _plain(await memory.remember(agent, text, kind=kind))
+        result = _plain(await memory.remember(agent, text, kind=kind, by="user"))
         return _say(
             result, as_json, f"{result['outcome']} {result['claim_id'] or ''}".strip()
         )

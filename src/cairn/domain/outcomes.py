@@ -14,6 +14,7 @@ from cairn.domain.ids import EventId
 
 __all__ = [
     "ForgetResult",
+    "ForgottenKind",
     "IntakeOutcome",
     "IntakeRejection",
     "IntakeResult",
@@ -28,6 +29,8 @@ class IntakeOutcome(enum.StrEnum):
     DUPLICATE = "duplicate"
     MERGED = "merged"
     REJECTED = "rejected"
+    # A tombstone covers the event (forgotten or cleared before): nothing was stored.
+    SUPPRESSED = "suppressed"
 
 
 class IntakeRejection(enum.StrEnum):
@@ -60,19 +63,32 @@ class IntakeResult:
     rejection: IntakeRejection | None = None
 
 
+class ForgottenKind(enum.StrEnum):
+    """What a forget removed: a claim, or a stored turn (or segment) recall showed."""
+
+    CLAIM = "claim"
+    EVIDENCE = "evidence"
+
+
 @attrs.frozen
 class ForgetResult:
-    """One forgotten claim: deleted, with a hash-only tombstone that suppresses its replay."""
+    """One forgotten memory, deleted, with hash-only tombstones that keep it out.
 
-    claim_id: str
-    rowid: int
-    # Source turns of the claim now hidden from recall (kept stored as evidence).
+    ``id`` is the ID the caller named (a claim's or a stored turn's, as recall shows it).
+    For a turn, ``claims_removed`` are the claims learned only from it (also tombstoned)
+    and ``claims_kept`` those other evidence still supports (they lose this source only).
+    For a claim, ``hidden_evidence`` counts its source turns, which stay stored as the
+    record but are no longer recalled.
+    """
+
+    id: str
+    kind: ForgottenKind
+    claims_removed: tuple[str, ...] = ()
+    claims_kept: tuple[str, ...] = ()
+    turns_removed: tuple[str, ...] = ()
     hidden_evidence: int = 0
-    removed: tuple[str, ...] = ("claim", "lexical index entry", "stored vector")
-    kept: tuple[str, ...] = (
-        "source evidence (stored, no longer recalled)",
-        "tombstone (hashes only)",
-    )
+    removed: tuple[str, ...] = ()
+    kept: tuple[str, ...] = ()
 
 
 @attrs.frozen

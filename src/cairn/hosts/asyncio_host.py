@@ -213,9 +213,9 @@ class AsyncioMemory:
         agent_id: str,
         text: str,
         *,
+        by: str,
         kind: str = "fact",
         scope: Scope | None = None,
-        by: str = "user",
     ) -> RememberResult:
         return await self._call(
             lambda memory: memory.remember(
@@ -223,8 +223,8 @@ class AsyncioMemory:
             )
         )
 
-    async def forget(self, agent_id: str, claim_id: str) -> ForgetResult:
-        return await self._call(lambda memory: memory.forget(agent_id, claim_id))
+    async def forget(self, agent_id: str, item_id: str) -> ForgetResult:
+        return await self._call(lambda memory: memory.forget(agent_id, item_id))
 
     async def archive(self, agent_id: str, claim_id: str) -> LifecycleResult:
         return await self._call(lambda memory: memory.archive(agent_id, claim_id))

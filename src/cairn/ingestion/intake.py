@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from cairn.domain.evidence import PreparedEvent
 from cairn.errors import MessageTooLargeError
 from cairn.ingestion.redact import redact
+from cairn.ingestion.screen import screen_identifier
 from cairn.ingestion.segment import cut_segments
 
 if TYPE_CHECKING:
@@ -31,9 +32,14 @@ def prepare_turns(
     turns: Sequence[Turn], max_bytes: int, *, max_segments: int = MAX_SEGMENTS
 ) -> list[PreparedEvent]:
     """Redacted, segmented turns; a turn over ``max_segments`` segments raises
-    :class:`MessageTooLargeError` and nothing of the call is stored."""
+    :class:`MessageTooLargeError`, a secret-bearing ID :class:`SecretInIdentifierError`,
+    and nothing of the call is stored."""
     prepared = []
     for turn in turns:
+        screen_identifier("event ID", turn.event_id)
+        screen_identifier("session ID", turn.session_id)
+        if turn.replaces is not None:
+            screen_identifier("replaced event ID", turn.replaces)
         redacted = redact(turn.text)
         speaker = None if turn.speaker is None else redact(turn.speaker).text
         text = redacted.text

@@ -265,16 +265,16 @@ class BlockingClient:
         agent_id: str,
         text: str,
         *,
+        by: str,
         kind: str = "fact",
         scope: Scope | None = None,
-        by: str = "user",
     ) -> RememberResult:
         return self.send(
             requests.remember(agent_id, text, kind=kind, scope=scope, by=by)
         )
 
-    def forget(self, agent_id: str, claim_id: str) -> ForgetResult:
-        return self.send(requests.forget(agent_id, claim_id))
+    def forget(self, agent_id: str, item_id: str) -> ForgetResult:
+        return self.send(requests.forget(agent_id, item_id))
 
     def archive(self, agent_id: str, claim_id: str) -> LifecycleResult:
         return self.send(requests.archive(agent_id, claim_id))

@@ -269,16 +269,16 @@ class Client:
         agent_id: str,
         text: str,
         *,
+        by: str,
         kind: str = "fact",
         scope: Scope | None = None,
-        by: str = "user",
     ) -> RememberResult:
         return await self.send(
             requests.remember(agent_id, text, kind=kind, scope=scope, by=by)
         )
 
-    async def forget(self, agent_id: str, claim_id: str) -> ForgetResult:
-        return await self.send(requests.forget(agent_id, claim_id))
+    async def forget(self, agent_id: str, item_id: str) -> ForgetResult:
+        return await self.send(requests.forget(agent_id, item_id))
 
     async def archive(self, agent_id: str, claim_id: str) -> LifecycleResult:
         return await self.send(requests.archive(agent_id, claim_id))

@@ -214,7 +214,7 @@ async def _remember(memory: Memory, request: RememberRequest) -> Response:
 
 @handles(ForgetRequest)
 async def _forget(memory: Memory, request: ForgetRequest) -> Response:
-    result = await memory.forget(request.agent_id, request.claim_id)
+    result = await memory.forget(request.agent_id, request.item_id)
     return ForgetResult(id=request.id, result=result)
 
 

@@ -95,7 +95,9 @@ __all__ = [
 
 # 2: clear, retire, status, drain and reconfigure answer with their cairn.api reports;
 # wait_cleared; IntakeResult.rejection.
-PROTOCOL_VERSION = 2
+# 3: forget takes ``item_id`` (a claim or a stored turn) and answers with the new
+# ForgetResult; remember requires ``by``; intake may answer ``suppressed``.
+PROTOCOL_VERSION = 3
 
 
 class _Message(msgspec.Struct, tag_field="type", kw_only=True):
@@ -222,14 +224,17 @@ class ReplayDeadLettersRequest(_Request, tag="replay_dead_letters"):
 class RememberRequest(_Request, tag="remember"):
     agent_id: str
     text: str
+    # Required: a request that does not say who remembers is refused (no default would
+    # release a tombstone on a model's behalf).
+    by: str
     kind: str = "fact"
     scope: ScopeMessage | None = None
-    by: str = "user"
 
 
 class ForgetRequest(_Request, tag="forget"):
     agent_id: str
-    claim_id: str
+    # A claim's ID or a stored turn's (or segment's), as recall items carry them.
+    item_id: str
 
 
 class ArchiveRequest(_Request, tag="archive"):

@@ -260,9 +260,9 @@ def remember(
     agent_id: str,
     text: str,
     *,
+    by: str,
     kind: str = "fact",
     scope: Scope | None = None,
-    by: str = "user",
 ) -> Call[wire.RememberResult, RememberResult]:
     request = wire.RememberRequest(
         id=UNNUMBERED,
@@ -275,8 +275,8 @@ def remember(
     return Call(request, wire.RememberResult, lambda r: r.result)
 
 
-def forget(agent_id: str, claim_id: str) -> Call[wire.ForgetResult, ForgetResult]:
-    request = wire.ForgetRequest(id=UNNUMBERED, agent_id=agent_id, claim_id=claim_id)
+def forget(agent_id: str, item_id: str) -> Call[wire.ForgetResult, ForgetResult]:
+    request = wire.ForgetRequest(id=UNNUMBERED, agent_id=agent_id, item_id=item_id)
     return Call(request, wire.ForgetResult, lambda r: r.result)
 
 

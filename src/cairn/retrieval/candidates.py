@@ -64,6 +64,9 @@ class Candidates:
     lexical_exhausted: bool = False
     # Valid claims citing each candidate event: they join their evidence in the ranking.
     claims_by_event: dict[int, list[int]] = attrs.field(factory=dict)
+    # Source turns of forgotten claims: never shown, but the other claims learned from
+    # them still rank through them (forgetting a claim removes that claim only).
+    hidden_events: frozenset[int] = frozenset()
 
 
 @attrs.frozen

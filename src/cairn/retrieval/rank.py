@@ -77,14 +77,15 @@ def rank_candidates(
             speaker = f"{event.speaker}: " if event.speaker else ""
             group = groups.setdefault(event.event_id, _Group())
             group.score += score
-            group.evidence = RecallItem(
-                id=event.event_id,
-                kind="evidence",
-                text=speaker + event.text,
-                score=score,
-                source_refs=(event.event_id,),
-                at=event.occurred_at.isoformat(),
-            )
+            if rowid not in candidates.hidden_events:
+                group.evidence = RecallItem(
+                    id=event.event_id,
+                    kind="evidence",
+                    text=speaker + event.text,
+                    score=score,
+                    source_refs=(event.event_id,),
+                    at=event.occurred_at.isoformat(),
+                )
             event_groups.append((rowid, group))
             continue
         claim = candidates.claims[rowid]

@@ -2,7 +2,8 @@
 
 Runs on validated candidates, before ranking, rendering and the audit row, so a suppressed
 memory is never counted as accessed. Claims and evidence are both filtered: a claim's own
-turn must not bring the topic back.
+turn must not bring the topic back. The source turns of forgotten claims are marked hidden:
+ranking never shows them, but the other claims of the same turn still rank through them.
 """
 
 from __future__ import annotations
@@ -52,8 +53,9 @@ def suppress_candidates(
     matcher: TopicMatcher,
     hidden: Collection[int] = (),
 ) -> tuple[Candidates, int]:
-    """Candidates without those mentioning a suppressed topic and without ``hidden``
-    events, and how many were removed."""
+    """Candidates without those mentioning a suppressed topic, with ``hidden`` events
+    marked (not shown; their other claims still rank through them), and how many were
+    removed."""
     if not matcher and not hidden:
         return candidates, 0
     claims = {
@@ -64,13 +66,14 @@ def suppress_candidates(
     events = {
         rowid: event
         for rowid, event in candidates.events.items()
-        if rowid not in hidden and not (matcher and matcher.matches(event.text))
+        if not (matcher and matcher.matches(event.text))
     }
+    shown_hidden = frozenset(rowid for rowid in hidden if rowid in events)
     removed = (
         len(candidates.claims) - len(claims) + len(candidates.events) - len(events)
     )
     if not removed:
-        return candidates, 0
+        return attrs.evolve(candidates, hidden_events=shown_hidden), 0
     valid = {CandidateKey.claim(rowid) for rowid in claims} | {
         CandidateKey.event(rowid) for rowid in events
     }
@@ -90,6 +93,7 @@ def suppress_candidates(
             events=events,
             lists=lists,
             claims_by_event=by_event,
+            hidden_events=shown_hidden,
         ),
         removed,
     )

@@ -2,7 +2,8 @@
 
 Both persist a job and advance the agent's epoch in one transaction, then run the job's
 bounded batches through the agent's coordinator (cairn.runtime.actors.clear_jobs). A clear
-keeps the evidence and the directives and says so; a retire deletes the whole namespace
+deletes what was learned and the stored turns it was learned from, keeps the standing
+directives and the tombstones (hashes only), and says so; a retire deletes the whole namespace
 and its vector files, and the agent's actors are then cancelled: nothing it owned may run
 on. A crash anywhere resumes from the stored phase when the runtime opens.
 """
@@ -26,31 +27,47 @@ __all__ = ["clear", "resume_pending_clears", "retire"]
 
 logger = logging.getLogger("cairn.runtime")
 
-_KEPT_BY_CLEAR = ("events", "directives", "tombstones")
+_KEPT_BY_CLEAR = ("events", "directives", "tombstones", "evidence_tombstones")
 
 
 async def clear(
     admission: WriteAdmission, database: Database, agent_id: str
 ) -> ClearReport:
-    """Clear the agent's memories (claims); what was and was not removed, in words a user
-    interface can show as they are."""
+    """Clear the agent's memories (claims and the stored turns they were learned from);
+    what was and was not removed, in words a user interface can show as they are."""
     async with admission.write(agent_id) as supervisor:
         outcome = await supervisor.run_clear_job("clear")
     agent, deleted = supervisor.agent_id, outcome.claims_deleted
+    turns = outcome.events_deleted
     kept = await database.read(
         lambda reader: count_rows(reader.connection, agent, _KEPT_BY_CLEAR)
+    )
+    later = (
+        f"{kept['events']} turns/events that arrived after the clear started, "
+        if kept["events"]
+        else ""
     )
     return ClearReport(
         agent_id=agent,
         claims_deleted=deleted,
-        removed=("claims", "claim vectors", "lineage", "dirty work"),
-        kept=("evidence", "directives", "tombstones"),
+        turns_deleted=turns,
+        removed=(
+            "claims",
+            "evidence",
+            "index entries",
+            "vectors",
+            "lineage",
+            "dirty work",
+            "late recall results",
+        ),
+        kept=("directives", "tombstones"),
         kept_counts=KeptCounts(**kept),
         summary=(
-            f"memories cleared: {deleted} remembered claims deleted with their index"
-            f" entries and vectors. Kept: {kept['events']} evidence turns/events,"
-            f" {kept['directives']} directives, {kept['tombstones']} tombstones (hashes"
-            " only, so cleared memories are not re-learned from the same source)."
+            f"memories cleared: {deleted} claims and {turns} stored turns/events deleted"
+            f" with their index entries and vectors. Kept: {later}"
+            f"{kept['directives']} standing directives (revoke them separately), and"
+            f" {kept['tombstones'] + kept['evidence_tombstones']} tombstones (hashes"
+            " only, so a replay or an import does not bring the cleared memories back)."
         ),
     )
 

@@ -12,6 +12,7 @@ import attrs
 
 from cairn.domain.directive import Directive, DirectiveStatus
 from cairn.errors import InvalidInputError
+from cairn.ingestion.screen import redact_text
 from cairn.runtime.admission import WriteAdmission
 from cairn.runtime.database import Database
 from cairn.runtime.registry import AgentRegistry
@@ -66,6 +67,8 @@ class DirectiveBook:
     async def _create(
         self, agent_id: str, text: str, kind: str, status: DirectiveStatus
     ) -> Directive:
+        # Directive text is rendered into every prompt: no secret lands there either.
+        text = redact_text(text)
         validate_directive(kind, text)
         async with self.admission.write(agent_id) as supervisor:
             return await supervisor.commit(CreateDirective(kind, text, status))

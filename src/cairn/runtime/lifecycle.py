@@ -2,7 +2,7 @@
 
 Each is one typed write through the agent's coordinator (cairn.runtime.writes); what the
 vector projection must do follows the commit: a remembered claim is queued for embedding,
-a forgotten claim's vector is removed (a crash in between leaves an orphan vector, which
+a forgotten claim's or turn's vectors are removed (a crash in between leaves an orphan vector, which
 recall never serves and the next warm-up drops).
 """
 
@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from cairn.domain.claim import ClaimDraft, ClaimKind, Origin
 from cairn.domain.scope import Scope
 from cairn.errors import InvalidInputError, InvalidScopeError
+from cairn.ingestion.screen import redact_text, screen_identifier
 from cairn.runtime.writes import Forget, Remember, SetArchived
 from cairn.store.forget import RememberOutcome
 
@@ -28,9 +29,15 @@ MAX_REMEMBER_CHARS = 4_000
 def remember_draft(
     text: str, kind: str, scope: Scope | None, by: str
 ) -> tuple[ClaimDraft, Origin]:
-    """Validate a remember before anything is queued; bad input is InvalidInputError."""
+    """Validate a remember before anything is queued; bad input is InvalidInputError.
+
+    ``by`` has no default on any surface: only ``"user"`` releases a tombstone, so a host
+    that forwards a model's remember must say so, and one that says nothing is refused.
+    """
     if by not in {"user", "model"}:
-        raise InvalidInputError("`by` is 'user' or 'model'")
+        raise InvalidInputError(
+            f"`by` must be 'user' (the user's own add) or 'model', not {by!r}"
+        )
     if not text.strip():
         raise InvalidInputError("nothing to remember: the text is blank")
     if len(text) > MAX_REMEMBER_CHARS:
@@ -41,10 +48,14 @@ def remember_draft(
         raise InvalidInputError(f"unknown claim kind {kind!r}") from None
     if scope is not None and not isinstance(scope, Scope):
         raise InvalidScopeError("scope must be a cairn Scope")
+    if scope is not None and scope.key is not None:
+        screen_identifier("scope key", scope.key)
     origin = Origin.USER if by == "user" else Origin.MODEL
     draft = ClaimDraft(
         kind=claim_kind,
-        text=" ".join(text.split()),
+        # Redacted like a turn: a model's "remember the user's key is sk-..." stores
+        # the marker, never the key.
+        text=" ".join(redact_text(text).split()),
         spans=(),
         confidence=0.95 if origin is Origin.USER else 0.6,
         scope=scope or Scope.agent(),
@@ -61,10 +72,14 @@ async def remember(
     return result
 
 
-async def forget(supervisor: AgentSupervisor, claim_id: str) -> ForgetResult:
-    result = await supervisor.commit(Forget(claim_id))
-    await supervisor.remove_claim_vector(result.rowid)
-    return result
+async def forget(supervisor: AgentSupervisor, item_id: str) -> ForgetResult:
+    forgotten = await supervisor.commit(Forget(item_id))
+    await supervisor.remove_vectors(
+        forgotten.claim_rowids,
+        forgotten.event_rowids,
+        reembed=forgotten.reembed_rowids,
+    )
+    return forgotten.result
 
 
 async def archive(

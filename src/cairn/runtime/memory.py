@@ -32,6 +32,7 @@ from cairn.domain.outcomes import IntakeOutcome, IntakeRejection, IntakeResult
 from cairn.domain.scope import RecallContext
 from cairn.errors import ConflictingEventError, InvalidInputError
 from cairn.ingestion.extract import RuleExtractor
+from cairn.ingestion.screen import screen_identifier
 from cairn.providers.gateway import QueryEmbeddingGateway
 from cairn.providers.settings import (
     load_embedding_settings,
@@ -143,6 +144,9 @@ class Memory:
             )
         except ValueError as error:
             raise InvalidInputError(str(error)) from None
+        screen_identifier("session ID", session_id)
+        if forked_from is not None:
+            screen_identifier("parent session ID", forked_from[0])
         async with self._core.admission.write(agent_id) as supervisor:
             await supervisor.declare_session(info)
 
@@ -223,20 +227,24 @@ class Memory:
         agent_id: str,
         text: str,
         *,
+        by: str,
         kind: str = "fact",
         scope: Scope | None = None,
-        by: str = "user",
     ) -> RememberResult:
-        """Store one claim explicitly. ``by="user"`` is the user's own add and releases a
-        tombstone of exactly this claim; ``by="model"`` never does (it is suppressed)."""
+        """Store one claim explicitly (redacted like a turn). ``by`` is required:
+        ``"user"`` is the user's own add and releases a tombstone of exactly this claim;
+        ``"model"`` never does (it is suppressed)."""
         draft, origin = lifecycle.remember_draft(text, kind, scope, by)
         async with self._core.admission.write(agent_id) as supervisor:
             return await lifecycle.remember(supervisor, draft, origin)
 
-    async def forget(self, agent_id: str, claim_id: str) -> ForgetResult:
-        """Delete one claim and leave a hash-only tombstone that suppresses its replay."""
+    async def forget(self, agent_id: str, item_id: str) -> ForgetResult:
+        """Forget what recall showed, by the ID its item carries: a claim, or a stored turn
+        or segment (with every index entry and vector of it, and the claims learned only
+        from it). Hash-only tombstones keep it from coming back through a replay, an
+        import or a model's remember. An unknown ID raises UnknownMemoryError."""
         async with self._core.admission.write(agent_id) as supervisor:
-            return await lifecycle.forget(supervisor, claim_id)
+            return await lifecycle.forget(supervisor, item_id)
 
     async def archive(self, agent_id: str, claim_id: str) -> LifecycleResult:
         """Take a claim out of recall but keep it locally (undo with :meth:`unarchive`)."""

@@ -237,6 +237,8 @@ class ImportCounts:
     imported: int
     duplicate: int
     """Already stored with the same content."""
+    suppressed: int = 0
+    """Forgotten or cleared before: a tombstone keeps the record out."""
 
 
 @attrs.frozen

@@ -22,6 +22,8 @@ from cairn.vectors.index import ExactVectorIndex
 from cairn.vectors.keys import EmbedTarget, is_claim_key, vector_key
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     import numpy.typing as npt
 
 
@@ -40,10 +42,13 @@ class Projection:
     _reindexing: bool = False
     _caught_up: trio.Event = attrs.field(factory=trio.Event)
     _ready: trio.Event = attrs.field(factory=trio.Event)
-    # Claims whose vectors were removed (forgotten; claim rowids are never reused) and the
-    # rowid cutoff of the last clear: a commit that raced them must not re-add a vector.
+    # Claims and turns whose vectors were removed (forgotten; neither rowid is ever reused)
+    # and the rowid cutoffs of the last clear: a commit that raced them must not re-add a
+    # vector.
     _removed_claims: set[int] = attrs.field(factory=set)
+    _removed_events: set[int] = attrs.field(factory=set)
     _cleared_up_to: int = 0
+    _events_cleared_up_to: int = 0
     # The last failure to save the projection's file, if the latest attempt failed: the
     # projection in memory still serves (it holds exactly the committed blobs), the file
     # is rebuilt from the table at the next start.
@@ -72,9 +77,9 @@ class Projection:
         await self._ready.wait()
 
     def was_removed(self, target: EmbedTarget, rowid: int) -> bool:
-        return target is EmbedTarget.CLAIM and (
-            rowid in self._removed_claims or rowid <= self._cleared_up_to
-        )
+        if target is EmbedTarget.CLAIM:
+            return rowid in self._removed_claims or rowid <= self._cleared_up_to
+        return rowid in self._removed_events or rowid <= self._events_cleared_up_to
 
     def __len__(self) -> int:
         return 0 if self._index is None else len(self._index)
@@ -128,28 +133,55 @@ class Projection:
         """The agent is being retired: nothing is served from here on."""
         self._index = None
 
-    async def remove_claim(self, rowid: int) -> None:
-        self._removed_claims.add(rowid)  # first: an embedding in flight checks it
+    async def remove(
+        self,
+        claims: Iterable[int] = (),
+        events: Iterable[int] = (),
+        *,
+        stale: Iterable[int] = (),
+    ) -> None:
+        """Forgotten claims' and turns' vectors go for good; ``stale`` turns' vectors go
+        until they are embedded again (they were embedded with a forgotten context)."""
+        claims, events, stale = list(claims), list(events), list(stale)
+        # First: an embedding in flight checks these.
+        self._removed_claims.update(claims)
+        self._removed_events.update(events)
         index = self._index
         if index is None:
             return
-        keys = np.asarray([vector_key(EmbedTarget.CLAIM, rowid)], dtype=np.int64)
-        await run_in_thread(lambda: index.remove(keys), limiter=self.limiter)
+        keys = np.asarray(
+            [vector_key(EmbedTarget.CLAIM, rowid) for rowid in claims]
+            + [vector_key(EmbedTarget.EVENT, rowid) for rowid in [*events, *stale]],
+            dtype=np.int64,
+        )
+        if len(keys):
+            await run_in_thread(lambda: index.remove(keys), limiter=self.limiter)
 
-    async def remove_claims_up_to(self, cutoff: int) -> None:
-        """A clear's vector phase: every claim vector at or below ``cutoff`` goes."""
+    async def remove_cleared(self, claim_cutoff: int, event_cutoff: int | None) -> None:
+        """A clear's vector phase: every claim vector at or below ``claim_cutoff`` goes,
+        and every turn's at or below ``event_cutoff`` (``None``: turns were kept)."""
         # First: an embedding commit that raced the clear must not re-add a vector.
-        self._cleared_up_to = max(self._cleared_up_to, cutoff)
+        self._cleared_up_to = max(self._cleared_up_to, claim_cutoff)
+        if event_cutoff is not None:
+            self._events_cleared_up_to = max(self._events_cleared_up_to, event_cutoff)
         await self._ready.wait()
         index = self._index
         if index is None:
             return
 
-        last = vector_key(EmbedTarget.CLAIM, cutoff)
+        last_claim = vector_key(EmbedTarget.CLAIM, claim_cutoff)
+        last_event = (
+            None
+            if event_cutoff is None
+            else vector_key(EmbedTarget.EVENT, event_cutoff)
+        )
 
         def remove() -> None:
             keys = index.keys()
-            cleared = keys[is_claim_key(keys) & (keys <= last)]
-            index.remove(np.asarray(cleared, dtype=np.int64))
+            claim_keys = is_claim_key(keys)
+            cleared = claim_keys & (keys <= last_claim)
+            if last_event is not None:
+                cleared |= ~claim_keys & (keys <= last_event)
+            index.remove(np.asarray(keys[cleared], dtype=np.int64))
 
         await run_in_thread(remove, limiter=self.limiter)

@@ -41,6 +41,7 @@ from cairn.retrieval.types import (
 from cairn.runtime.threads import run_in_thread
 from cairn.store.directives import active_directives
 from cairn.store.fts import query_terms
+from cairn.store.requests import forget_epoch
 
 if TYPE_CHECKING:
     from cairn.clock import DomainClock
@@ -53,7 +54,7 @@ if TYPE_CHECKING:
     from cairn.runtime.projection import Projection
     from cairn.vectors.index import ExactVectorIndex
 
-__all__ = ["RecallPlan", "compute_recall"]
+__all__ = ["ComputedRecall", "RecallPlan", "compute_recall"]
 
 
 @attrs.frozen
@@ -65,6 +66,15 @@ class RecallPlan:
     k: int
     budget_bytes: int
     query_vector: npt.NDArray[np.float32] | None = None
+
+
+@attrs.frozen
+class ComputedRecall:
+    """A recall and the agent's forget epoch of the snapshot it was computed on: a late
+    result is stored only if no forget, clear or suppression committed since."""
+
+    recall: Recall
+    forget_epoch: int
 
 
 async def compute_recall(
@@ -79,7 +89,7 @@ async def compute_recall(
     clock: DomainClock,
     audit: AuditBuffer,
     vector_limiter: trio.CapacityLimiter,
-) -> Recall:
+) -> ComputedRecall:
     now = clock.now()
     degradations: list[Degradation] = []
     query_vector = plan.query_vector
@@ -138,7 +148,7 @@ async def compute_recall(
 
     def validate_and_rank(
         reader: Reader,
-    ) -> tuple[Candidates, list[RecallItem], list[ActiveDirective]]:
+    ) -> tuple[Candidates, list[RecallItem], list[ActiveDirective], int]:
         # Ranking is pure Python work of a few milliseconds: it runs here, in the reader
         # thread, rather than on the trio loop.
         candidates = validate_candidates(reader.connection, request, *proposed)
@@ -149,9 +159,10 @@ async def compute_recall(
             candidates, topic_matcher(directives), hidden
         )
         ranked = rank_candidates(candidates, now, config.fusion_weights(), config.rrf_k)
-        return candidates, ranked[: plan.k], directives
+        epoch = forget_epoch(reader.connection, agent_id)
+        return candidates, ranked[: plan.k], directives, epoch
 
-    candidates, ranked, directives = await database.read(validate_and_rank)
+    candidates, ranked, directives, epoch = await database.read(validate_and_rank)
     if candidates.lexical_exhausted:
         degradations.append(Degradation.CANDIDATE_BUDGET_EXHAUSTED)
     directive_lines = directive_render_lines(directives)
@@ -177,7 +188,7 @@ async def compute_recall(
         "recall",
         json.dumps({"request_id": request_id, "selected": list(memory_block.included)}),
     )
-    return Recall(
+    recall = Recall(
         status=RecallStatus.OK,
         request_id=request_id,
         items=items,
@@ -185,3 +196,4 @@ async def compute_recall(
         directive_block=directive_block.text,
         manifest=manifest,
     )
+    return ComputedRecall(recall, epoch)

@@ -52,6 +52,7 @@ from cairn.runtime.writes import (
 )
 from cairn.serde.recall import recall_from_bytes, recall_to_bytes
 from cairn.store.batches import count_pending
+from cairn.store.evidence import load_events
 from cairn.store.requests import load_recall_result
 from cairn.vectors.keys import EmbedTarget
 from cairn.vectors.manager import VectorStoreManager
@@ -85,11 +86,12 @@ class AgentServices:
 
 @attrs.frozen
 class ClearOutcome:
-    """What a clear or retire job removed: claims for a clear, rows per table for a
-    retire."""
+    """What a clear or retire job removed: claims and turns for a clear, rows per table
+    for a retire."""
 
     claims_deleted: int
     rows_deleted: dict[str, int] | None
+    events_deleted: int = 0
 
 
 @attrs.define(eq=False)
@@ -199,10 +201,32 @@ class AgentSupervisor:
         self._projection.expect_backlog()
         self._embedding.restart()
 
-    async def remove_claim_vector(self, rowid: int) -> None:
-        """After a durable forget: a crash in between leaves an orphan vector, which
-        recall never serves (re-validation) and warm-up drops."""
-        await self._projection.remove_claim(rowid)
+    async def remove_vectors(
+        self,
+        claims: Sequence[int],
+        events: Sequence[int],
+        *,
+        reembed: Sequence[int] = (),
+    ) -> None:
+        """After a durable forget: the forgotten rows' vectors go, and turns that were
+        embedded with a forgotten turn as context are embedded again without it. A crash
+        in between leaves an orphan vector, which recall never serves (re-validation) and
+        warm-up drops; the re-embedding is found by the next warm-up's sweep."""
+        await self._projection.remove(claims, events, stale=reembed)
+        if not reembed:
+            return
+        agent_id = self.agent_id
+        replies = await self._services.database.read(
+            lambda reader: load_events(reader.connection, agent_id, reembed)
+        )
+        for rowid, event in replies.items():
+            self._work.add(1)  # the embedding actor settles it
+            try:
+                await self._embed_jobs_send.send(
+                    EmbedJob(EmbedTarget.EVENT, rowid, event.embedding_text())
+                )
+            except (trio.ClosedResourceError, trio.BrokenResourceError):
+                self._work.done(1)
 
     async def wait_idle(self) -> None:
         """Return once everything accepted so far is extracted and embedded (dead
@@ -263,7 +287,7 @@ class AgentSupervisor:
         services = self._services
         try:
             await self._projection.wait_ready()
-            result = await compute_recall(
+            computed = await compute_recall(
                 plan,
                 request_id=request_id,
                 agent_id=self.agent_id,
@@ -286,15 +310,26 @@ class AgentSupervisor:
             reply.fail(RuntimeClosedError(f"agent {self.agent_id!r} stopped"))
             self._late.pop(request_id, None)
             raise
-        reply.set(result)
+        reply.set(computed.recall)
         if request_id in self._late:
-            await self._store_late(request_id, "ok", recall_to_bytes(result))
+            await self._store_late(
+                request_id,
+                "ok",
+                recall_to_bytes(computed.recall),
+                computed.forget_epoch,
+            )
 
     async def _store_late(
-        self, request_id: str, status: str, payload: bytes | None
+        self,
+        request_id: str,
+        status: str,
+        payload: bytes | None,
+        snapshot_epoch: int | None = None,
     ) -> None:
         try:
-            await self._writes.commit(StoreRecallResult(request_id, status, payload))
+            await self._writes.commit(
+                StoreRecallResult(request_id, status, payload, snapshot_epoch)
+            )
         finally:
             self._late.pop(request_id, None)
 
@@ -311,7 +346,10 @@ class AgentSupervisor:
                 )
             )
             if stored is None:
-                raise UnknownRequestError(request_id)
+                raise UnknownRequestError(
+                    f"no late recall result {request_id!r} (unknown, expired, or"
+                    " dropped by a forget, clear or suppression)"
+                )
             status, payload = stored
             if status != "ok" or payload is None:
                 raise UnknownRequestError(f"recall {request_id} failed")
@@ -330,18 +368,21 @@ class AgentSupervisor:
             if purpose == "retire":
                 self.accepting = False
             await self._writes.commit(StartClear(purpose))
-            before = self._clearing.claims_deleted
+            clearing = self._clearing
+            before = clearing.claims_deleted, clearing.events_deleted
             with contextlib.suppress(trio.WouldBlock, trio.ClosedResourceError):
                 self._clear_wake_send.send_nowait(None)
-            await self._clearing.wait_finished()
-            if self._clearing.retired is None:
-                # Turns that arrived during the clear were left unextracted.
+            await clearing.wait_finished()
+            if clearing.retired is None:
+                # Turns that arrived during the clear were left unextracted, and those
+                # that replied to a cleared turn are embedded again without it.
                 self.wake_ingestion()
+                stale, clearing.reindexed[:] = list(clearing.reindexed), []
+                await self.remove_vectors((), (), reembed=stale)
             return ClearOutcome(
-                self._clearing.claims_deleted - before,
-                None
-                if self._clearing.retired is None
-                else dict(self._clearing.retired),
+                clearing.claims_deleted - before[0],
+                None if clearing.retired is None else dict(clearing.retired),
+                clearing.events_deleted - before[1],
             )
 
     async def wait_cleared(self) -> None:

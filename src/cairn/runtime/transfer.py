@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import itertools
 import json
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Final, TextIO
 
 import trio
 
 from cairn.domain.ids import validate_agent_id
 from cairn.domain.outcomes import IntakeOutcome
 from cairn.errors import InvalidInputError
+from cairn.ingestion.screen import redact_record
 from cairn.ingestion.validate import validate_drafts
 from cairn.runtime.core import runtime_core
 from cairn.runtime.operator_reports import (
@@ -110,6 +111,12 @@ def _parsed_lines(path: Path) -> Iterator[tuple[int, int, object]]:
                 yield number, len(raw), InvalidInputError(f"not a JSON line: {error}")
 
 
+_COUNTED_AS: Final = {
+    IntakeOutcome.INGESTED: "imported",
+    IntakeOutcome.SUPPRESSED: "suppressed",
+}
+
+
 def _accept_claim(draft: ClaimDraft, events: Sequence[EvidenceEvent]) -> bool:
     # The rule every extracted draft passes before commit (cairn.ingestion.validate).
     return bool(validate_drafts([draft], events))
@@ -172,10 +179,12 @@ def _route(
             continue
         try:
             validate_agent_id(agent)
+            # No secret comes back in through an import (cairn.ingestion.screen).
+            screened = redact_record(record) if isinstance(record, dict) else record
         except ValueError as error:
             results.append((number, IntakeOutcome.REJECTED, None, str(error), kind))
             continue
-        by_agent.setdefault(str(agent), []).append((number, record))
+        by_agent.setdefault(str(agent), []).append((number, screened))
     return results, by_agent
 
 
@@ -221,8 +230,10 @@ async def import_memory(
                 continue
             if agent is not None:
                 agents[agent] = None
-            entry = counts.setdefault(kind, {"imported": 0, "duplicate": 0})
-            entry["imported" if outcome is IntakeOutcome.INGESTED else "duplicate"] += 1
+            entry = counts.setdefault(
+                kind, {"imported": 0, "duplicate": 0, "suppressed": 0}
+            )
+            entry[_COUNTED_AS.get(outcome, "duplicate")] += 1
         if progress is not None:
             progress(sum(size for _, size, _ in chunk))
     for agent in agents:

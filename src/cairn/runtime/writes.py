@@ -46,6 +46,7 @@ from cairn.store.batches import (
 )
 from cairn.store.claims import insert_claims
 from cairn.store.clear_jobs import (
+    ClearedBatch,
     ClearJob,
     clear_claims_batch,
     clear_lineage,
@@ -60,7 +61,7 @@ from cairn.store.directives import (
 )
 from cairn.store.embeddings import store_embeddings
 from cairn.store.evidence import insert_events
-from cairn.store.forget import forget_claim, remember_claim, set_archived
+from cairn.store.forget import forget_memory, remember_claim, set_archived
 from cairn.store.fts_purge import run_fts_purges
 from cairn.store.requests import append_audit, save_recall_result
 from cairn.store.retire import purge_namespace
@@ -71,7 +72,7 @@ from cairn.vectors.keys import EmbedTarget
 if TYPE_CHECKING:
     from cairn.domain.directive import Directive
     from cairn.store.evidence import IntakeResult
-    from cairn.store.forget import ForgetResult, LifecycleResult, RememberResult
+    from cairn.store.forget import Forgotten, LifecycleResult, RememberResult
 
 __all__ = [
     "AppendAudit",
@@ -175,19 +176,24 @@ class DeclareSession(Write[None]):
 
 
 @attrs.frozen
-class StoreRecallResult(Write[None]):
+class StoreRecallResult(Write[bool]):
+    """A late recall result; not stored (``False``) if a forget, clear or suppression
+    committed after the snapshot it was computed on (``snapshot_epoch``)."""
+
     request_id: str
     status: str
     result: bytes | None
+    snapshot_epoch: int | None = None
 
-    def apply(self, connection: apsw.Connection, context: WriteContext) -> None:
-        save_recall_result(
+    def apply(self, connection: apsw.Connection, context: WriteContext) -> bool:
+        return save_recall_result(
             connection,
             context.agent_id,
             self.request_id,
             self.status,
             self.result,
             context.now,
+            self.snapshot_epoch,
         )
 
 
@@ -341,12 +347,14 @@ class Remember(Write["RememberResult"]):
 
 
 @attrs.frozen
-class Forget(Write["ForgetResult"]):
-    priority = Priority.INTERACTIVE
-    claim_id: str
+class Forget(Write["Forgotten"]):
+    """Forget a claim or a stored turn by the ID a recall item carries."""
 
-    def apply(self, connection: apsw.Connection, context: WriteContext) -> ForgetResult:
-        return forget_claim(connection, context.agent_id, self.claim_id, context.now)
+    priority = Priority.INTERACTIVE
+    item_id: str
+
+    def apply(self, connection: apsw.Connection, context: WriteContext) -> Forgotten:
+        return forget_memory(connection, context.agent_id, self.item_id, context.now)
 
 
 @attrs.frozen
@@ -413,10 +421,12 @@ class StartClear(Write["tuple[ClearJob, int]"]):
 
 
 @attrs.frozen
-class ClearClaimsBatch(_Fenced["list[int]"]):
+class ClearClaimsBatch(_Fenced["ClearedBatch"]):
+    """One bounded batch of a clear: claims first, then the turns they came from."""
+
     job: ClearJob
 
-    def apply(self, connection: apsw.Connection, context: WriteContext) -> list[int]:
+    def apply(self, connection: apsw.Connection, context: WriteContext) -> ClearedBatch:
         return clear_claims_batch(connection, self.job, context.now)
 
 
@@ -429,10 +439,12 @@ class ClearLineage(_Fenced[None]):
 
 
 @attrs.frozen
-class FinishClear(_Fenced[int]):
+class FinishClear(_Fenced["tuple[int, int]"]):
     job: ClearJob
 
-    def apply(self, connection: apsw.Connection, context: WriteContext) -> int:
+    def apply(
+        self, connection: apsw.Connection, context: WriteContext
+    ) -> tuple[int, int]:
         return finish_clear(connection, self.job)
 
 

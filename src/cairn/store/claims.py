@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
-import unicodedata
 import uuid
 from typing import TYPE_CHECKING
 
@@ -16,6 +14,12 @@ from cairn.domain.ids import AgentId, EventId
 from cairn.domain.scope import Scope, ScopeKind
 from cairn.domain.temporal import TemporalSpan, TimePrecision
 from cairn.store.fts import index_text, namespace
+from cairn.store.tombstones import (
+    claim_hashes,
+    claim_is_tombstoned,
+    content_hash,
+    provenance_key,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -32,35 +36,6 @@ __all__ = [
     "load_claims",
     "provenance_key",
 ]
-
-
-def _normal(text: str) -> str:
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
-
-
-def content_hash(agent_id: str, text: str) -> str:
-    """Domain-separated hash of a claim's normalised content."""
-    payload = f"cairn.claim.content.v1\x00{agent_id}\x00{_normal(text)}"
-    return hashlib.sha256(payload.encode()).hexdigest()
-
-
-def provenance_key(agent_id: str, draft: ClaimDraft) -> str:
-    """Domain-separated hash of where a claim came from and what it says.
-
-    Re-extracting the same evidence yields the same key, so replays are no-ops.
-    """
-    spans = sorted((span.event_id, span.start, span.end) for span in draft.spans)
-    payload = json.dumps(
-        [
-            "cairn.claim.provenance.v1",
-            agent_id,
-            draft.kind.value,
-            _normal(draft.text),
-            spans,
-        ],
-        ensure_ascii=False,
-    )
-    return hashlib.sha256(payload.encode()).hexdigest()
 
 
 @attrs.frozen
@@ -95,15 +70,8 @@ def insert_claims(
     inserted: list[tuple[int, str]] = []
     merged = superseded = suppressed = 0
     for draft in drafts:
-        key = provenance_key(agent_id, draft)
-        digest = content_hash(agent_id, draft.text)
-        tombstoned = connection.execute(
-            "SELECT 1 FROM tombstones WHERE agent_id = ? AND provenance_hash = ?"
-            " UNION ALL SELECT 1 FROM tombstones WHERE agent_id = ? AND content_hash = ?"
-            " LIMIT 1",
-            (agent_id, key, agent_id, digest),
-        ).fetchone()
-        if tombstoned is not None:
+        key, digest = claim_hashes(agent_id, draft)
+        if claim_is_tombstoned(connection, agent_id, draft):
             suppressed += 1
             continue
         scope_key = draft.scope.key

@@ -1,10 +1,14 @@
-"""Durable clear jobs: every claim of an agent tombstoned and deleted, crash-safely.
+"""Durable clear jobs: every claim and stored turn of an agent tombstoned and deleted,
+crash-safely.
 
-A job row (agent, rowid cutoff, time, counts, phase; never plaintext) is written together
-with the epoch advance that fences the agent's in-flight work; from then on the SQLite
-triggers refuse claim writes for the agent and `load_claims` hides every claim at or below
-the cutoff, so nothing cleared is recalled while the job runs. Phases run in bounded
-transactions and resume from the stored phase after a crash.
+A job row (agent, claim and event rowid cutoffs, time, counts, phase; never plaintext) is
+written together with the epoch advance that fences the agent's in-flight work; from then
+on the SQLite triggers refuse claim writes for the agent and `load_claims`/`load_events`
+hide every claim and turn at or below the cutoffs, so nothing cleared is recalled while the
+job runs. The ``claims`` phase deletes the claims, then the turns they were learned from
+(evidence tombstones of the IDs keep a replay out), in bounded transactions; phases resume
+from the stored phase after a crash. A job written before schema 5 has no event cutoff and
+keeps the turns, as it said when it started.
 """
 
 from __future__ import annotations
@@ -15,7 +19,10 @@ from typing import TYPE_CHECKING
 import attrs
 
 from cairn.domain.ids import AgentId
+from cairn.store.forget_evidence import delete_evidence
 from cairn.store.fts_purge import request_fts_purge
+from cairn.store.requests import drop_late_results
+from cairn.store.tombstones import write_tombstone
 
 if TYPE_CHECKING:
     import apsw
@@ -23,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CLEAR_BATCH",
     "ClearJob",
+    "ClearedBatch",
     "PendingClearJob",
     "clear_claims_batch",
     "clear_lineage",
@@ -45,6 +53,9 @@ class ClearJob:
     phase: str
     deleted_claims: int
     purpose: str = "clear"
+    # Turns at or below this rowid go too; None for a job from before schema 5.
+    event_cutoff: int | None = None
+    deleted_events: int = 0
 
 
 @attrs.frozen
@@ -64,14 +75,22 @@ class PendingClearJob:
 
 def pending_clear(connection: apsw.Connection, agent_id: AgentId) -> ClearJob | None:
     row = connection.execute(
-        "SELECT job_id, agent_id, rowid_cutoff, phase, deleted_claims, purpose"
+        "SELECT job_id, agent_id, rowid_cutoff, phase, deleted_claims, purpose,"
+        " event_cutoff, deleted_events"
         " FROM clear_jobs WHERE agent_id = ? AND phase <> 'done' ORDER BY job_id LIMIT 1",
         (agent_id,),
     ).fetchone()
     if row is None:
         return None
     return ClearJob(
-        int(row[0]), str(row[1]), int(row[2]), str(row[3]), int(row[4]), str(row[5])
+        int(row[0]),
+        str(row[1]),
+        int(row[2]),
+        str(row[3]),
+        int(row[4]),
+        str(row[5]),
+        None if row[6] is None else int(row[6]),
+        int(row[7]),
     )
 
 
@@ -132,10 +151,20 @@ def start_clear(
             "SELECT coalesce(max(rowid), 0) FROM claims WHERE agent_id = ?", (agent_id,)
         ).fetchone()
         cutoff = int(row[0]) if row is not None else 0
+        events = connection.execute(
+            "SELECT coalesce(max(rowid), 0) FROM events WHERE agent_id = ?", (agent_id,)
+        ).fetchone()
+        event_cutoff = int(events[0]) if events is not None else 0
         connection.execute(
-            "INSERT INTO clear_jobs (agent_id, rowid_cutoff, created_at, phase, purpose)"
-            " VALUES (?, ?, ?, 'claims', ?)",
-            (agent_id, cutoff, now.astimezone(dt.UTC).isoformat(), purpose),
+            "INSERT INTO clear_jobs (agent_id, rowid_cutoff, event_cutoff, created_at,"
+            " phase, purpose) VALUES (?, ?, ?, ?, 'claims', ?)",
+            (
+                agent_id,
+                cutoff,
+                event_cutoff,
+                now.astimezone(dt.UTC).isoformat(),
+                purpose,
+            ),
         )
         existing = pending_clear(connection, agent_id)
         assert existing is not None  # noqa: S101 - inserted just above
@@ -143,19 +172,31 @@ def start_clear(
         "UPDATE agents SET config_epoch = config_epoch + 1 WHERE agent_id = ?",
         (agent_id,),
     )
+    # A late result computed before the clear may quote what it clears.
+    drop_late_results(connection, agent_id)
     epoch = connection.execute(
         "SELECT config_epoch FROM agents WHERE agent_id = ?", (agent_id,)
     ).fetchone()
     return existing, 0 if epoch is None else int(epoch[0])
 
 
+@attrs.frozen
+class ClearedBatch:
+    """One batch of a clear: deleted claim and turn rowids (their vectors go in the vector
+    phase), and turns re-indexed because their context turn was cleared."""
+
+    claims: tuple[int, ...] = ()
+    events: tuple[int, ...] = ()
+    reindexed: tuple[int, ...] = ()
+
+
 def clear_claims_batch(
     connection: apsw.Connection, job: ClearJob, now: dt.datetime
-) -> list[int]:
-    """Tombstone and delete up to CLEAR_BATCH claims; advance the phase when none are left.
+) -> ClearedBatch:
+    """Tombstone and delete up to CLEAR_BATCH claims, or once none are left up to
+    CLEAR_BATCH turns; advance the phase when neither is left.
 
-    Returns the deleted rowids (their vectors are removed in the vector phase). FTS rows
-    and embeddings go with each claim through the delete triggers.
+    FTS rows and embeddings go with each row through the delete triggers.
     """
     rows = connection.execute(
         "SELECT rowid, provenance_key, content_hash FROM claims"
@@ -164,11 +205,7 @@ def clear_claims_batch(
     ).fetchall()
     stamp = now.astimezone(dt.UTC).isoformat()
     for _rowid, provenance, content in rows:
-        connection.execute(
-            "INSERT OR IGNORE INTO tombstones (agent_id, provenance_hash, content_hash,"
-            " created_at) VALUES (?, ?, ?, ?)",
-            (job.agent_id, provenance, content, stamp),
-        )
+        write_tombstone(connection, job.agent_id, str(provenance), str(content), stamp)
     rowids = [int(row[0]) for row in rows]  # type: ignore[arg-type]
     connection.executemany("DELETE FROM claims WHERE rowid = ?", [(r,) for r in rowids])
     if rowids:
@@ -176,19 +213,54 @@ def clear_claims_batch(
             "UPDATE clear_jobs SET deleted_claims = deleted_claims + ? WHERE job_id = ?",
             (len(rowids), job.job_id),
         )
-    else:
+        return ClearedBatch(claims=tuple(rowids))
+    if job.event_cutoff is not None:
+        events = [
+            int(row[0])
+            for row in connection.execute(
+                "SELECT rowid FROM events WHERE agent_id = ? AND rowid <= ? LIMIT ?",
+                (job.agent_id, job.event_cutoff, CLEAR_BATCH),
+            )
+        ]
+        if events:
+            removal = delete_evidence(
+                connection, AgentId(job.agent_id), events, now, tombstone_content=False
+            )
+            connection.execute(
+                "UPDATE clear_jobs SET deleted_events = deleted_events + ?"
+                " WHERE job_id = ?",
+                (len(events), job.job_id),
+            )
+            return ClearedBatch(
+                claims=tuple(rowid for rowid, _ in removal.claims_removed),
+                events=removal.event_rowids,
+                reindexed=removal.reindexed,
+            )
+        # Extraction batches left without a turn have nothing to do.
         connection.execute(
-            "UPDATE clear_jobs SET phase = 'lineage' WHERE job_id = ?", (job.job_id,)
+            "DELETE FROM event_batches WHERE agent_id = ? AND status <> 'committed'"
+            " AND NOT EXISTS (SELECT 1 FROM events e"
+            "  WHERE e.batch_id = event_batches.batch_id)",
+            (job.agent_id,),
         )
-    return rowids
+        connection.execute(
+            "DELETE FROM hidden_evidence WHERE agent_id = ? AND event_rowid <= ?",
+            (job.agent_id, job.event_cutoff),
+        )
+    connection.execute(
+        "UPDATE clear_jobs SET phase = 'lineage' WHERE job_id = ?", (job.job_id,)
+    )
+    return ClearedBatch()
 
 
 def clear_lineage(connection: apsw.Connection, job: ClearJob, now: dt.datetime) -> None:
     """Drop derivations and dirty work of the cleared claims, then enter the vector phase.
 
-    Also asks for the lexical index purge that removes the cleared claims' tokens.
+    Also asks for the lexical index purge that removes the cleared rows' tokens.
     """
     request_fts_purge(connection, "claim_fts", now)
+    if job.event_cutoff is not None:
+        request_fts_purge(connection, "event_fts", now)
     connection.execute(
         "DELETE FROM derivations WHERE agent_id = ? AND child_rowid <= ?",
         (job.agent_id, job.rowid_cutoff),
@@ -202,10 +274,11 @@ def clear_lineage(connection: apsw.Connection, job: ClearJob, now: dt.datetime) 
     )
 
 
-def finish_clear(connection: apsw.Connection, job: ClearJob) -> int:
-    """The job row goes last; returns how many claims the job deleted."""
+def finish_clear(connection: apsw.Connection, job: ClearJob) -> tuple[int, int]:
+    """The job row goes last; returns how many claims and turns the job deleted."""
     row = connection.execute(
-        "SELECT deleted_claims FROM clear_jobs WHERE job_id = ?", (job.job_id,)
+        "SELECT deleted_claims, deleted_events FROM clear_jobs WHERE job_id = ?",
+        (job.job_id,),
     ).fetchone()
     connection.execute("DELETE FROM clear_jobs WHERE job_id = ?", (job.job_id,))
-    return 0 if row is None else int(row[0])
+    return (0, 0) if row is None else (int(row[0]), int(row[1]))

@@ -12,13 +12,22 @@ from typing import TYPE_CHECKING
 import apsw
 
 from cairn.errors import SchemaVersionError
+from cairn.store.rekey import rekey_claims
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
 __all__ = ["SCHEMA_VERSION", "open_connection"]
 
-_MIGRATIONS = ("0001_initial.sql", "0002_ingestion.sql", "0003_forgetting.sql")
+# Each script, then its Python step (work SQL cannot do, such as hashing), in one
+# transaction.
+_MIGRATIONS: tuple[tuple[str, Callable[[apsw.Connection], None] | None], ...] = (
+    ("0001_initial.sql", None),
+    ("0002_ingestion.sql", None),
+    ("0003_forgetting.sql", None),
+    ("0005_scoped_forgetting.sql", rekey_claims),
+)
 SCHEMA_VERSION = len(_MIGRATIONS)
 
 
@@ -41,9 +50,12 @@ def _migrate(connection: apsw.Connection) -> None:
         )
     package = resources.files("cairn.store") / "migrations"
     for index in range(version, SCHEMA_VERSION):
-        script = (package / _MIGRATIONS[index]).read_text(encoding="utf-8")
+        name, step = _MIGRATIONS[index]
+        script = (package / name).read_text(encoding="utf-8")
         with connection:
             connection.execute(script)
+            if step is not None:
+                step(connection)
             connection.pragma("user_version", index + 1)
 
 

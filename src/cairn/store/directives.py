@@ -23,6 +23,7 @@ from cairn.errors import (
     InvalidTransitionError,
     UnknownDirectiveError,
 )
+from cairn.store.requests import drop_late_results
 
 if TYPE_CHECKING:
     import apsw
@@ -78,7 +79,17 @@ def create_directive(
         " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
         (directive_id, agent_id, kind, text, status, stamp, stamp),
     )
+    if status == DirectiveStatus.ACTIVE.value:
+        _suppression_started(connection, agent_id, kind)
     return directive_id
+
+
+def _suppression_started(
+    connection: apsw.Connection, agent_id: AgentId, kind: str
+) -> None:
+    # A late result stored before the topic was suppressed may quote it.
+    if kind == DirectiveKind.SUPPRESS_TOPIC.value:
+        drop_late_results(connection, agent_id)
 
 
 _ALLOWED = {
@@ -100,7 +111,9 @@ def set_directive_status(
         (agent_id, directive_id),
     ).fetchone()
     if row is None:
-        raise UnknownDirectiveError(directive_id)
+        raise UnknownDirectiveError(
+            f"no directive {directive_id!r} in agent {agent_id!r}"
+        )
     current = DirectiveStatus(str(row[2]))
     if current not in _ALLOWED[status]:
         raise InvalidTransitionError(
@@ -115,6 +128,8 @@ def set_directive_status(
         " WHERE agent_id = ? AND directive_id = ?",
         (status.value, stamp, agent_id, directive_id),
     )
+    if status is DirectiveStatus.ACTIVE:
+        _suppression_started(connection, agent_id, str(row[0]))
     return _load(connection, agent_id, directive_id)
 
 
@@ -141,7 +156,9 @@ def _load(
         _SELECT + " WHERE agent_id = ? AND directive_id = ?", (agent_id, directive_id)
     ).fetchone()
     if row is None:
-        raise UnknownDirectiveError(directive_id)
+        raise UnknownDirectiveError(
+            f"no directive {directive_id!r} in agent {agent_id!r}"
+        )
     return _row(row)
 
 

@@ -30,6 +30,11 @@ from cairn.domain.outcomes import IntakeOutcome, IntakeRejection, IntakeResult
 from cairn.store.extraction_state import ExtractionState
 from cairn.store.fts import index_text, namespace
 from cairn.store.sessions import is_fork_replay, rewind, session_of
+from cairn.store.tombstones import (
+    event_content_hash,
+    event_id_hash,
+    evidence_tombstoned,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -39,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EVENT_COLUMNS",
     "EVENT_FROM",
+    "NOT_CLEARING",
     # Re-exported: the results intake returns (defined in cairn.domain.outcomes).
     "IntakeOutcome",
     "IntakeResult",
@@ -82,6 +88,19 @@ def _stored_hash(
         (agent_id, event_id, agent_id, event_id),
     ).fetchone()
     return None if row is None else str(row[0])
+
+
+def _forgotten(
+    connection: apsw.Connection, agent_id: AgentId, event: PreparedEvent
+) -> bool:
+    """A tombstone covers the event's ID or its (normalised) text: a replay, an import of
+    an older export, or the same words under a new ID."""
+    hashes = [event_id_hash(agent_id, event.event_id)]
+    if event.text.strip():
+        hashes.append(event_content_hash(agent_id, event.text))
+        if len(event.segments) > 1:
+            hashes += [event_content_hash(agent_id, part) for part in event.segments]
+    return evidence_tombstoned(connection, agent_id, hashes)
 
 
 def _merge_repeat(
@@ -137,10 +156,13 @@ def _insert_row(
         (agent_id, event.session_id),
     ).fetchone()
     connection.execute(
-        "INSERT INTO events (agent_id, event_id, session_id, role, kind, speaker, text,"
-        " content_hash, occurred_at, received_at, context_rowid, extracted, segment_of,"
-        " segment_index, redactions)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO events (rowid, agent_id, event_id, session_id, role, kind, speaker,"
+        " text, content_hash, occurred_at, received_at, context_rowid, extracted,"
+        " segment_of, segment_index, redactions)"
+        # Above every rowid a forget or clear deleted (store/forget_evidence.py).
+        " VALUES (max(coalesce((SELECT max(rowid) FROM events), 0),"
+        " coalesce((SELECT floor FROM rowid_floors WHERE table_name = 'events'), 0)) + 1,"
+        " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             agent_id,
             event_id,
@@ -189,6 +211,15 @@ def insert_events(
     prefix = namespace(agent_id)
     sessions: dict[str, tuple[SessionKind, str | None, int | None]] = {}
     for event in events:
+        if _forgotten(connection, agent_id, event):
+            results.append(
+                IntakeResult(
+                    event.event_id,
+                    IntakeOutcome.SUPPRESSED,
+                    "this turn was forgotten or cleared; it is not stored again",
+                )
+            )
+            continue
         digest = content_hash(event)
         earlier = _stored_hash(connection, agent_id, event.event_id)
         if earlier is not None:
@@ -347,6 +378,11 @@ EVENT_COLUMNS = (
     " e.kind, e.repeat_count"
 )
 EVENT_FROM = " FROM events e LEFT JOIN events p ON p.rowid = e.context_rowid"
+# ``e`` is not at or below the event cutoff of a pending clear job of its agent.
+NOT_CLEARING = (
+    "NOT EXISTS (SELECT 1 FROM clear_jobs j WHERE j.agent_id = e.agent_id"
+    " AND j.phase <> 'done' AND j.event_cutoff IS NOT NULL AND e.rowid <= j.event_cutoff)"
+)
 
 
 def event_from_row(row: apsw.SQLiteValues) -> EvidenceEvent:
@@ -375,7 +411,9 @@ def load_events(
         f"SELECT {EVENT_COLUMNS} FROM json_each(?) AS wanted"  # noqa: S608 - fixed column list
         " CROSS JOIN events e ON e.rowid = wanted.value"
         " LEFT JOIN events p ON p.rowid = e.context_rowid"
-        " WHERE e.agent_id = ? AND e.extracted <> ? AND e.kind <> 'message_deleted'",
+        " WHERE e.agent_id = ? AND e.extracted <> ? AND e.kind <> 'message_deleted'"
+        # A turn under a pending clear is never served (the job deletes it).
+        f" AND {NOT_CLEARING}",
         (wanted, agent_id, ExtractionState.WITHDRAWN.value),
     )
     return {event.rowid: event for event in map(event_from_row, rows)}

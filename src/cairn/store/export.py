@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from cairn.domain.evidence import EventKind, Role, Turn
 from cairn.domain.ids import AgentId, EventId, SessionId
-from cairn.store.evidence import content_hash
+from cairn.store.evidence import NOT_CLEARING, content_hash
 from cairn.store.extraction_state import ExtractionState
 
 if TYPE_CHECKING:
@@ -38,7 +38,14 @@ __all__ = [
 
 FORMAT: Final = "cairn-export"
 FORMAT_VERSION: Final = 1
-RECORD_TYPES: Final = ("event", "claim", "derivation", "directive", "tombstone")
+RECORD_TYPES: Final = (
+    "event",
+    "claim",
+    "derivation",
+    "directive",
+    "tombstone",
+    "evidence_tombstone",
+)
 
 
 def header() -> dict[str, Any]:
@@ -60,12 +67,14 @@ def iter_export(
         yield from _derivations(connection, agent)
         yield from _directives(connection, agent)
         yield from _tombstones(connection, agent)
+        yield from _evidence_tombstones(connection, agent)
 
 
 def _events(connection: apsw.Connection, agent: AgentId) -> Iterator[dict[str, Any]]:
     for row in connection.execute(
-        "SELECT event_id, session_id, role, speaker, text, content_hash, occurred_at,"
-        " received_at, extracted, kind FROM events WHERE agent_id = ? ORDER BY rowid",
+        "SELECT event_id, session_id, role, speaker, text, content_hash, occurred_at,"  # noqa: S608 - a fixed clause
+        " received_at, extracted, kind FROM events e WHERE agent_id = ?"
+        f" AND {NOT_CLEARING} ORDER BY rowid",
         (agent,),
     ):
         (
@@ -215,5 +224,21 @@ def _tombstones(
             "agent": agent,
             "provenance_hash": provenance,
             "content_hash": content,
+            "created_at": created_at,
+        }
+
+
+def _evidence_tombstones(
+    connection: apsw.Connection, agent: AgentId
+) -> Iterator[dict[str, Any]]:
+    for identity, created_at in connection.execute(
+        "SELECT identity_hash, created_at FROM evidence_tombstones"
+        " WHERE agent_id = ? ORDER BY identity_hash",
+        (agent,),
+    ):
+        yield {
+            "type": "evidence_tombstone",
+            "agent": agent,
+            "identity_hash": identity,
             "created_at": created_at,
         }

@@ -1,8 +1,9 @@
-"""Selective forgetting, archiving and explicit remembering of single claims.
+"""Selective forgetting, archiving and explicit remembering.
 
-``forget_claim`` writes the tombstone (hashes only) and deletes the claim in the caller's
-transaction; the FTS row and stored embedding go with it through the delete trigger, and
-the caller removes the live vector afterwards. ``remember_claim`` is the explicit path into
+``forget_memory`` forgets whatever recall showed, by the ID the item carries: a claim
+(tombstone, hashes only, and the row deleted; its FTS row and stored embedding go with it
+through the delete trigger) or a stored turn or segment (cairn.store.forget_evidence). The
+caller removes the live vectors afterwards. ``remember_claim`` is the explicit path into
 memory: a model's remember respects tombstones, a user's re-add of the exact claim releases
 them in the same transaction as the insert (tests/runtime/test_forget.py).
 """
@@ -12,9 +13,12 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING
 
+import attrs
+
 from cairn.domain.claim import ClaimDraft, ClaimKind, Lifecycle, Origin
 from cairn.domain.outcomes import (
     ForgetResult,
+    ForgottenKind,
     LifecycleResult,
     RememberOutcome,
     RememberResult,
@@ -24,10 +28,19 @@ from cairn.errors import (
     InvalidTransitionError,
     ProtectedClaimError,
     UnknownClaimError,
+    UnknownMemoryError,
 )
-from cairn.store.claims import content_hash, insert_claims, provenance_key
+from cairn.store.claims import insert_claims
 from cairn.store.clear_jobs import pending_clear
+from cairn.store.forget_evidence import delete_evidence, resolve_evidence
 from cairn.store.fts_purge import request_fts_purge
+from cairn.store.requests import drop_late_results
+from cairn.store.tombstones import (
+    claim_hashes,
+    content_hash_v1,
+    provenance_key_v1,
+    write_tombstone,
+)
 
 if TYPE_CHECKING:
     import apsw
@@ -37,32 +50,29 @@ if TYPE_CHECKING:
 __all__ = [
     # Re-exported: the results these writes return (defined in cairn.domain.outcomes).
     "ForgetResult",
+    "Forgotten",
+    "ForgottenKind",
     "LifecycleResult",
     "RememberOutcome",
     "RememberResult",
-    "forget_claim",
+    "forget_memory",
     "remember_claim",
     "set_archived",
-    "write_tombstone",
 ]
 
 # Rows with their own state machines: never moved by the generic lifecycle calls.
 PROTECTED_KINDS = frozenset({ClaimKind.PERSONA.value, ClaimKind.WORKING.value})
 
 
-def write_tombstone(
-    connection: apsw.Connection,
-    agent_id: str,
-    provenance: str,
-    content: str,
-    stamp: str,
-) -> None:
-    """Record a forgotten claim's identity: its provenance and content hashes, no text."""
-    connection.execute(
-        "INSERT OR IGNORE INTO tombstones (agent_id, provenance_hash, content_hash,"
-        " created_at) VALUES (?, ?, ?, ?)",
-        (agent_id, provenance, content, stamp),
-    )
+@attrs.frozen
+class Forgotten:
+    """A forget's result, and the rows whose live vectors must go after the commit."""
+
+    result: ForgetResult
+    claim_rowids: tuple[int, ...] = ()
+    event_rowids: tuple[int, ...] = ()
+    # Turns re-indexed without a forgotten context turn: their vectors are re-embedded.
+    reembed_rowids: tuple[int, ...] = ()
 
 
 def _claim_row(
@@ -76,7 +86,7 @@ def _claim_row(
         (agent_id, claim_id),
     ).fetchone()
     if row is None:
-        raise UnknownClaimError(claim_id)
+        raise UnknownClaimError(f"no claim {claim_id!r} in agent {agent_id!r}")
     rowid, kind, lifecycle, provenance, content = row
     if kind in PROTECTED_KINDS:
         raise ProtectedClaimError(
@@ -85,14 +95,57 @@ def _claim_row(
     return int(rowid), str(kind), str(lifecycle), str(provenance), str(content)
 
 
-def _drop_late_results(connection: apsw.Connection, agent_id: AgentId) -> None:
-    # Stored late recall answers may quote the forgotten text: they are caches, drop them.
-    connection.execute("DELETE FROM recall_requests WHERE agent_id = ?", (agent_id,))
+def forget_memory(
+    connection: apsw.Connection, agent_id: AgentId, item_id: str, now: dt.datetime
+) -> Forgotten:
+    """Forget the claim or stored turn ``item_id`` names (recall items carry these IDs);
+    :class:`UnknownMemoryError` when it names neither."""
+    if pending_clear(connection, agent_id) is not None:
+        raise ClearPendingError(f"a clear job is pending for {agent_id!r}")
+    if connection.execute(
+        "SELECT 1 FROM claims WHERE agent_id = ? AND claim_id = ?", (agent_id, item_id)
+    ).fetchone():
+        return _forget_claim(connection, agent_id, item_id, now)
+    rowids = resolve_evidence(connection, agent_id, item_id)
+    if rowids is None:
+        raise UnknownMemoryError(
+            f"no memory {item_id!r} in agent {agent_id!r}: it is neither a claim ID nor"
+            " the ID of a stored turn (recall and export show both)"
+        )
+    removal = delete_evidence(connection, agent_id, rowids, now, tombstone_content=True)
+    drop_late_results(connection, agent_id)
+    stamp = now.astimezone(dt.UTC).isoformat()
+    connection.execute(
+        "INSERT INTO audit (agent_id, at, action, detail) VALUES (?, ?, 'forget', ?)",
+        (agent_id, stamp, item_id),
+    )
+    removed = ["stored turn", "its lexical index entries", "its stored vectors"]
+    if removal.claims_removed:
+        removed.append("claims learned only from it")
+    if removal.reindexed:
+        removed.append("its words from the next turn's index entry")
+    kept = ["tombstones (hashes only): the turn is not stored again"]
+    if removal.claims_kept:
+        kept.insert(0, "claims other evidence still supports (this source detached)")
+    return Forgotten(
+        ForgetResult(
+            id=item_id,
+            kind=ForgottenKind.EVIDENCE,
+            claims_removed=tuple(claim_id for _, claim_id in removal.claims_removed),
+            claims_kept=removal.claims_kept,
+            turns_removed=removal.event_ids,
+            removed=tuple(removed),
+            kept=tuple(kept),
+        ),
+        claim_rowids=tuple(rowid for rowid, _ in removal.claims_removed),
+        event_rowids=removal.event_rowids,
+        reembed_rowids=removal.reindexed,
+    )
 
 
-def forget_claim(
+def _forget_claim(
     connection: apsw.Connection, agent_id: AgentId, claim_id: str, now: dt.datetime
-) -> ForgetResult:
+) -> Forgotten:
     """Tombstone and delete one claim (any lifecycle but persona/working rows)."""
     rowid, _kind, _lifecycle, provenance, content = _claim_row(
         connection, agent_id, claim_id
@@ -115,13 +168,26 @@ def forget_claim(
         "DELETE FROM derivations WHERE agent_id = ? AND (parent_rowid = ? OR child_rowid = ?)",
         (agent_id, rowid, rowid),
     )
-    _drop_late_results(connection, agent_id)
+    drop_late_results(connection, agent_id)
     request_fts_purge(connection, "claim_fts", now)
     connection.execute(
         "INSERT INTO audit (agent_id, at, action, detail) VALUES (?, ?, 'forget', ?)",
         (agent_id, stamp, claim_id),
     )
-    return ForgetResult(claim_id, rowid, hidden_evidence=hidden)
+    kept = ["tombstone (hashes only)"]
+    if hidden:
+        kept.insert(0, "source evidence (stored, no longer recalled)")
+    return Forgotten(
+        ForgetResult(
+            id=claim_id,
+            kind=ForgottenKind.CLAIM,
+            claims_removed=(claim_id,),
+            hidden_evidence=hidden,
+            removed=("claim", "lexical index entry", "stored vector"),
+            kept=tuple(kept),
+        ),
+        claim_rowids=(rowid,),
+    )
 
 
 def set_archived(
@@ -156,7 +222,7 @@ def set_archived(
         (agent_id, stamp, "archive" if archived else "unarchive", claim_id),
     )
     if archived:
-        _drop_late_results(connection, agent_id)
+        drop_late_results(connection, agent_id)
         note = (
             "archived: the claim is still stored locally and can be restored, but it no"
             " longer takes part in recall"
@@ -182,14 +248,19 @@ def remember_claim(
         raise ProtectedClaimError(
             f"{draft.kind.value} rows cannot be remembered directly"
         )
-    key = provenance_key(agent_id, draft)
-    digest = content_hash(agent_id, draft.text)
+    key, digest = claim_hashes(agent_id, draft)
     released = 0
     if origin is Origin.USER:
         connection.execute(
             "DELETE FROM tombstones WHERE agent_id = ?"
-            " AND (content_hash = ? OR provenance_hash = ?)",
-            (agent_id, digest, key),
+            " AND (content_hash IN (?, ?) OR provenance_hash IN (?, ?))",
+            (
+                agent_id,
+                digest,
+                content_hash_v1(agent_id, draft.text),
+                key,
+                provenance_key_v1(agent_id, draft),
+            ),
         )
         released = connection.changes()
     committed = insert_claims(connection, agent_id, [draft], {}, now, origin=origin)

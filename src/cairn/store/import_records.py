@@ -30,7 +30,6 @@ from cairn.domain.temporal import TemporalSpan, TimePrecision
 from cairn.errors import InvalidInputError
 from cairn.store.agents import ensure_agent
 from cairn.store.claims import claim_fts_body
-from cairn.store.claims import content_hash as claim_content_hash
 from cairn.store.clear_jobs import pending_clear
 from cairn.store.evidence import (
     IntakeOutcome,
@@ -40,6 +39,12 @@ from cairn.store.evidence import (
     stored_turn,
 )
 from cairn.store.export import RECORD_TYPES, claim_records
+from cairn.store.tombstones import (
+    claim_hashes,
+    claim_is_tombstoned,
+    evidence_tombstoned,
+    write_evidence_tombstones,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -157,6 +162,7 @@ def import_record(
         "derivation": _import_derivation,
         "directive": _import_directive,
         "tombstone": _import_tombstone,
+        "evidence_tombstone": _import_evidence_tombstone,
     }[kind]
     try:
         return importer(connection, agent, record, validate_claim)
@@ -339,12 +345,11 @@ def _import_claim(
         )
     if pending_clear(connection, agent) is not None:
         return _rejected(agent, "a clear job is pending for the agent")
-    digest = claim_content_hash(agent, draft.text)
-    if connection.execute(
-        "SELECT 1 FROM tombstones WHERE agent_id = ? AND (provenance_hash = ?"
-        " OR content_hash = ?) LIMIT 1",
-        (agent, provenance, digest),
-    ).fetchone():
+    # The stored key is recomputed (an export from before schema 5 carries an unscoped
+    # one); the record's own key is checked against tombstones too.
+    given_provenance = provenance
+    provenance, digest = claim_hashes(agent, draft)
+    if claim_is_tombstoned(connection, agent, draft, (given_provenance,)):
         return _rejected(agent, "forgotten: a tombstone covers this claim")
     if connection.execute(
         "SELECT 1 FROM claims WHERE agent_id = ? AND provenance_key = ?",
@@ -515,3 +520,19 @@ def _import_tombstone(
         (agent, provenance, content, fields.time("created_at")),
     )
     return _ok(agent) if connection.changes() else _duplicate(agent)
+
+
+def _import_evidence_tombstone(
+    connection: apsw.Connection,
+    agent: AgentId,
+    record: dict[str, Any],
+    _validate: object,
+) -> ImportOutcome:
+    fields = _Fields(record, {"identity_hash", "created_at"})
+    identity = fields.text("identity_hash")
+    if not _HASH.match(identity):
+        raise InvalidInputError("tombstone hashes are 64 lowercase hex digits")
+    if evidence_tombstoned(connection, agent, [identity]):
+        return _duplicate(agent)
+    write_evidence_tombstones(connection, agent, [identity], fields.time("created_at"))
+    return _ok(agent)

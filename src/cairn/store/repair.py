@@ -26,9 +26,11 @@ import attrs
 
 from cairn.domain.temporal import TimePrecision
 from cairn.store.claims import lexical_body
-from cairn.store.forget import PROTECTED_KINDS, write_tombstone
+from cairn.store.forget import PROTECTED_KINDS
 from cairn.store.fts import index_text, namespace
 from cairn.store.fts_purge import request_fts_purge
+from cairn.store.rekey import rekey_claim
+from cairn.store.tombstones import write_tombstone
 
 if TYPE_CHECKING:
     import apsw
@@ -200,6 +202,8 @@ def _repair_scopes(
             "INSERT INTO claim_fts (rowid, body) VALUES (?, ?)",
             (rowid, index_text(body, namespace(agent_id, scope, key))),
         )
+        # The scope key is part of the claim's identity hashes.
+        rekey_claim(connection, rowid)
         report.scope_recovered += 1
 
 

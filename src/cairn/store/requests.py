@@ -12,7 +12,13 @@ if TYPE_CHECKING:
 
     from cairn.domain.ids import AgentId
 
-__all__ = ["append_audit", "load_recall_result", "save_recall_result"]
+__all__ = [
+    "append_audit",
+    "drop_late_results",
+    "forget_epoch",
+    "load_recall_result",
+    "save_recall_result",
+]
 
 
 def save_recall_result(
@@ -22,13 +28,29 @@ def save_recall_result(
     status: str,
     result: bytes | None,
     now: dt.datetime,
-) -> None:
+    snapshot_epoch: int | None = None,
+) -> bool:
+    """Store a late result; refused (``False``) when it was computed on a snapshot older
+    than the agent's last forget, clear or suppression, which it may quote."""
+    if snapshot_epoch is not None and snapshot_epoch != forget_epoch(
+        connection, agent_id
+    ):
+        return False
     connection.execute(
         "INSERT INTO recall_requests (agent_id, request_id, created_at, status, result)"
         " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET status = excluded.status,"
         " result = excluded.result",
         (agent_id, request_id, now.astimezone(dt.UTC).isoformat(), status, result),
     )
+    return True
+
+
+def forget_epoch(connection: apsw.Connection, agent_id: AgentId) -> int:
+    """How many forgets, clears and suppressions the agent has had (see 0005)."""
+    row = connection.execute(
+        "SELECT forget_epoch FROM agents WHERE agent_id = ?", (agent_id,)
+    ).fetchone()
+    return 0 if row is None else int(row[0])
 
 
 def load_recall_result(
@@ -52,4 +74,14 @@ def append_audit(
             (agent, at.astimezone(dt.UTC).isoformat(), action, detail)
             for agent, at, action, detail in rows
         ],
+    )
+
+
+def drop_late_results(connection: apsw.Connection, agent_id: AgentId) -> None:
+    """Stored late recall answers may quote forgotten, cleared or suppressed text: they
+    are caches and go in the same transaction as the forget, clear or suppression."""
+    connection.execute("DELETE FROM recall_requests WHERE agent_id = ?", (agent_id,))
+    connection.execute(
+        "UPDATE agents SET forget_epoch = forget_epoch + 1 WHERE agent_id = ?",
+        (agent_id,),
     )

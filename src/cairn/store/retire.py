@@ -66,13 +66,19 @@ def purge_namespace(
     connection: apsw.Connection, agent_id: AgentId, now: dt.datetime
 ) -> dict[str, int]:
     """Delete every row of the agent; returns the count per table."""
+    # The job's claims phase already deleted the turns in bounded batches: they count.
+    row = connection.execute(
+        "SELECT coalesce(sum(deleted_events), 0) FROM clear_jobs WHERE agent_id = ?",
+        (agent_id,),
+    ).fetchone()
+    earlier = 0 if row is None else int(row[0])
     counts: dict[str, int] = {}
     for table in namespace_tables(connection):
         connection.execute(
             f"DELETE FROM {table} WHERE agent_id = ?",  # noqa: S608 - names from the schema
             (agent_id,),
         )
-        counts[table] = connection.changes()
+        counts[table] = connection.changes() + (earlier if table == "events" else 0)
     # Deleted tokens leave the index pages now, not at some later maintenance pass.
     request_fts_purge(connection, "claim_fts", now)
     request_fts_purge(connection, "event_fts", now)

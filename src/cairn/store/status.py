@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 __all__ = ["agent_counts", "count_rows"]
 
 _COUNTED = ("events", "claims", "directives", "embeddings")
-_TABLES = frozenset({*_COUNTED, "tombstones"})
+_TABLES = frozenset({*_COUNTED, "tombstones", "evidence_tombstones"})
 
 
 def count_rows(

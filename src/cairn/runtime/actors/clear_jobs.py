@@ -1,7 +1,7 @@
 """Clear jobs: resumes a pending job at start, runs new ones, one bounded batch at a time.
 
-Phases (cairn.store.clear_jobs): claims in transactions of at most 256 rows, yielding
-between batches; then lineage and dirty work; then the vector projection; the job row goes
+Phases (cairn.store.clear_jobs): claims, then the turns they were learned from, in
+transactions of at most 256 rows, yielding between batches; then lineage and dirty work; then the vector projection; the job row goes
 last. A crash anywhere resumes from the stored phase (tests/runtime/test_clear.py).
 """
 
@@ -45,6 +45,9 @@ class ClearJobActor:
     wake_receive: trio.MemoryReceiveChannel[None]
     completed: int = 0
     claims_deleted: int = 0
+    events_deleted: int = 0
+    # Turns after a cleared one, re-indexed without it: the supervisor re-embeds them.
+    reindexed: list[int] = attrs.field(factory=list)
     # Called before each step with the step's name ("claims", "lineage", "vectors",
     # "finish") and the job as stored: lets tests crash the process at a precise
     # boundary (tests/runtime/test_clear_crash.py). Never set in production.
@@ -102,10 +105,14 @@ class ClearJobActor:
         self._observe(job.phase, job)
         identity = self.fence.current()
         if job.phase == "claims":
-            deleted = await self.writes.commit(
+            batch = await self.writes.commit(
                 ClearClaimsBatch(job=job, identity=identity)
             )
-            self.claims_deleted += len(deleted)
+            self.claims_deleted += len(batch.claims)
+            self.events_deleted += len(batch.events)
+            if batch.reindexed:
+                await self.projection.remove(stale=batch.reindexed)
+                self.reindexed.extend(batch.reindexed)
         elif job.phase == "lineage":
             await self.writes.commit(ClearLineage(job=job, identity=identity))
         elif job.purpose == "retire":
@@ -120,7 +127,7 @@ class ClearJobActor:
             self.completed += 1
             logger.info("agent %s retired", job.agent_id)
         else:
-            await self.projection.remove_claims_up_to(job.rowid_cutoff)
+            await self.projection.remove_cleared(job.rowid_cutoff, job.event_cutoff)
             self._observe("finish", job)
             await self.writes.commit(FinishClear(job=job, identity=identity))
             self.completed += 1
