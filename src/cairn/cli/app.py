@@ -21,8 +21,10 @@ import trio
 import typer
 from rich.console import Console
 
+from cairn.cli.terminal import visible
 from cairn.clock import DomainClock
 from cairn.config import MemoryConfig
+from cairn.domain.characters import json_escape
 from cairn.errors import CairnError, DataDirectoryInUseError
 from cairn.ipc.directory import Occupant, claim_data_directory
 from cairn.providers.embedding import EmbeddingProvider
@@ -161,17 +163,30 @@ def _options(
 
 
 def stdout_console() -> Console:
+    """A console on stdout that reads no str as rich markup or ``:emoji:`` codes; stored
+    text still goes through ``cairn.cli.terminal`` (``shown``, ``visible``) first."""
     # Built per call, so output follows whatever sys.stdout is now (tests redirect it).
-    return Console(file=sys.stdout, highlight=False, soft_wrap=True)
+    return Console(
+        file=sys.stdout, highlight=False, soft_wrap=True, markup=False, emoji=False
+    )
 
 
 def stderr_console() -> Console:
-    return Console(file=sys.stderr, highlight=False, soft_wrap=True)
+    return Console(
+        file=sys.stderr, highlight=False, soft_wrap=True, markup=False, emoji=False
+    )
 
 
 def emit_json(data: Any) -> None:
-    """One JSON document on one line of stdout."""
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
+    """One JSON document on one line of stdout.
+
+    Text stays readable UTF-8, but controls json.dumps leaves raw (DEL, C1), bidi controls,
+    zero-width, tag and variation selector characters are written as ``\\uXXXX``
+    (``cairn.domain.characters.json_escape``): a JSON reader decodes the exact text, a
+    terminal never receives them raw.
+    """
+    document = json.dumps(data, ensure_ascii=False, default=str)
+    sys.stdout.write(json_escape(document) + "\n")
     sys.stdout.flush()
 
 
@@ -209,7 +224,7 @@ def run(body: Callable[[], Awaitable[int]]) -> None:
         if leaves is None:
             raise
         for leaf in leaves:
-            print(f"cairn: {leaf}", file=sys.stderr)
+            print(f"cairn: {visible(str(leaf))}", file=sys.stderr)
         raise typer.Exit(exit_code_for(leaves)) from None
     except KeyboardInterrupt:
         raise typer.Exit(EXIT_INTERRUPTED) from None

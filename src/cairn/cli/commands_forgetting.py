@@ -21,6 +21,7 @@ from cairn.cli.app import (
     stdout_console,
 )
 from cairn.cli.target import open_target
+from cairn.cli.terminal import visible
 
 __all__: list[str] = []
 
@@ -200,7 +201,8 @@ app.add_typer(directives, name="directives")
 def _directive_lines(result: Any) -> str:
     items = result if isinstance(result, list) else [result]
     return "\n".join(
-        f"{d['directive_id']} {d['status']:7} {d['kind']:14} {d['text']}" for d in items
+        f"{d['directive_id']} {d['status']:7} {d['kind']:14} {visible(d['text'])}"
+        for d in items
     )
 
 

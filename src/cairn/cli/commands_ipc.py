@@ -22,6 +22,7 @@ from cairn.cli.app import (
     exit_code_for,
     run,
 )
+from cairn.cli.terminal import visible
 from cairn.errors import CairnError, DrainTimeoutError, InvalidInputError
 from cairn.ipc import open_unix_client
 from cairn.ipc.directory import LOCK_NAME, Occupant, claim_data_directory
@@ -90,7 +91,7 @@ def serve(
             embedder=None if cli.embedder is None else cli.embedder(),
         )
     except CairnError as error:
-        print(f"cairn: {error}", file=sys.stderr)
+        print(f"cairn: {visible(str(error))}", file=sys.stderr)
         raise typer.Exit(exit_code_for([error])) from None
     raise typer.Exit(code)
 

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import trio
 import typer
 from rich.table import Table
-from rich.text import Text
 
 from cairn.cli.app import (
     EXIT_OK,
@@ -27,6 +26,7 @@ from cairn.cli.app import (
 )
 from cairn.cli.progress import progress_bar
 from cairn.cli.target import open_target
+from cairn.cli.terminal import shown, visible
 from cairn.cli.turns import read_turns
 from cairn.domain.outcomes import IntakeOutcome
 from cairn.errors import InvalidInputError
@@ -160,8 +160,8 @@ def ingest(
                 for rejection in summary["rejected"]:
                     table.add_row(
                         str(rejection["line"]),
-                        Text(rejection["id"] or ""),
-                        Text(rejection["reason"]),
+                        shown(rejection["id"] or ""),
+                        shown(rejection["reason"]),
                     )
                 stderr_console().print(table)
         return EXIT_REJECTED if summary["rejected"] else EXIT_OK
@@ -199,11 +199,14 @@ def _print_recall(recall: Recall, as_json: bool, query_id: str | None = None) ->
         "kind",
         "memory",
         "sources",
-        title=None if query_id is None else Text(query_id),
+        title=None if query_id is None else shown(query_id),
     )
     for rank, item in enumerate(recall.items, start=1):
         table.add_row(
-            str(rank), item.kind, Text(item.text), Text(", ".join(item.source_refs))
+            str(rank),
+            shown(item.kind),
+            shown(item.text),
+            shown(", ".join(item.source_refs)),
         )
     if recall.items:
         console.print(table)
@@ -303,7 +306,7 @@ def demo(context: typer.Context) -> None:
                     for item in result.items:
                         labels = [item.kind, (item.at or "")[:10], item.qualifier or ""]
                         label = ", ".join(part for part in labels if part)
-                        console.print(f"   [{label}] {item.text}", markup=False)
+                        console.print(visible(f"   [{label}] {item.text}"))
                     console.print()
         return EXIT_OK
 

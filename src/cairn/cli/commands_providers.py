@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
-from rich.text import Text
 
 from cairn.cli.app import (
     EXIT_FAILED,
@@ -18,6 +17,7 @@ from cairn.cli.app import (
     run,
     stdout_console,
 )
+from cairn.cli.terminal import shown
 from cairn.errors import ProviderError
 from cairn.providers.check import check_embedder, check_text_provider
 from cairn.providers.settings import load_embedding_settings, load_text_settings
@@ -86,9 +86,9 @@ def check(context: typer.Context, as_json: JsonOption = False) -> None:
             for key, value in report.items():
                 if isinstance(value, dict):
                     for inner, detail in value.items():
-                        table.add_row(f"{key}.{inner}", Text(str(detail)))
+                        table.add_row(f"{key}.{inner}", shown(str(detail)))
                 else:
-                    table.add_row(key, Text(str(value)))
+                    table.add_row(key, shown(str(value)))
             stdout_console().print(table)
         return EXIT_OK if report["status"] == "ok" else EXIT_FAILED
 

@@ -12,6 +12,7 @@ from rich.text import Text
 from cairn.cli.app import EXIT_OK, CliContext, JsonOption, app, emit_json, run
 from cairn.cli.app import stdout_console as console
 from cairn.cli.target import open_target
+from cairn.cli.terminal import shown, visible
 from cairn.domain.ids import AgentId
 from cairn.store.agents import agent_epochs
 from cairn.store.clear_jobs import pending_clear_jobs
@@ -73,8 +74,9 @@ def _print(status: dict[str, Any]) -> None:
     embedder = status["embedder"]
     out.print(
         Text(
-            f"data: {status['data_dir']}\nembedder: {embedder['provider']}"
-            f" {embedder['model']} ({embedder['dimension']} dimensions)"
+            f"data: {visible(status['data_dir'])}\nembedder:"
+            f" {visible(embedder['provider'])} {visible(embedder['model'])}"
+            f" ({embedder['dimension']} dimensions)"
         )
     )
     table = Table(
@@ -90,7 +92,7 @@ def _print(status: dict[str, Any]) -> None:
     )
     for agent, entry in status["agents"].items():
         table.add_row(
-            Text(agent),
+            shown(agent),
             str(entry["events"]),
             str(entry["events_pending_extraction"]),
             str(entry["claims"]),

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO
 import trio
 import typer
 from rich.table import Table
-from rich.text import Text
 
 from cairn.cli.app import (
     EXIT_OK,
@@ -25,6 +24,7 @@ from cairn.cli.app import (
     stdout_console,
 )
 from cairn.cli.progress import progress_bar
+from cairn.cli.terminal import shown
 from cairn.errors import InvalidInputError
 from cairn.runtime.threads import run_in_thread
 from cairn.runtime.transfer import export_memory, import_memory
@@ -54,7 +54,7 @@ def _sink(target: Path) -> Iterator[TextIO]:
 
 
 def _counts_table(title: str, rows: dict[str, Any]) -> Table:
-    table = Table("record", *next(iter(rows.values()), {}).keys(), title=title)
+    table = Table("record", *next(iter(rows.values()), {}).keys(), title=shown(title))
     for kind, entry in rows.items():
         table.add_row(kind, *(str(value) for value in entry.values()))
     return table
@@ -131,8 +131,8 @@ def import_(
                 for rejection in summary.rejected:
                     table.add_row(
                         str(rejection.line),
-                        Text(rejection.type),
-                        Text(rejection.reason or ""),
+                        shown(rejection.type),
+                        shown(rejection.reason or ""),
                     )
                 stderr_console().print(table)
         return EXIT_REJECTED if summary.rejected else EXIT_OK

@@ -24,6 +24,7 @@ from cairn.cli.app import (
 )
 from cairn.cli.progress import progress_bar, shows_progress
 from cairn.cli.target import open_target
+from cairn.cli.terminal import shown
 from cairn.runtime import upkeep
 
 if TYPE_CHECKING:
@@ -115,7 +116,7 @@ def reindex(
         )
         for report in reports:
             table.add_row(
-                Text(report.agent),
+                shown(report.agent),
                 str(report.vectors_from_blobs),
                 str(report.embedded),
                 str(report.embedding_failures),
@@ -132,12 +133,12 @@ def _print_doctor(report: DoctorReport) -> None:
     table = Table("check", "result")
     sqlite = report.sqlite_integrity
     table.add_row(
-        "sqlite integrity_check", Text(str(sqlite if sqlite == "ok" else list(sqlite)))
+        "sqlite integrity_check", shown(str(sqlite if sqlite == "ok" else list(sqlite)))
     )
     for name, entry in report.fts.items():
         table.add_row(
             f"{name} integrity-check",
-            Text(
+            shown(
                 f"{entry.integrity}; {entry.rows_without_owner} rows without owner,"
                 f" {entry.owners_without_row} owners without row"
             ),
@@ -146,16 +147,16 @@ def _print_doctor(report: DoctorReport) -> None:
         table.add_row(orphan.replace("_", " "), str(count))
     for projection in report.projections:
         table.add_row(
-            Text(f"projection {projection.agent} {projection.identity.model}"),
+            shown(f"projection {projection.agent} {projection.identity.model}"),
             f"{projection.state}: {projection.vectors} vectors,"
             f" {projection.embeddings} stored",
         )
     table.add_row("clear jobs pending", str(len(report.clear_jobs_pending)))
     console.print(table)
     for line in report.repairs or ():
-        console.print(Text(f"repaired: {line}"))
+        console.print(shown(f"repaired: {line}"))
     for line in report.problems:
-        console.print(Text(f"problem: {line}"))
+        console.print(shown(f"problem: {line}"))
     console.print("healthy" if report.ok else "problems remain")
 
 

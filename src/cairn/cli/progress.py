@@ -15,6 +15,8 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from cairn.cli.terminal import visible
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
@@ -52,8 +54,10 @@ def progress_bar(
     if not shows_progress(as_json):
         yield Bar(None, total)
         return
+    # The description names a file: shown as text, never as markup or a format string.
+    literal = visible(description).replace("{", "{{").replace("}", "}}")
     columns = (
-        TextColumn(description),
+        TextColumn(literal, markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),

@@ -1,8 +1,10 @@
 """Rendering the contribution: a read-only data block and a separate directive block.
 
 Stored text is data. Anything in it that could read as markup (our own delimiters, fake
-system or directive tags) is escaped, and line breaks are folded so one item can never forge
-another line of the block (tests/retrieval/test_render.py).
+system or directive tags, written with look-alike brackets too) is escaped, line breaks are
+folded so one item can never forge another line of the block, and characters a reader cannot
+see (controls, bidi controls, zero-width, tag characters, variation selectors: the table is
+``cairn.domain.characters``) are dropped (tests/retrieval/test_render.py).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from cairn.domain.characters import ANGLE_BRACKET_LOOKALIKES, neutralise
 from cairn.domain.directive import DirectiveKind
 
 if TYPE_CHECKING:
@@ -38,15 +41,24 @@ DIRECTIVE_OPEN = (
 DIRECTIVE_CLOSE = "</directives>"
 
 
-# Compatibility forms that a model may read as angle brackets (full-width, small).
-_LOOKALIKES = str.maketrans(
-    {"\uff1c": "<", "\uff1e": ">", "\ufe64": "<", "\ufe65": ">"}
-)
+_LOOKALIKES = str.maketrans(ANGLE_BRACKET_LOOKALIKES)
+
+
+def _drop(char: str) -> str:
+    """A hidden character in the block: whitespace becomes a space (then folded), the rest
+    nothing (it has no glyph, so a reader loses nothing but what it would have hidden)."""
+    return " " if char.isspace() else ""
 
 
 def escape(text: str) -> str:
-    """Neutralise markup and fold whitespace so stored text stays one line of data."""
-    flat = " ".join(text.translate(_LOOKALIKES).split())
+    """Neutralise markup and fold whitespace so stored text stays one line of data.
+
+    Look-alike angle brackets become ``<``/``>``, hidden characters are dropped (a joiner or
+    presentation selector inside an emoji or a word is kept), whitespace folds to single
+    spaces, then ``&``, ``<`` and ``>`` are escaped.
+    """
+    visible = neutralise(text.translate(_LOOKALIKES), _drop)
+    flat = " ".join(visible.split())
     return flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 

@@ -16,6 +16,7 @@ import datetime as dt
 import json
 from typing import TYPE_CHECKING, Any, Final
 
+from cairn.domain.characters import json_escape
 from cairn.domain.evidence import EventKind, Role, Turn
 from cairn.domain.ids import AgentId, EventId, SessionId
 from cairn.store.evidence import NOT_CLEARING, content_hash
@@ -53,8 +54,11 @@ def header() -> dict[str, Any]:
 
 
 def encode_line(record: dict[str, Any]) -> str:
-    """One record as one line: UTF-8 text, no spaces, keys in the order built."""
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+    """One record as one line: UTF-8 text, no spaces, keys in the order built; controls,
+    bidi and invisible characters as ``\\uXXXX`` escapes (``cairn export -`` may be read
+    on a terminal; a JSON reader gets the same text)."""
+    line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    return json_escape(line) + "\n"
 
 
 def iter_export(
