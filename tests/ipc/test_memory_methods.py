@@ -241,7 +241,8 @@ async def test_clear_and_status_arrive_as_the_embedded_records(
     assert isinstance(kept, KeptCounts)
     # Each cleared claim and turn leaves its hashes, so a replay does not teach it again.
     assert (kept.events, kept.directives) == (0, 1)
-    assert kept.tombstones >= 1 and kept.evidence_tombstones >= 1
+    assert kept.tombstones >= 1
+    assert kept.evidence_tombstones >= 1
     assert "evidence" in cleared.removed
     assert cleared.turns_deleted == 1
     assert str(cleared.claims_deleted) in cleared.summary

@@ -126,7 +126,8 @@ async def test_an_import_is_redacted_again(memory: Memory, tmp_path: Path) -> No
     summary = await import_memory(memory, path)
     (rejected,) = summary.rejected
     assert rejected.line == 4
-    assert rejected.reason is not None and KEY not in rejected.reason
+    assert rejected.reason is not None
+    assert KEY not in rejected.reason
     recall = await memory.recall("a", "hiking database password", k=5)
     assert "Pr0dDbPass" not in recall.memory_block
     assert "hiking" in recall.memory_block

@@ -109,9 +109,10 @@ MemoryArgument = Annotated[
 
 
 def _forget_summary(result: dict[str, Any]) -> str:
+    # The ID is the caller's (an event ID may hold anything): shown escaped.
     lines = [
         (
-            f"forgot {result['kind']} {result['id']}: removed"
+            f"forgot {result['kind']} {visible(result['id'])}: removed"
             f" {', '.join(result['removed'])}; kept {', '.join(result['kept'])}"
         )
     ]
