@@ -256,3 +256,32 @@ def test_forgetting_commands_say_what_they_changed(tmp_path: Path) -> None:
     unconfirmed = cairn("retire", "--agent", "a", data=data, check=False)
     assert unconfirmed.returncode == 2
     assert "--yes" in unconfirmed.stderr
+
+
+def test_forget_a_recalled_turn_from_the_command_line(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    path = tmp_path / "frog.jsonl"
+    path.write_text(
+        json.dumps(
+            {
+                "id": "f1",
+                "session": "s1",
+                "role": "user",
+                "text": "I keep my spare house key under the ceramic frog.",
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    cairn("ingest", "--agent", "a", str(path), data=data)
+    shown = json.loads(
+        cairn("recall", "--agent", "a", "spare house key", "--json", data=data).stdout
+    )
+    (item,) = [i for i in shown["items"] if "frog" in i["text"]]
+    forgotten = cairn("forget", "--agent", "a", item["id"], data=data)
+    assert forgotten.stdout.startswith(f"forgot evidence {item['id']}: removed")
+    after = cairn("recall", "--agent", "a", "ceramic frog", "--json", data=data)
+    assert "frog" not in after.stdout
+    unknown = cairn("forget", "--agent", "a", "f404", data=data, check=False)
+    assert unknown.returncode == 2
+    assert "cairn: no memory 'f404' in agent 'a'" in unknown.stderr

@@ -329,3 +329,13 @@ def test_turns_and_scopes_round_trip_through_the_codec() -> None:
     scope = Scope.session("s1")
     assert codec.scope_from_message(codec.scope_to_message(scope)) == scope
     assert codec.scope_from_message(None) is None
+
+
+def test_a_remember_that_does_not_say_who_remembers_is_refused() -> None:
+    # A host forwarding a model's remember without `by` must not release a tombstone.
+    frame = {"type": "remember", "id": 7, "agent_id": "a", "text": "I like tea."}
+    with pytest.raises(RejectedFrameError) as caught:
+        decode_request(msgspec.msgpack.encode(frame))
+    assert (caught.value.code, caught.value.request_id) == ("malformed", 7)
+    assert "by" in str(caught.value)
+    decode_request(msgspec.msgpack.encode({**frame, "by": "model"}))
