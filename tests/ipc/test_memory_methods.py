@@ -29,6 +29,7 @@ from cairn.errors import (
     ProtectedClaimError,
     UnknownClaimError,
     UnknownDirectiveError,
+    UnknownMemoryError,
 )
 from cairn.ipc import BlockingClient, Client, open_unix_client
 from cairn.ipc.messages import RememberRequest, RememberResult, ScopeMessage
@@ -367,3 +368,30 @@ def test_directives_and_forget_through_the_blocking_client(
         assert client.unarchive(agent, archived.claim_id).lifecycle == "active"
         assert client.session_cursor(agent, "nowhere") is None
         assert client.replay_dead_letters(agent) == 0
+
+
+async def test_a_recalled_turn_is_forgotten_over_ipc(
+    shared_server: SocketServer,
+) -> None:
+    agent = "forget-turn"
+    with trio.fail_after(SERVER_TIMEOUT_S):
+        async with open_unix_client(shared_server.socket_path) as client:
+            frog = "I keep my spare house key under the ceramic frog."
+            await client.ingest(agent, [turn("f1", frog), turn("f2", "Clever.")])
+            await client.wait_idle(agent)
+            shown = await client.recall(agent, "spare house key", wait_s=30.0)
+            (item,) = [i for i in shown.items if "frog" in i.text]
+            result = await client.forget(agent, item.id)
+            assert (result.id, result.kind, result.turns_removed) == (
+                "f1",
+                ForgottenKind.EVIDENCE,
+                ("f1",),
+            )
+            again = await client.ingest(agent, [turn("f1", frog)])
+            assert again.results[0].outcome.value == "suppressed"
+            await client.wait_idle(agent)
+            after = await client.recall(agent, "ceramic frog", wait_s=30.0)
+            assert "frog" not in after.memory_block
+            with pytest.raises(UnknownMemoryError) as raised:
+                await client.forget(agent, "f404")
+            assert "no memory 'f404'" in str(raised.value)

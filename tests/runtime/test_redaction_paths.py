@@ -139,3 +139,9 @@ async def test_remember_requires_by(memory: Memory) -> None:
         await memory.remember("a", "I like tea.")  # type: ignore[call-arg]
     with pytest.raises(InvalidInputError):
         await memory.remember("a", "I like tea.", by="host")
+
+
+async def test_an_agent_id_holding_a_secret_gets_no_namespace(memory: Memory) -> None:
+    with pytest.raises(SecretInIdentifierError):
+        await memory.ingest(f"bot-{KEY}", [turn("e1", "I like tea.")])
+    assert f"bot-{KEY}" not in [a.agent_id for a in (await memory.status()).agents]

@@ -32,6 +32,7 @@ from cairn.errors import (
     InvalidInputError,
     RuntimeClosedError,
 )
+from cairn.ingestion.screen import screen_identifier
 from cairn.runtime.supervisor import (
     AgentServices,
     AgentSupervisor,
@@ -113,6 +114,9 @@ class AgentRegistry:
                 continue
             if self.closed:
                 raise RuntimeClosedError("the memory runtime is closed")
+            # Checked once per start, not per call: an agent ID is stored and shown
+            # verbatim, so one that holds a secret never gets a namespace.
+            screen_identifier("agent ID", agent)
             return await self._start(agent)
 
     async def _start(self, agent: AgentId) -> AgentSupervisor:
