@@ -350,7 +350,9 @@ def _import_claim(
     given_provenance = provenance
     provenance, digest = claim_hashes(agent, draft)
     if claim_is_tombstoned(connection, agent, draft, (given_provenance,)):
-        return _rejected(agent, "forgotten: a tombstone covers this claim")
+        return ImportOutcome(
+            IntakeOutcome.SUPPRESSED, agent, "forgotten: a tombstone covers this claim"
+        )
     if connection.execute(
         "SELECT 1 FROM claims WHERE agent_id = ? AND provenance_key = ?",
         (agent, provenance),
