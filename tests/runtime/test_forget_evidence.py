@@ -419,3 +419,26 @@ async def test_a_restart_keeps_the_forgotten_turn_out(
         await memory.ingest("a", [turn("r3", "A brand new turn.")])
     db = data_dir / "cairn.db"
     assert _scalar(db, "SELECT rowid FROM events WHERE event_id = 'r3'") == 3
+
+
+async def test_a_forgotten_claims_turn_stays_hidden_where_an_export_is_imported(
+    memory: Memory, tmp_path: Path, clock: FixedDomainClock
+) -> None:
+    await memory.ingest("a", [turn("h1", "I live in Lisbon. I love ramen.")])
+    await memory.wait_idle("a")
+    recall = await memory.recall("a", "Lisbon ramen", k=20)
+    (lisbon,) = [
+        i.id for i in recall.items if "Lisbon" in i.text and i.kind != "evidence"
+    ]
+    await memory.forget("a", lisbon)
+    path = tmp_path / "export.jsonl"
+    with path.open("w", encoding="utf-8") as out:
+        await export_memory(memory, out, "a")
+    async with open_memory(
+        tmp_path / "elsewhere", TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
+    ) as other:
+        await import_memory(other, path)
+        for query in ("Lisbon", "where does she live", "ramen"):
+            found = await other.recall("a", query, k=20)
+            assert "Lisbon" not in found.memory_block, query
+        assert "ramen" in (await other.recall("a", "ramen", k=20)).memory_block

@@ -77,8 +77,9 @@ def iter_export(
 def _events(connection: apsw.Connection, agent: AgentId) -> Iterator[dict[str, Any]]:
     for row in connection.execute(
         "SELECT event_id, session_id, role, speaker, text, content_hash, occurred_at,"  # noqa: S608 - a fixed clause
-        " received_at, extracted, kind FROM events e WHERE agent_id = ?"
-        f" AND {NOT_CLEARING} ORDER BY rowid",
+        " received_at, extracted, kind, EXISTS (SELECT 1 FROM hidden_evidence h"
+        "  WHERE h.agent_id = e.agent_id AND h.event_rowid = e.rowid)"
+        f" FROM events e WHERE agent_id = ? AND {NOT_CLEARING} ORDER BY rowid",
         (agent,),
     ):
         (
@@ -92,6 +93,7 @@ def _events(connection: apsw.Connection, agent: AgentId) -> Iterator[dict[str, A
             received,
             done,
             kind,
+            hidden,
         ) = row
         turn = Turn(
             EventId(str(event_id)),
@@ -121,6 +123,10 @@ def _events(connection: apsw.Connection, agent: AgentId) -> Iterator[dict[str, A
         # Runtime events say what they are; plain messages keep the record as it was.
         if turn.kind is not EventKind.MESSAGE:
             record["kind"] = turn.kind.value
+        # The source of a forgotten claim: stored as the record, never recalled, and it
+        # must stay so wherever the export is imported.
+        if hidden:
+            record["hidden"] = True
         yield record
 
 

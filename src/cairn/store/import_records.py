@@ -188,8 +188,12 @@ def _import_event(
             "received_at",
             "extracted",
             "kind",
+            "hidden",
         },
     )
+    hidden = record.get("hidden", False)
+    if not isinstance(hidden, bool):
+        raise InvalidInputError("field 'hidden' must be true or false")
     extracted = record.get("extracted")
     if not isinstance(extracted, bool):
         raise InvalidInputError("field 'extracted' must be true or false")
@@ -209,6 +213,12 @@ def _import_event(
     if result.outcome is IntakeOutcome.INGESTED and extracted:
         assert result.rowid is not None  # noqa: S101 - set for every inserted turn
         mark_extracted(connection, agent, [result.rowid])
+    if result.outcome is IntakeOutcome.INGESTED and hidden:
+        connection.execute(
+            "INSERT OR IGNORE INTO hidden_evidence (agent_id, event_rowid, created_at)"
+            " VALUES (?, ?, ?)",
+            (agent, result.rowid, _iso(received)),
+        )
     return ImportOutcome(result.outcome, agent, result.reason)
 
 
