@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
+from pathlib import Path
 
 from cairn import Turn
 from cairn.domain.ids import EventId, SessionId
@@ -31,3 +33,24 @@ def turn(
         kind,
         None if replaces is None else EventId(replaces),
     )
+
+
+def files_holding(
+    root: Path, fragments: Sequence[str], *extra: Path
+) -> dict[str, list[str]]:
+    """Which files (every file under ``root``, and ``extra``) hold which fragment in their
+    raw bytes, ASCII-case-folded: ``{}`` when none does.
+
+    Scan for a fragment from inside a word as well as the word: FTS5 stores each term
+    prefix-compressed against the one before it on its page (and namespaced, porter
+    stemmed), so only the tail of a term is sure to appear as written.
+    """
+    paths = [path for path in root.rglob("*") if path.is_file()]
+    paths += [path for path in extra if path.is_file()]
+    found: dict[str, list[str]] = {}
+    for path in paths:
+        blob = path.read_bytes().lower()
+        for fragment in fragments:
+            if fragment.lower().encode("utf-8") in blob:
+                found.setdefault(fragment, []).append(str(path))
+    return found

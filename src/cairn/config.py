@@ -69,6 +69,16 @@ class MemoryConfig:
     # Maintenance cadence (trio clock) and the stop/drain bound.
     maintenance_interval_s: float = attrs.field(default=2.0, validator=_positive)
     drain_timeout_s: float = attrs.field(default=30.0, validator=_positive)
+    # Retention, on the domain clock: late recall results are kept for
+    # `recall_result_retention_s` and at most `recall_results_per_agent` of them per agent
+    # (the cap holds at every insert); audit rows for `audit_retention_s` (30 days) and at
+    # most `audit_rows_per_agent`. A maintenance pass deletes at most `retention_batch`
+    # rows of each table.
+    recall_result_retention_s: float = attrs.field(default=3600.0, validator=_positive)
+    recall_results_per_agent: int = attrs.field(default=1000, validator=_positive)
+    audit_retention_s: float = attrs.field(default=30 * 86400.0, validator=_positive)
+    audit_rows_per_agent: int = attrs.field(default=100_000, validator=_positive)
+    retention_batch: int = attrs.field(default=2000, validator=_positive)
     # Agents: an agent with no call and nothing owed for `agent_idle_timeout_s` is stopped
     # (it starts again on its next call); an agent whose actors failed restarts on its
     # next call after `agent_restart_backoff_s` * 2^(failures - 1) (capped at

@@ -18,6 +18,7 @@ import trio
 from cairn.errors import DrainingError, DrainTimeoutError, RuntimeClosedError
 from cairn.runtime.mailbox import WorkCounter
 from cairn.runtime.registry import AgentRegistry
+from cairn.runtime.scrubbing import Scrubber
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -30,6 +31,8 @@ __all__ = ["WriteAdmission"]
 @attrs.define(eq=False)
 class WriteAdmission:
     registry: AgentRegistry
+    # A drain also waits until forgotten text has left the disk (cairn.runtime.scrubbing).
+    scrubber: Scrubber | None = None
     # False between drain() and resume(): every write entry point refuses new work.
     accepting: bool = True
     _writes: WorkCounter = attrs.field(factory=WorkCounter)
@@ -55,8 +58,9 @@ class WriteAdmission:
         supervisor.accepting = self.accepting
 
     async def drain(self, limit_s: float) -> tuple[int, float]:
-        """Refuse new writes, then wait until accepted work is extracted and embedded;
-        returns (agents, seconds). On timeout raises DrainTimeoutError and stays drained."""
+        """Refuse new writes, then wait until accepted work is extracted and embedded and
+        forgotten text has left the disk (FTS purge and WAL checkpoint); returns (agents,
+        seconds). On timeout raises DrainTimeoutError and stays drained."""
         self.accepting = False
         for supervisor in self.registry.running():
             supervisor.accepting = False
@@ -65,6 +69,8 @@ class WriteAdmission:
             await self._writes.wait_zero()
             for supervisor in self.registry.running():
                 await supervisor.wait_idle()
+            if self.scrubber is not None:
+                await self.scrubber.wait_settled()
         if drain_scope.cancelled_caught:
             raise DrainTimeoutError(f"accepted work did not settle in {limit_s} s")
         return len(self.registry.running()), trio.current_time() - started

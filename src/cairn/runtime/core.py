@@ -20,6 +20,7 @@ from cairn.runtime.admission import WriteAdmission
 from cairn.runtime.database import Database
 from cairn.runtime.providers import ActiveEmbedder
 from cairn.runtime.registry import AgentRegistry
+from cairn.runtime.scrubbing import Scrubber
 from cairn.runtime.switching import ProviderSwitch
 from cairn.runtime.threads import Limiters
 from cairn.vectors.manager import VectorStoreManager
@@ -44,6 +45,7 @@ class RuntimeCore:
     admission: WriteAdmission
     switch: ProviderSwitch
     shared: SharedWriter
+    scrubber: Scrubber
 
 
 def runtime_core(memory: Memory) -> RuntimeCore:

@@ -20,7 +20,7 @@ import attrs
 import trio
 
 from cairn.runtime.threads import Limiters, run_in_thread
-from cairn.store.connection import open_connection
+from cairn.store.connection import BUSY_TIMEOUT_MS, open_connection
 from cairn.store.errors import translated
 from cairn.store.search import LexicalSearcher
 
@@ -58,6 +58,21 @@ class _WalPages:
     def observe(self, _connection: apsw.Connection, _name: str, pages: int) -> int:
         self.pages = pages
         return apsw.SQLITE_OK
+
+
+def _checkpoint(connection: apsw.Connection, mode: int) -> bool:
+    """One checkpoint without waiting for a lock; ``False`` if SQLite answered busy
+    (it then copied what it could, like PASSIVE)."""
+    connection.set_busy_timeout(0)
+    try:
+        with translated():
+            try:
+                connection.wal_checkpoint(mode=mode)
+            except apsw.BusyError:
+                return False
+    finally:
+        connection.set_busy_timeout(BUSY_TIMEOUT_MS)
+    return True
 
 
 @attrs.define(eq=False)
@@ -120,6 +135,42 @@ class Database:
             limiter=self.limiters.store_write,
             background=self.limiters.background,
         )
+
+    async def truncate_wal(self, *, quiesce: bool = False) -> bool:
+        """Copy the WAL back into the file and cut it to zero bytes (outside any
+        transaction); ``False`` when a reader kept it, to be retried later.
+
+        The bulk copy is a PASSIVE checkpoint on a pooled reader connection: it takes no
+        write lock, so writes go on beside it. Then TRUNCATE on the writer connection,
+        under the write limiter, with no busy wait: it copies only what was committed
+        since and truncates, but needs every reader to be past the last commit; a read
+        transaction that started earlier makes SQLite answer busy at once, and the
+        limiter is never held waiting for readers. With ``quiesce`` the pool's readers
+        are all taken first (running reads finish, new ones wait for the truncate only),
+        so a steady stream of recalls cannot keep the log forever.
+        """
+        passive = await self._pool_receive.receive()
+        try:
+            # No background token: copying pages is I/O, and holding the token would
+            # keep the writes this step is meant to run beside waiting.
+            await run_in_thread(
+                lambda: _checkpoint(passive.connection, apsw.SQLITE_CHECKPOINT_PASSIVE),
+                limiter=self.limiters.store_read,
+            )
+        finally:
+            self._pool_send.send_nowait(passive)
+        held: list[Reader] = []
+        try:
+            while quiesce and len(held) < len(self._readers):
+                held.append(await self._pool_receive.receive())
+            return await run_in_thread(
+                lambda: _checkpoint(self.writer, apsw.SQLITE_CHECKPOINT_TRUNCATE),
+                limiter=self.limiters.store_write,
+                background=self.limiters.background,
+            )
+        finally:
+            for reader in held:
+                self._pool_send.send_nowait(reader)
 
     async def read(self, function: Callable[[Reader], T]) -> T:
         """Run ``function`` on a pooled reader inside one read transaction (a snapshot);

@@ -53,6 +53,7 @@ from cairn.runtime.providers import (
 )
 from cairn.runtime.recall import RecallPlan
 from cairn.runtime.registry import AgentRegistry
+from cairn.runtime.scrubbing import Scrubber
 from cairn.runtime.supervisor import AgentServices
 from cairn.runtime.switching import ProviderSwitch
 from cairn.runtime.threads import Limiters, run_in_thread
@@ -364,7 +365,8 @@ class Memory:
 
     # -- drain -------------------------------------------------------------------------
     async def drain(self, timeout_s: float | None = None) -> DrainReport:
-        """Stop accepting writes, then wait until all accepted work is extracted and embedded.
+        """Stop accepting writes, then wait until all accepted work is extracted and embedded
+        and forgotten text has left the disk (FTS purge and WAL checkpoint).
 
         New writes (ingest, clear, remember, directives …) raise :class:`DrainingError`
         from the moment this is called; reads keep working. A write already accepted is
@@ -385,6 +387,8 @@ class Memory:
         if self._core.registry.closed:
             return
         await self._core.registry.stop_all()
+        # What the agents' last writes left owed (a failure stays owed for the next open).
+        await self._core.scrubber.attempt()
 
 
 @contextlib.asynccontextmanager
@@ -455,9 +459,14 @@ async def _open_runtime(
     )
     domain_clock = clock or SystemDomainClock()
     shared = SharedWriter(database, domain_clock)
+    scrubber = Scrubber(database, shared)
     try:
         # Before any agent starts: damaged rows are repaired, never served as they are.
         await shared.commit(SharedWrite(repair_claims, "open-time repair"))
+        # And the text of what was forgotten before a crash leaves the disk: pending FTS
+        # purges of every agent, then the WAL checkpoint (a busy one is retried by the
+        # scrubber's task).
+        await scrubber.attempt()
     except BaseException:
         with trio.CancelScope(shield=True):
             await database.aclose()
@@ -488,9 +497,11 @@ async def _open_runtime(
                 vectors=vectors,
                 extractor=RuleExtractor(),
                 text_provider=lambda: switch_box[0].text_provider,
+                wake_scrub=scrubber.wake,
             )
+            await nursery.start(scrubber.run)
             registry = AgentRegistry(services, nursery)
-            admission = WriteAdmission(registry)
+            admission = WriteAdmission(registry, scrubber)
             registry.on_start = admission.started
             switch = ProviderSwitch(
                 data_dir, limiters, active, gateway, registry, http, text_provider
@@ -510,6 +521,7 @@ async def _open_runtime(
                     admission=admission,
                     switch=switch,
                     shared=shared,
+                    scrubber=scrubber,
                 )
             )
             nursery.start_soon(memory.resume_interrupted_clears)

@@ -12,6 +12,7 @@ maintenance pass, cancel the actors.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -53,7 +54,7 @@ from cairn.runtime.writes import (
 from cairn.serde.recall import recall_from_bytes, recall_to_bytes
 from cairn.store.batches import count_pending
 from cairn.store.evidence import load_events
-from cairn.store.requests import load_recall_result
+from cairn.store.requests import Retention, load_recall_result
 from cairn.vectors.keys import EmbedTarget
 from cairn.vectors.manager import VectorStoreManager
 
@@ -82,6 +83,9 @@ class AgentServices:
     vectors: VectorStoreManager
     extractor: RuleExtractor
     text_provider: Callable[[], TextProvider | None]
+    # After a commit that left forgotten text owed a purge or checkpoint
+    # (cairn.runtime.scrubbing).
+    wake_scrub: Callable[[], None] = lambda: None
 
 
 @attrs.frozen
@@ -327,8 +331,11 @@ class AgentSupervisor:
         snapshot_epoch: int | None = None,
     ) -> None:
         try:
+            keep = self._services.config.recall_results_per_agent
             await self._writes.commit(
-                StoreRecallResult(request_id, status, payload, snapshot_epoch)
+                StoreRecallResult(
+                    request_id, status, payload, snapshot_epoch, keep=keep
+                )
             )
         finally:
             self._late.pop(request_id, None)
@@ -504,6 +511,7 @@ async def open_agent_supervisor(
         write_receive,
         work,
         wake_ingestion,
+        wake_scrub=services.wake_scrub,
         event_max_bytes=config.event_max_bytes,
         max_segments=config.max_segments_per_message,
     )
@@ -559,6 +567,13 @@ async def open_agent_supervisor(
             projection,
             audit,
             config.maintenance_interval_s,
+            Retention(
+                recall_max_age=dt.timedelta(seconds=config.recall_result_retention_s),
+                recall_keep=config.recall_results_per_agent,
+                audit_max_age=dt.timedelta(seconds=config.audit_retention_s),
+                audit_keep=config.audit_rows_per_agent,
+                batch=config.retention_batch,
+            ),
         )
         await nursery.start(embedding.run)
         await nursery.start(ingestion.run)

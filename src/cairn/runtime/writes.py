@@ -62,8 +62,13 @@ from cairn.store.directives import (
 from cairn.store.embeddings import store_embeddings
 from cairn.store.evidence import insert_events
 from cairn.store.forget import forget_memory, remember_claim, set_archived
-from cairn.store.fts_purge import run_fts_purges
-from cairn.store.requests import append_audit, save_recall_result
+from cairn.store.requests import (
+    Pruned,
+    Retention,
+    append_audit,
+    prune_retention,
+    save_recall_result,
+)
 from cairn.store.retire import purge_namespace
 from cairn.store.sessions import declare_session
 from cairn.vectors.identity import EmbeddingIdentity
@@ -86,7 +91,7 @@ __all__ = [
     "Forget",
     "ImportRecords",
     "IngestTurns",
-    "PurgeFts",
+    "PruneRetention",
     "PurgeNamespace",
     "ReleaseLease",
     "ReleaseLeases",
@@ -178,12 +183,15 @@ class DeclareSession(Write[None]):
 @attrs.frozen
 class StoreRecallResult(Write[bool]):
     """A late recall result; not stored (``False``) if a forget, clear or suppression
-    committed after the snapshot it was computed on (``snapshot_epoch``)."""
+    committed after the snapshot it was computed on (``snapshot_epoch``). With ``keep``,
+    the agent's results beyond the newest ``keep`` go in the same transaction
+    (cairn.store.requests)."""
 
     request_id: str
     status: str
     result: bytes | None
     snapshot_epoch: int | None = None
+    keep: int | None = attrs.field(default=None, kw_only=True)
 
     def apply(self, connection: apsw.Connection, context: WriteContext) -> bool:
         return save_recall_result(
@@ -194,6 +202,7 @@ class StoreRecallResult(Write[bool]):
             self.result,
             context.now,
             self.snapshot_epoch,
+            keep=self.keep,
         )
 
 
@@ -480,11 +489,21 @@ class SettleDirty(Write[int]):
 
 
 @attrs.frozen
-class PurgeFts(Write[int]):
-    """Rewrite the lexical indexes a forget or clear asked to purge (cairn.store.fts_purge)."""
+class PruneRetention(Write["Pruned"]):
+    """Expired and over-cap late results and audit rows of the agent, a bounded number
+    per pass (cairn.store.requests)."""
 
-    def apply(self, connection: apsw.Connection, context: WriteContext) -> int:
-        return run_fts_purges(connection)
+    retention: Retention
+    trim_audit: bool = True
+
+    def apply(self, connection: apsw.Connection, context: WriteContext) -> Pruned:
+        return prune_retention(
+            connection,
+            context.agent_id,
+            self.retention,
+            context.now,
+            trim_audit=self.trim_audit,
+        )
 
 
 # -- operator work ---------------------------------------------------------------------------------

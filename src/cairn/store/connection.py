@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
-__all__ = ["SCHEMA_VERSION", "open_connection"]
+__all__ = ["BUSY_TIMEOUT_MS", "SCHEMA_VERSION", "open_connection"]
 
 # Each script, then its Python step (work SQL cannot do, such as hashing), in one
 # transaction.
@@ -26,14 +26,16 @@ _MIGRATIONS: tuple[tuple[str, Callable[[apsw.Connection], None] | None], ...] = 
     ("0001_initial.sql", None),
     ("0002_ingestion.sql", None),
     ("0003_forgetting.sql", None),
+    ("0004_retention.sql", None),
     ("0005_scoped_forgetting.sql", rekey_claims),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
+# A busy writer is normal (one writer connection, several readers): wait rather than fail.
+BUSY_TIMEOUT_MS = 5_000
 
 
 def _configure(connection: apsw.Connection, *, synchronous_full: bool) -> None:
-    # A busy writer is normal (one writer connection, several readers): wait rather than fail.
-    connection.set_busy_timeout(5_000)
+    connection.set_busy_timeout(BUSY_TIMEOUT_MS)
     connection.pragma("journal_mode", "wal")
     connection.pragma("synchronous", "full" if synchronous_full else "normal")
     connection.pragma("foreign_keys", True)

@@ -1,9 +1,17 @@
-"""Late recall results and the audit trail."""
+"""Late recall results and the audit trail, and how long they are kept.
+
+Both tables are bounded per agent: an insert of late results removes the excess over the
+agent's cap in the same transaction (so a flood of ``wait_s=0`` recalls never grows the
+table past it), and maintenance removes expired rows and any remaining excess, a bounded
+number per pass (:func:`prune_retention`).
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 from typing import TYPE_CHECKING
+
+import attrs
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -13,12 +21,33 @@ if TYPE_CHECKING:
     from cairn.domain.ids import AgentId
 
 __all__ = [
+    "Pruned",
+    "Retention",
     "append_audit",
     "drop_late_results",
     "forget_epoch",
     "load_recall_result",
+    "prune_retention",
     "save_recall_result",
 ]
+
+
+@attrs.frozen
+class Retention:
+    """How long, and how many per agent, late results and audit rows are kept; at most
+    ``batch`` rows of each table go per maintenance pass."""
+
+    recall_max_age: dt.timedelta
+    recall_keep: int
+    audit_max_age: dt.timedelta
+    audit_keep: int
+    batch: int
+
+
+@attrs.frozen
+class Pruned:
+    recall_results: int
+    audit_rows: int
 
 
 def save_recall_result(
@@ -29,9 +58,14 @@ def save_recall_result(
     result: bytes | None,
     now: dt.datetime,
     snapshot_epoch: int | None = None,
+    *,
+    keep: int | None = None,
 ) -> bool:
     """Store a late result; refused (``False``) when it was computed on a snapshot older
-    than the agent's last forget, clear or suppression, which it may quote."""
+    than the agent's last forget, clear or suppression, which it may quote. With
+    ``keep``, the agent's oldest results beyond the newest ``keep`` go in the same
+    transaction (at most two per insert beyond this one, so an over-full table from an
+    earlier cap shrinks without a long transaction here)."""
     if snapshot_epoch is not None and snapshot_epoch != forget_epoch(
         connection, agent_id
     ):
@@ -40,8 +74,10 @@ def save_recall_result(
         "INSERT INTO recall_requests (agent_id, request_id, created_at, status, result)"
         " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET status = excluded.status,"
         " result = excluded.result",
-        (agent_id, request_id, now.astimezone(dt.UTC).isoformat(), status, result),
+        (agent_id, request_id, _stamp(now), status, result),
     )
+    if keep is not None:
+        _trim_recall_results(connection, agent_id, keep, limit=3)
     return True
 
 
@@ -70,10 +106,7 @@ def append_audit(
 ) -> None:
     connection.executemany(
         "INSERT INTO audit (agent_id, at, action, detail) VALUES (?, ?, ?, ?)",
-        [
-            (agent, at.astimezone(dt.UTC).isoformat(), action, detail)
-            for agent, at, action, detail in rows
-        ],
+        [(agent, _stamp(at), action, detail) for agent, at, action, detail in rows],
     )
 
 
@@ -85,3 +118,91 @@ def drop_late_results(connection: apsw.Connection, agent_id: AgentId) -> None:
         "UPDATE agents SET forget_epoch = forget_epoch + 1 WHERE agent_id = ?",
         (agent_id,),
     )
+
+
+def prune_retention(
+    connection: apsw.Connection,
+    agent_id: AgentId,
+    retention: Retention,
+    now: dt.datetime,
+    *,
+    trim_audit: bool = True,
+) -> Pruned:
+    """One bounded pass: expired rows first, then the excess over each cap, oldest
+    first, at most ``retention.batch`` rows per table.
+
+    Finding the audit cap's boundary walks the agent's newest ``audit_keep`` index
+    entries (about 10 ms at 100k rows), so the caller may skip it (``trim_audit``) while
+    few rows were added since the last trim; expired rows are an index seek.
+    """
+    batch = retention.batch
+    connection.execute(
+        "DELETE FROM recall_requests WHERE seq IN (SELECT seq FROM recall_requests"
+        " WHERE agent_id = ? AND created_at < ? ORDER BY created_at, seq LIMIT ?)",
+        (agent_id, _stamp(now - retention.recall_max_age), batch),
+    )
+    expired = connection.changes()
+    recall = expired + _trim_recall_results(
+        connection, agent_id, retention.recall_keep, limit=batch - expired
+    )
+    connection.execute(
+        "DELETE FROM audit WHERE rowid IN (SELECT rowid FROM audit"
+        " WHERE agent_id = ? AND at < ? ORDER BY at, rowid LIMIT ?)",
+        (agent_id, _stamp(now - retention.audit_max_age), batch),
+    )
+    expired = connection.changes()
+    if trim_audit:
+        expired += _trim_audit(
+            connection, agent_id, retention.audit_keep, limit=batch - expired
+        )
+    return Pruned(recall, expired)
+
+
+def _trim_recall_results(
+    connection: apsw.Connection, agent_id: AgentId, keep: int, *, limit: int
+) -> int:
+    """Delete up to ``limit`` of the agent's results older than its newest ``keep``."""
+    if limit <= 0:
+        return 0
+    boundary = connection.execute(
+        "SELECT created_at, seq FROM recall_requests WHERE agent_id = ?"
+        " ORDER BY created_at DESC, seq DESC LIMIT 1 OFFSET ?",
+        (agent_id, keep),
+    ).fetchone()
+    if boundary is None:
+        return 0
+    created_at, seq = boundary
+    connection.execute(
+        "DELETE FROM recall_requests WHERE seq IN (SELECT seq FROM recall_requests"
+        " WHERE agent_id = ? AND created_at <= ? AND (created_at < ? OR seq <= ?)"
+        " ORDER BY created_at, seq LIMIT ?)",
+        (agent_id, created_at, created_at, seq, limit),
+    )
+    return connection.changes()
+
+
+def _trim_audit(
+    connection: apsw.Connection, agent_id: AgentId, keep: int, *, limit: int
+) -> int:
+    """Delete up to ``limit`` of the agent's audit rows older than its newest ``keep``."""
+    if limit <= 0:
+        return 0
+    boundary = connection.execute(
+        "SELECT at, rowid FROM audit WHERE agent_id = ?"
+        " ORDER BY at DESC, rowid DESC LIMIT 1 OFFSET ?",
+        (agent_id, keep),
+    ).fetchone()
+    if boundary is None:
+        return 0
+    at, rowid = boundary
+    connection.execute(
+        "DELETE FROM audit WHERE rowid IN (SELECT rowid FROM audit"
+        " WHERE agent_id = ? AND at <= ? AND (at < ? OR rowid <= ?)"
+        " ORDER BY at, rowid LIMIT ?)",
+        (agent_id, at, at, rowid, limit),
+    )
+    return connection.changes()
+
+
+def _stamp(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.UTC).isoformat()

@@ -82,5 +82,5 @@ def purge_namespace(
     # Deleted tokens leave the index pages now, not at some later maintenance pass.
     request_fts_purge(connection, "claim_fts", now)
     request_fts_purge(connection, "event_fts", now)
-    run_fts_purges(connection)
+    run_fts_purges(connection, now)
     return counts

@@ -1,8 +1,11 @@
 """Maintenance: timed, bounded passes that keep projections and bookkeeping current.
 
 Today a pass publishes the vector projection when it changed (atomically, see
-cairn.vectors.publish), flushes buffered audit rows, and settles dirty work. Merge,
-supersede-by-contradiction and reflection passes plug in here.
+cairn.vectors.publish), flushes buffered audit rows, prunes expired and over-cap late
+results and audit rows (a bounded number per pass), and settles dirty work. Merge,
+supersede-by-contradiction and reflection passes plug in here. Purging forgotten text
+from the disk is not a timed step: the runtime's scrubber does it as soon as the forget
+commits (cairn.runtime.scrubbing).
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from cairn.errors import RuntimeClosedError, StoreError, VectorIndexError
 from cairn.runtime.backoff import Backoff
 from cairn.runtime.projection import Projection
 from cairn.runtime.threads import Limiters, run_in_thread
-from cairn.runtime.writes import AppendAudit, PurgeFts, SettleDirty, WriteQueue
+from cairn.runtime.writes import AppendAudit, PruneRetention, SettleDirty, WriteQueue
+from cairn.store.requests import Retention
 from cairn.vectors.manager import VectorStoreManager
 
 if TYPE_CHECKING:
@@ -68,8 +72,14 @@ class MaintenanceActor:
     projection: Projection
     audit: AuditBuffer
     interval_s: float
+    retention: Retention
     passes: int = 0
     settled: int = 0
+    pruned: int = 0
+    # Audit rows this actor appended since the audit cap was last enforced (None: not
+    # yet in this run): the cap's boundary costs a walk of the newest rows, so it is
+    # looked for once a batch's worth has arrived, or while the excess lasts.
+    _audit_since_trim: int | None = None
     failed_steps: int = 0
     # One backoff per step: a failing save must not hold back the audit flush.
     _retry: dict[str, Backoff] = attrs.field(factory=dict)
@@ -93,9 +103,8 @@ class MaintenanceActor:
         """
         await self._step("projection save", self._publish)
         await self._step("audit flush", self._flush_audit)
+        await self._step("retention prune", self._prune)
         await self._step("dirty settle", self._settle)
-        # Forgotten text leaves the lexical index pages (cairn.store.fts_purge).
-        await self._step("index purge", self._purge)
         self.passes += 1
 
     async def _step(self, name: str, step: Callable[[], Awaitable[None]]) -> None:
@@ -138,9 +147,21 @@ class MaintenanceActor:
             except StoreError:
                 self.audit.restore(rows)
                 raise
+            if self._audit_since_trim is not None:
+                self._audit_since_trim += len(rows)
 
     async def _settle(self) -> None:
         self.settled += await self.writes.commit(SettleDirty())
 
-    async def _purge(self) -> None:
-        await self.writes.commit(PurgeFts())
+    async def _prune(self) -> None:
+        since = self._audit_since_trim
+        trim = since is None or since >= self.retention.batch
+        pruned = await self.writes.commit(
+            PruneRetention(self.retention, trim_audit=trim)
+        )
+        self.pruned += pruned.recall_results + pruned.audit_rows
+        if trim:
+            # A full batch deleted: more may be over the cap, so look again next pass.
+            self._audit_since_trim = (
+                None if pruned.audit_rows >= self.retention.batch else 0
+            )

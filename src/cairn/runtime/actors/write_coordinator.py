@@ -10,12 +10,14 @@ one SQLite transaction each, in arrival order. The coordinator owns the agent's 
   memory and as stored, so a result of an old epoch never lands whatever cancellation did
   or did not reach (tests/runtime/test_fence.py);
 - a request that advances the epoch (a clear or retire job) advances the live fence as
-  soon as it commits, before the next request is handled.
+  soon as it commits, before the next request is handled;
+- a transaction that left an FTS purge or a WAL checkpoint owed (a forget, clear or
+  retire) wakes the runtime's scrubber once it has committed (cairn.runtime.scrubbing).
 
 :class:`SharedWriter` serialises the few writes that belong to no agent: the open-time
-repair and operator repairs of indexes all agents share (FTS integrity and rebuild,
-vectors whose target is gone). No other module calls ``Database.write``
-(tests/test_single_writer.py).
+repair, the scrubber's FTS purges and checkpoint bookkeeping, and operator repairs of
+indexes all agents share (FTS integrity and rebuild, vectors whose target is gone). No
+other module calls ``Database.write`` (tests/test_single_writer.py).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from cairn.runtime.writes import (
 )
 from cairn.store.agents import catch_up_epoch, check_identity, ensure_agent
 from cairn.store.evidence import IntakeOutcome, IntakeResult
+from cairn.store.fts_purge import scrub_owed
 
 __all__ = ["SharedWrite", "SharedWriter", "WriteCoordinator"]
 
@@ -66,6 +69,9 @@ class WriteCoordinator:
     requests_receive: trio.MemoryReceiveChannel[Write[Any]]
     work: WorkCounter
     wake_ingestion: Callable[[], None]
+    # Wakes the runtime's scrubber (cairn.runtime.scrubbing) after a commit that left an
+    # FTS purge or a WAL checkpoint owed.
+    wake_scrub: Callable[[], None] = lambda: None
     event_max_bytes: int = 2400
     max_segments: int = 1000
     committed: int = 0
@@ -110,13 +116,17 @@ class WriteCoordinator:
             if isinstance(request, IngestTurns):
                 self.work.done(1)
 
-    def _transaction(self, request: Write[T]) -> Callable[[apsw.Connection], T]:
+    def _transaction(
+        self, request: Write[T]
+    ) -> Callable[[apsw.Connection], tuple[T, bool]]:
+        """The request's transaction; it also answers whether forgotten text is owed a
+        purge or checkpoint afterwards (a forget, clear or retire asked for one)."""
         fence = self.fence
         context = WriteContext(
             self.agent_id, self.clock.now(), self.event_max_bytes, self.max_segments
         )
 
-        def transaction(connection: apsw.Connection) -> T:
+        def transaction(connection: apsw.Connection) -> tuple[T, bool]:
             catch_up_epoch(connection, fence.agent_id, fence.epoch)
             identity = request.fenced_by
             if identity is not None:
@@ -126,7 +136,7 @@ class WriteCoordinator:
                         f" {identity.agent_id!r} is stale"
                     )
                 check_identity(connection, identity)
-            return request.apply(connection, context)
+            return request.apply(connection, context), scrub_owed(connection)
 
         return transaction
 
@@ -136,7 +146,7 @@ class WriteCoordinator:
         # user's own write before bulk work (cairn.runtime.fairness).
         share = current_share.set(Share(self.agent_id, request.priority))
         try:
-            value = await self.database.write(self._transaction(request))
+            value, scrub = await self.database.write(self._transaction(request))
         except trio.Cancelled:
             # Whether or not the transaction landed, this caller gets an answer.
             reply.fail(
@@ -164,6 +174,9 @@ class WriteCoordinator:
         else:
             self.committed += 1
             self._after_commit(request, value)
+            if scrub:
+                # Forgotten text leaves the disk now, not at a timed pass.
+                self.wake_scrub()
             reply.set(value)
         finally:
             current_share.reset(share)
