@@ -197,9 +197,12 @@ async def test_truncating_waits_for_pool_readers_only_when_quiescing(
         # A pooled reader mid-transaction keeps the log: busy at once, no waiting.
         assert not await database.truncate_wal()
         nursery.start_soon(quiesced)
-        # Quiescing holds the free reader and waits for the busy one to come back.
-        while database._pool_receive.statistics().current_buffer_used:
+        # Quiescing takes the free reader and waits for the busy one to come back (the
+        # PASSIVE step before it found a free reader at once).
+        pool = database._pool_receive
+        while not pool.statistics().tasks_waiting_receive:
             await trio.testing.wait_all_tasks_blocked()
+        assert pool.statistics().current_buffer_used == 0
         assert result == []
         release.set()
     assert result == [True]
