@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from cairn.errors import SecretInIdentifierError
-from cairn.ingestion.redact import redact
+from cairn.ingestion.redact import redact, secret_kinds
 
 __all__ = ["redact_record", "redact_text", "screen_identifier"]
 
@@ -26,10 +26,10 @@ def redact_text(text: str) -> str:
 
 def screen_identifier(what: str, value: str) -> None:
     """Refuse an ID that holds a secret, naming only the kind (never the value)."""
-    kinds = redact(value).kinds
+    kinds = secret_kinds(value)
     if kinds:
         raise SecretInIdentifierError(
-            f"the {what} looks like it holds a secret ({', '.join(sorted(set(kinds)))});"
+            f"the {what} looks like it holds a secret ({', '.join(kinds)});"
             " IDs are stored and shown verbatim, so use an opaque ID (nothing was stored)"
         )
 
