@@ -210,8 +210,16 @@ def insert_events(
     received = received_at.astimezone(dt.UTC).isoformat()
     prefix = namespace(agent_id)
     sessions: dict[str, tuple[SessionKind, str | None, int | None]] = {}
+    # One probe per call: most agents never forgot a turn, and their intake skips the
+    # per-event tombstone lookups.
+    forgetting = (
+        connection.execute(
+            "SELECT 1 FROM evidence_tombstones WHERE agent_id = ? LIMIT 1", (agent_id,)
+        ).fetchone()
+        is not None
+    )
     for event in events:
-        if _forgotten(connection, agent_id, event):
+        if forgetting and _forgotten(connection, agent_id, event):
             results.append(
                 IntakeResult(
                     event.event_id,

@@ -27,7 +27,7 @@ import unicodedata
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     import apsw
 
@@ -61,20 +61,41 @@ _FILLER: Final = re.compile(
 )
 
 
-def _visible(char: str) -> bool:
-    # Cf: zero-width spaces and joiners, bidi controls, soft hyphens, tag characters.
-    return unicodedata.category(char) != "Cf"
+_CACHED: Final = 1 << 16
+
+
+class _ByCategory(dict[int, "str | None"]):
+    """A ``str.translate`` table over all of Unicode, filled on first sight of each code
+    point (so the per-character work runs in C after warm-up): ``rule`` gives a character's
+    replacement from its general category (``None`` deletes it)."""
+
+    def __init__(self, rule: Callable[[str], str | None]) -> None:
+        super().__init__()
+        self._rule = rule
+
+    def __missing__(self, code: int) -> str | None:
+        replacement = self._rule(chr(code))
+        if len(self) < _CACHED:  # bounded, whatever text arrives
+            self[code] = replacement
+        return replacement
+
+
+# Cf: zero-width spaces and joiners, bidi controls, soft hyphens, tag characters.
+_INVISIBLE: Final = _ByCategory(
+    lambda char: None if unicodedata.category(char) == "Cf" else char
+)
+# Punctuation, symbols, separators and controls separate words; letters, marks and
+# digits are the words.
+_SEPARATORS: Final = _ByCategory(
+    lambda char: " " if unicodedata.category(char)[0] in "PSZC" else char
+)
 
 
 def normal_form(text: str) -> str:
     """The text as a tombstone compares it: what a one-character change cannot escape."""
     folded = unicodedata.normalize("NFKC", text).casefold()
-    visible = "".join(char for char in folded if _visible(char))
-    stripped = _FILLER.sub("", visible.strip())
-    words = "".join(
-        " " if unicodedata.category(char)[0] in "PSZC" else char for char in stripped
-    )
-    return " ".join(words.split())
+    stripped = _FILLER.sub("", folded.translate(_INVISIBLE).strip())
+    return " ".join(stripped.translate(_SEPARATORS).split())
 
 
 def _legacy_normal(text: str) -> str:
