@@ -348,15 +348,15 @@ def test_directives_and_forget_through_the_blocking_client(
         with pytest.raises(InvalidTransitionError):
             client.directives.approve(agent, created.directive_id)
 
-        stored = client.remember(agent, "The garage code is 8841.", by="user")
+        stored = client.remember(agent, "The garage door is painted 8841 blue.", by="user")
         assert stored.outcome is RememberOutcome.STORED
         assert stored.claim_id is not None
         client.wait_idle(agent)
-        recall = client.recall(agent, "garage code", wait_s=30.0)
+        recall = client.recall(agent, "garage door", wait_s=30.0)
         assert any("8841" in item.text for item in recall.items)
         forgotten = client.forget(agent, stored.claim_id)
         assert isinstance(forgotten, ForgetResult)
-        recall = client.recall(agent, "garage code", wait_s=30.0)
+        recall = client.recall(agent, "garage door", wait_s=30.0)
         assert not any("8841" in item.text for item in recall.items)
         with pytest.raises(UnknownClaimError):
             client.forget(agent, stored.claim_id)

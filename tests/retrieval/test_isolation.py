@@ -14,7 +14,8 @@ from cairn.runtime.core import runtime_core
 from cairn.store.claims import insert_claims
 from cairn.vectors.keys import EmbedTarget, vector_key
 
-SECRET = "My locker combination is 4471 and I keep it near the ferry terminal."
+# A canary, not a secret (a real code would be redacted at intake and prove nothing).
+SECRET = "My locker is painted zanzibar teal and I keep it near the ferry terminal."
 
 
 async def _seed(memory: Memory) -> None:
@@ -28,13 +29,13 @@ async def _seed(memory: Memory) -> None:
 
 async def test_lexical_and_vector_paths_stay_inside_the_agent(memory: Memory) -> None:
     await _seed(memory)
-    recall = await memory.recall("agent-a", "ferry terminal locker combination", k=20)
+    recall = await memory.recall("agent-a", "ferry terminal locker zanzibar", k=20)
     assert recall.status == "ok"
     for item in recall.items:
         assert item.source_refs == ("a1",) or set(item.source_refs) <= {"a1"}
-    assert "4471" not in recall.memory_block
-    own = await memory.recall("agent-b", "ferry terminal locker combination", k=20)
-    assert any("4471" in item.text for item in own.items)
+    assert "zanzibar" not in recall.memory_block
+    own = await memory.recall("agent-b", "ferry terminal locker zanzibar", k=20)
+    assert any("zanzibar" in item.text for item in own.items)
 
 
 async def test_vector_candidates_are_revalidated_against_sqlite(memory: Memory) -> None:
@@ -64,16 +65,16 @@ async def test_vector_candidates_are_revalidated_against_sqlite(memory: Memory) 
             )
         ]
     )
-    query = await memory.embedder.embed_query("ferry terminal locker combination")
+    query = await memory.embedder.embed_query("ferry terminal locker zanzibar")
     keys = np.array(
         [vector_key(EmbedTarget.EVENT, r) for r in foreign]
         + [vector_key(EmbedTarget.CLAIM, r) for r in claims_b],
         dtype=np.int64,
     )
     index.upsert(keys, np.stack([query] * len(keys)))
-    recall = await memory.recall("agent-a", "ferry terminal locker combination", k=20)
+    recall = await memory.recall("agent-a", "ferry terminal locker zanzibar", k=20)
     assert all(set(item.source_refs) <= {"a1"} for item in recall.items)
-    assert "4471" not in recall.memory_block
+    assert "zanzibar" not in recall.memory_block
 
 
 async def test_session_scoped_claim_needs_its_session(memory: Memory, clock) -> None:
