@@ -348,7 +348,9 @@ def test_directives_and_forget_through_the_blocking_client(
         with pytest.raises(InvalidTransitionError):
             client.directives.approve(agent, created.directive_id)
 
-        stored = client.remember(agent, "The garage door is painted 8841 blue.", by="user")
+        stored = client.remember(
+            agent, "The garage door is painted 8841 blue.", by="user"
+        )
         assert stored.outcome is RememberOutcome.STORED
         assert stored.claim_id is not None
         client.wait_idle(agent)

@@ -157,3 +157,11 @@ async def test_idle_agents_stop_and_start_again_on_their_next_call(
             recall = await memory.recall("b", "what do I drink?")
             assert "oolong" in recall.memory_block
             assert [s.agent_id for s in registry.running()] == ["b"]
+
+
+async def test_waking_a_stopped_agent_is_a_no_op(memory: Memory) -> None:
+    # A clear resumed at open wakes ingestion after its job; the runtime may be closing
+    # meanwhile, and a wake that reaches an agent whose actors ended must not fail.
+    supervisor = await runtime_core(memory).registry.get("a")
+    await memory.aclose()  # every actor of the agent has ended
+    supervisor.wake_ingestion()

@@ -501,7 +501,11 @@ async def open_agent_supervisor(
     writes = WriteQueue(agent_id, write_send)
 
     def wake_ingestion() -> None:
-        with contextlib.suppress(trio.WouldBlock, trio.ClosedResourceError):
+        # Already woken, or the agent is stopping (its ingestion actor gone: what is
+        # pending resumes at its next start, from the database).
+        with contextlib.suppress(
+            trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError
+        ):
             wake_send.send_nowait(None)
 
     writer = WriteCoordinator(
