@@ -16,15 +16,18 @@ from cairn import open_memory
 from cairn.domain.claim import ClaimDraft, ClaimKind
 from cairn.domain.ids import AgentId
 from cairn.domain.outcomes import IntakeOutcome
+from cairn.ingestion.intake import prepare_turns
 from cairn.runtime.core import runtime_core
 from cairn.store.agents import ensure_agent
 from cairn.store.claims import insert_claims
 from cairn.store.clear_jobs import start_clear
 from cairn.store.connection import open_connection
 from cairn.store.embeddings import missing_targets, store_embeddings
+from cairn.store.evidence import insert_events, load_events, mark_extracted
 from cairn.testing import FixedDomainClock, HashingEmbedder
 from cairn.vectors.codec import encode_vector
 from cairn.vectors.identity import EmbeddingIdentity
+from cairn.vectors.keys import EmbedTarget
 
 TURNS = [
     turn("e1", "I love hiking with my dog Rex."),
@@ -202,3 +205,53 @@ async def test_turns_ingested_during_a_clear_are_extracted_after_it(
         claims = [item.text for item in recall.items if item.kind != "evidence"]
         assert claims
         assert all("cello" in text for text in claims)
+
+
+async def test_a_resumed_clear_reembeds_the_reply_to_a_cleared_turn(
+    data_dir: Path, clock: FixedDomainClock
+) -> None:
+    embedder = HashingEmbedder()
+    async with open_memory(
+        data_dir, TEST_CONFIG, clock=clock, embedder=embedder
+    ) as memory:
+        await memory.ingest("a", [turn("q1", "My ferret is called Quillonberry.")])
+        await memory.wait_idle("a")
+    db = data_dir / "cairn.db"
+    connection = open_connection(db)
+    try:
+        # A crash right after the job started; a reply had arrived after its cutoff,
+        # indexed and embedded with the turn the job clears as its context.
+        with connection:
+            start_clear(connection, AgentId("a"), clock.now())
+        with connection:
+            (reply,) = insert_events(
+                connection,
+                AgentId("a"),
+                prepare_turns([turn("q2", "Lovely name for a pet.")], 2400),
+                clock.now(),
+            )
+            assert reply.rowid is not None
+            mark_extracted(connection, AgentId("a"), [reply.rowid])
+            (event,) = load_events(connection, AgentId("a"), [reply.rowid]).values()
+            assert event.context is not None
+            vector = (await embedder.embed_documents([event.embedding_text()]))[0]
+            store_embeddings(
+                connection,
+                AgentId("a"),
+                embedder.identity,
+                [(EmbedTarget.EVENT, reply.rowid, encode_vector(vector))],
+            )
+    finally:
+        connection.close()
+    async with open_memory(
+        data_dir, TEST_CONFIG, clock=clock, embedder=embedder
+    ) as memory:
+        await memory.resume_interrupted_clears()
+        await memory.wait_idle("a")
+        found = await memory.recall("a", "Quillonberry ferret", k=5)
+        assert "Quillonberry" not in found.memory_block
+        supervisor = await runtime_core(memory).registry.get("a")
+        assert supervisor.projection.index is not None
+        # The reply lost its vector with the cleared context and was embedded again.
+        assert len(supervisor.projection.index) == 1
+    assert _count(db, "SELECT count(*) FROM embeddings WHERE agent_id = 'a'") == 1

@@ -103,7 +103,6 @@ async def resume_pending_clears(database: Database, registry: AgentRegistry) -> 
             logger.exception("resuming the clear job of agent %s failed", agent)
             continue
         if running.retired:
+            # (Otherwise wait_cleared already woke ingestion and re-embedded what a
+            # cleared turn's context touched.)
             await registry.discard(running, "agent retired")
-        else:
-            # Turns that arrived while the job was pending were left unextracted.
-            running.wake_ingestion()

@@ -380,12 +380,7 @@ class AgentSupervisor:
             with contextlib.suppress(trio.WouldBlock, trio.ClosedResourceError):
                 self._clear_wake_send.send_nowait(None)
             await clearing.wait_finished()
-            if clearing.retired is None:
-                # Turns that arrived during the clear were left unextracted, and those
-                # that replied to a cleared turn are embedded again without it.
-                self.wake_ingestion()
-                stale, clearing.reindexed[:] = list(clearing.reindexed), []
-                await self.remove_vectors((), (), reembed=stale)
+            await self._after_clear()
             return ClearOutcome(
                 clearing.claims_deleted - before[0],
                 None if clearing.retired is None else dict(clearing.retired),
@@ -397,6 +392,16 @@ class AgentSupervisor:
         the agent starts)."""
         with self._call():
             await self._clearing.wait_finished()
+            await self._after_clear()
+
+    async def _after_clear(self) -> None:
+        """Once a clear finished (run now, or resumed after a crash): turns that arrived
+        meanwhile were left unextracted, and those that replied to a cleared turn are
+        embedded again without it."""
+        if self._clearing.retired is not None:
+            return
+        self.wake_ingestion()
+        await self.remove_vectors((), (), reembed=self._clearing.take_reindexed())
 
     @property
     def retired(self) -> bool:

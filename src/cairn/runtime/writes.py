@@ -48,7 +48,7 @@ from cairn.store.claims import insert_claims
 from cairn.store.clear_jobs import (
     ClearedBatch,
     ClearJob,
-    clear_claims_batch,
+    clear_batch,
     clear_lineage,
     finish_clear,
     pending_clear,
@@ -81,7 +81,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AppendAudit",
-    "ClearClaimsBatch",
+    "ClearBatch",
     "ClearLineage",
     "CommitBatch",
     "CreateDirective",
@@ -430,13 +430,13 @@ class StartClear(Write["tuple[ClearJob, int]"]):
 
 
 @attrs.frozen
-class ClearClaimsBatch(_Fenced["ClearedBatch"]):
+class ClearBatch(_Fenced["ClearedBatch"]):
     """One bounded batch of a clear: claims first, then the turns they came from."""
 
     job: ClearJob
 
     def apply(self, connection: apsw.Connection, context: WriteContext) -> ClearedBatch:
-        return clear_claims_batch(connection, self.job, context.now)
+        return clear_batch(connection, self.job, context.now)
 
 
 @attrs.frozen

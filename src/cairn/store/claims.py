@@ -14,12 +14,7 @@ from cairn.domain.ids import AgentId, EventId
 from cairn.domain.scope import Scope, ScopeKind
 from cairn.domain.temporal import TemporalSpan, TimePrecision
 from cairn.store.fts import index_text, namespace
-from cairn.store.tombstones import (
-    claim_hashes,
-    claim_is_tombstoned,
-    content_hash,
-    provenance_key,
-)
+from cairn.store.tombstones import claim_hashes, claim_is_tombstoned
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -30,11 +25,9 @@ __all__ = [
     "CommittedClaims",
     "claim_fts_body",
     "claims_citing",
-    "content_hash",
     "insert_claims",
     "lexical_body",
     "load_claims",
-    "provenance_key",
 ]
 
 

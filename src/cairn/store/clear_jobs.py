@@ -32,7 +32,7 @@ __all__ = [
     "ClearJob",
     "ClearedBatch",
     "PendingClearJob",
-    "clear_claims_batch",
+    "clear_batch",
     "clear_lineage",
     "finish_clear",
     "pending_clear",
@@ -190,7 +190,7 @@ class ClearedBatch:
     reindexed: tuple[int, ...] = ()
 
 
-def clear_claims_batch(
+def clear_batch(
     connection: apsw.Connection, job: ClearJob, now: dt.datetime
 ) -> ClearedBatch:
     """Tombstone and delete up to CLEAR_BATCH claims, or once none are left up to

@@ -20,7 +20,7 @@ from cairn.runtime.fence import AgentFence
 from cairn.runtime.projection import Projection
 from cairn.runtime.threads import Limiters, run_in_thread
 from cairn.runtime.writes import (
-    ClearClaimsBatch,
+    ClearBatch,
     ClearLineage,
     FinishClear,
     PurgeNamespace,
@@ -66,6 +66,11 @@ class ClearJobActor:
             async for _ in self.wake_receive:
                 await self._run_pending()
 
+    def take_reindexed(self) -> list[int]:
+        """The turns re-indexed since the last call (their vectors must be re-embedded)."""
+        taken, self.reindexed = self.reindexed, []
+        return taken
+
     async def wait_finished(self) -> None:
         """Return once no clear job of this agent is pending."""
         agent_id = self.agent_id
@@ -105,9 +110,7 @@ class ClearJobActor:
         self._observe(job.phase, job)
         identity = self.fence.current()
         if job.phase == "claims":
-            batch = await self.writes.commit(
-                ClearClaimsBatch(job=job, identity=identity)
-            )
+            batch = await self.writes.commit(ClearBatch(job=job, identity=identity))
             self.claims_deleted += len(batch.claims)
             self.events_deleted += len(batch.events)
             if batch.reindexed:
