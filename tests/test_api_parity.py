@@ -6,6 +6,7 @@ Protocol says a record) fails here by name."""
 from __future__ import annotations
 
 import collections.abc
+import datetime
 import inspect
 import typing
 from typing import Any
@@ -35,6 +36,7 @@ from cairn.runtime.directives import DirectiveBook
 # modules import only for type checking; they resolve against the public types.
 _NAMESPACE: dict[str, Any] = {
     **vars(collections.abc),
+    "dt": datetime,
     **{
         name: getattr(module, name)
         for module in (

@@ -27,6 +27,10 @@ class MemoryConfig:
     # Candidate pools per source before fusion.
     lexical_candidates: int = attrs.field(default=60, validator=_positive)
     vector_candidates: int = attrs.field(default=60, validator=_positive)
+    # When filtering (scope, lifecycle, forgetting) leaves the vector list short of k, the
+    # search refills geometrically up to this many hits, then says
+    # `candidate_budget_exhausted` (architecture §4).
+    vector_refill_cap: int = attrs.field(default=800, validator=_positive)
     # Weights of the fused lists (weighted reciprocal rank fusion); 0 turns a list off.
     # Defaults measured on LoCoMo dev, see design/recall.md.
     weight_claim_lexical: float = 0.5

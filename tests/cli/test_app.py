@@ -34,7 +34,19 @@ def test_ingest_recall_status_contracts(invoke: Invoke, turns_file: Path) -> Non
     assert recall["status"] == "ok"
     assert recall["items"][0]["source_refs"][0] == "t1"
     for item in recall["items"]:
-        assert set(item) == {"id", "kind", "text", "score", "source_refs"}
+        assert set(item) == {
+            "id",
+            "kind",
+            "text",
+            "score",
+            "source_refs",
+            "at",
+            "qualifier",
+            "origin",
+            "lifecycle",
+            "standing",
+            "valid_until",
+        }
 
     status = json_of(invoke("status", "--json"))
     entry = status["agents"]["a"]

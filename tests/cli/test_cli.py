@@ -82,7 +82,7 @@ def test_ingest_recall_status_round_trip(tmp_path: Path, turns_file: Path) -> No
     }
     assert recall["items"]
     for item in recall["items"]:
-        assert set(item) == {"id", "kind", "text", "score", "source_refs"}
+        assert set(item) >= {"id", "kind", "text", "score", "source_refs", "standing"}
     assert recall["items"][0]["source_refs"][0] == "t1"
     assert "<context-data" in recall["memory_block"]
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    import datetime as dt
     from collections.abc import Iterable, Sequence
 
     from cairn.api.reports import (
@@ -120,6 +121,7 @@ class MemoryApi(Protocol):
         budget_bytes: int | None = None,
         wait_s: float | None = None,
         query_vector: Iterable[float] | None = None,
+        as_of: dt.datetime | None = None,
     ) -> Recall: ...
 
     async def fetch_recall(self, agent_id: str, request_id: str) -> Recall: ...
@@ -217,6 +219,7 @@ class BlockingMemoryApi(Protocol):
         budget_bytes: int | None = None,
         wait_s: float | None = None,
         query_vector: Iterable[float] | None = None,
+        as_of: dt.datetime | None = None,
     ) -> Recall: ...
 
     def fetch_recall(self, agent_id: str, request_id: str) -> Recall: ...

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import json
 import tempfile
@@ -30,6 +31,7 @@ from cairn.cli.terminal import shown, visible
 from cairn.cli.turns import read_turns
 from cairn.domain.outcomes import IntakeOutcome
 from cairn.errors import InvalidInputError
+from cairn.retrieval.render import item_labels
 from cairn.runtime.threads import run_in_thread
 from cairn.serde.recall import recall_to_dict
 
@@ -174,11 +176,20 @@ def recall_json(recall: Recall) -> dict[str, Any]:
     data = recall_to_dict(recall)
     data["items"] = [
         {
-            "id": item["id"],
-            "kind": item["kind"],
-            "text": item["text"],
-            "score": item["score"],
-            "source_refs": item["source_refs"],
+            key: item[key]
+            for key in (
+                "id",
+                "kind",
+                "text",
+                "score",
+                "source_refs",
+                "at",
+                "qualifier",
+                "origin",
+                "lifecycle",
+                "standing",
+                "valid_until",
+            )
         }
         for item in data["items"]
     ]
@@ -196,15 +207,18 @@ def _print_recall(recall: Recall, as_json: bool, query_id: str | None = None) ->
         return
     table = Table(
         "#",
-        "kind",
+        "id",
+        "labels",
         "memory",
         "sources",
         title=None if query_id is None else shown(query_id),
     )
+    contrast = any(item.standing == "history" for item in recall.items)
     for rank, item in enumerate(recall.items, start=1):
         table.add_row(
             str(rank),
-            shown(item.kind),
+            shown(item.id),
+            shown(", ".join(item_labels(item, contrast=contrast))),
             shown(item.text),
             shown(", ".join(item.source_refs)),
         )
@@ -230,6 +244,20 @@ def _read_queries(path: Path) -> list[tuple[str, str, str | None]]:
     return queries
 
 
+def _aware_time(text: str, option: str) -> dt.datetime:
+    try:
+        moment = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise InvalidInputError(
+            f"{option} {text!r} is not an ISO date-time (2026-03-01T09:00+01:00)"
+        ) from None
+    if moment.utcoffset() is None:
+        raise InvalidInputError(
+            f"{option} {text!r} needs a UTC offset (2026-03-01T09:00+01:00)"
+        )
+    return moment
+
+
 @app.command()
 def recall(
     context: typer.Context,
@@ -247,6 +275,14 @@ def recall(
         Path | None,
         typer.Option(help="JSONL of {id, query, session?}.", show_default=False),
     ] = None,
+    as_of: Annotated[
+        str | None,
+        typer.Option(
+            "--as-of",
+            help="Recall what held at this ISO time with offset (2026-03-01T09:00+01:00).",
+            show_default=False,
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Recall memory for a query (or for every line of --queries)."""
@@ -255,6 +291,7 @@ def recall(
     async def body() -> int:
         if queries is None and not query:
             raise InvalidInputError("give a QUERY or --queries FILE")
+        moment = None if as_of is None else _aware_time(as_of, "--as-of")
         batch = (
             _read_queries(queries) if queries is not None else [(None, query, session)]
         )
@@ -268,6 +305,7 @@ def recall(
                     k=k,
                     budget_bytes=budget,
                     wait_s=wait,
+                    as_of=moment,
                 )
                 _print_recall(result, as_json, query_id)
         return EXIT_OK
@@ -303,9 +341,9 @@ def demo(context: typer.Context) -> None:
                 for question in _DEMO_QUESTIONS:
                     result = await memory.recall("demo", question, k=4, wait_s=30.0)
                     console.print(f"Q: {question}", markup=False)
+                    contrast = any(item.standing == "history" for item in result.items)
                     for item in result.items:
-                        labels = [item.kind, (item.at or "")[:10], item.qualifier or ""]
-                        label = ", ".join(part for part in labels if part)
+                        label = ", ".join(item_labels(item, contrast=contrast))
                         console.print(visible(f"   [{label}] {item.text}"))
                     console.print()
         return EXIT_OK

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import enum
 
 import attrs
@@ -94,3 +95,9 @@ class Claim:
     source_event_ids: tuple[EventId, ...]
     subject: str | None = None
     predicate: str | None = None
+    # When its evidence says the value took effect, and (superseded) until when it held:
+    # cairn.store.succession.
+    evidence_at: dt.datetime | None = None
+    superseded_at: dt.datetime | None = None
+    # Every source turn is the assistant's (a claim from its own words, with a cited span).
+    from_assistant: bool = False

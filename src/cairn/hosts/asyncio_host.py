@@ -29,6 +29,7 @@ from cairn.errors import RuntimeClosedError
 from cairn.runtime.memory import Memory, open_memory
 
 if TYPE_CHECKING:
+    import datetime as dt
     from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
     from pathlib import Path
 
@@ -183,6 +184,7 @@ class AsyncioMemory:
         budget_bytes: int | None = None,
         wait_s: float | None = None,
         query_vector: Iterable[float] | None = None,
+        as_of: dt.datetime | None = None,
     ) -> Recall:
         return await self._call(
             lambda memory: memory.recall(
@@ -194,6 +196,7 @@ class AsyncioMemory:
                 budget_bytes=budget_bytes,
                 wait_s=wait_s,
                 query_vector=query_vector,
+                as_of=as_of,
             )
         )
 

@@ -24,6 +24,7 @@ from cairn.ipc.messages import Error, Welcome
 from cairn.ipc.spawn import serve_command
 
 if TYPE_CHECKING:
+    import datetime as dt
     import io
     from collections.abc import Callable, Iterable, Mapping, Sequence
     from pathlib import Path
@@ -237,6 +238,7 @@ class BlockingClient:
         budget_bytes: int | None = None,
         wait_s: float | None = None,
         query_vector: Iterable[float] | None = None,
+        as_of: dt.datetime | None = None,
     ) -> Recall:
         return self.send(
             requests.recall(
@@ -248,6 +250,7 @@ class BlockingClient:
                 budget_bytes=budget_bytes,
                 wait_s=wait_s,
                 query_vector=query_vector,
+                as_of=as_of,
             )
         )
 

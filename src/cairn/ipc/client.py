@@ -30,6 +30,7 @@ from cairn.ipc.messages import Error, Welcome
 from cairn.ipc.spawn import serve_command
 
 if TYPE_CHECKING:
+    import datetime as dt
     from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
     from pathlib import Path
 
@@ -241,6 +242,7 @@ class Client:
         budget_bytes: int | None = None,
         wait_s: float | None = None,
         query_vector: Iterable[float] | None = None,
+        as_of: dt.datetime | None = None,
     ) -> Recall:
         return await self.send(
             requests.recall(
@@ -252,6 +254,7 @@ class Client:
                 budget_bytes=budget_bytes,
                 wait_s=wait_s,
                 query_vector=query_vector,
+                as_of=as_of,
             )
         )
 

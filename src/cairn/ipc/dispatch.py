@@ -138,6 +138,7 @@ async def _recall(memory: Memory, request: RecallRequest) -> Response:
         budget_bytes=request.budget_bytes,
         wait_s=request.wait_s,
         query_vector=request.query_vector,
+        as_of=request.as_of,
     )
     return RecallResult(id=request.id, recall=recall)
 

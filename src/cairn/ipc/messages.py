@@ -17,6 +17,8 @@ the clients cannot disagree on its shape. Timestamps are ISO-8601 strings with a
 
 from __future__ import annotations
 
+import datetime as dt
+
 import msgspec
 
 from cairn.api.reports import ClearReport, DrainReport, ReconfigureReport, RetireReport
@@ -174,6 +176,7 @@ class RecallRequest(_Request, tag="recall"):
     budget_bytes: int | None = None
     wait_s: float | None = None
     query_vector: list[float] | None = None
+    as_of: dt.datetime | None = None
 
 
 class FetchRecallRequest(_Request, tag="fetch_recall"):

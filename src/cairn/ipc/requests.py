@@ -27,6 +27,7 @@ from cairn.ipc.codec import (
 from cairn.ipc.codes import error_for
 
 if TYPE_CHECKING:
+    import datetime as dt
     from collections.abc import Iterable, Sequence
 
     from cairn.api.reports import (
@@ -219,6 +220,7 @@ def recall(
     budget_bytes: int | None = None,
     wait_s: float | None = None,
     query_vector: Iterable[float] | None = None,
+    as_of: dt.datetime | None = None,
 ) -> Call[wire.RecallResult, Recall]:
     scopes = recall_context(context, session_id)
     request = wire.RecallRequest(
@@ -232,6 +234,7 @@ def recall(
         budget_bytes=budget_bytes,
         wait_s=wait_s,
         query_vector=None if query_vector is None else vector_to_message(query_vector),
+        as_of=as_of,
     )
     return Call(request, wire.RecallResult, lambda r: r.recall)
 

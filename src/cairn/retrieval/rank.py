@@ -1,61 +1,196 @@
-"""Ranking: temporal eligibility, weighted fusion, grouping by evidence, de-duplication.
+"""Ranking: temporal eligibility, weighted fusion, grouping by evidence, succession,
+de-duplication.
 
 A claim and the turn it was extracted from say the same thing twice. Ranked as separate
 items they split the top positions between them; so fusion scores are pooled per source
 event: a claim lends its score to the event it cites, and the group (claims first, then
 the verbatim turn) ranks by the pooled score. Measured on LoCoMo dev in design/recall.md.
+
+A question about something that changed ("where does Mei live now?") usually matches the
+old value's words best. So a candidate that is history at the recall's moment passes its
+group's score to the value that replaced it (``Candidates.successors``), whose group ranks
+first; a group that states only history ranks at :data:`HISTORY_WEIGHT` of its score, and
+its items say they are history and until when they held (tests/retrieval/test_succession.py).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import unicodedata
 from typing import TYPE_CHECKING
 
 import attrs
 
+from cairn.domain.claim import Claim, Origin
+from cairn.domain.evidence import Role
+from cairn.retrieval.candidates import Candidates
 from cairn.retrieval.fusion import RRF_K, weighted_rrf
 from cairn.retrieval.keys import CandidateKind
+from cairn.retrieval.succession import attribute_of, standing_at
 from cairn.retrieval.temporal import eligibility
-from cairn.retrieval.types import RecallItem
+from cairn.retrieval.types import ItemOrigin, RecallItem, Standing
 
 if TYPE_CHECKING:
-    import datetime as dt
     from collections.abc import Mapping
 
-    from cairn.domain.claim import Claim
-    from cairn.retrieval.candidates import Candidates
+    from cairn.domain.evidence import EvidenceEvent
 
-__all__ = ["rank_candidates"]
+__all__ = ["HISTORY_WEIGHT", "rank_candidates"]
+
+# A group stating only superseded values still answers "where did she live before?", but
+# below what holds now.
+HISTORY_WEIGHT = 0.5
+
+_CLAIM_ORIGINS = {
+    Origin.USER: ItemOrigin.REMEMBERED_BY_USER,
+    Origin.MODEL: ItemOrigin.REMEMBERED_BY_MODEL,
+}
+_EVENT_ORIGINS = {
+    Role.USER: ItemOrigin.USER_SAID,
+    Role.ASSISTANT: ItemOrigin.ASSISTANT_SAID,
+}
 
 
 def _normal(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
+def _iso_date(moment: dt.datetime) -> str:
+    return moment.date().isoformat()
+
+
 @attrs.define
 class _Group:
     score: float = 0.0
+    # The best score of a history group whose value this group's claim replaced.
+    inherited: float = 0.0
     claims: list[RecallItem] = attrs.field(factory=list)
     evidence: RecallItem | None = None
+    event_rowid: int | None = None
+
+    @property
+    def history_only(self) -> bool:
+        items = [*self.claims, *([self.evidence] if self.evidence else [])]
+        return bool(items) and all(i.standing is Standing.HISTORY for i in items)
+
+    @property
+    def has_history(self) -> bool:
+        items = [*self.claims, *([self.evidence] if self.evidence else [])]
+        return any(i.standing is Standing.HISTORY for i in items)
+
+    def final_score(self) -> float:
+        own = self.score * (HISTORY_WEIGHT if self.history_only else 1.0)
+        return max(own, self.inherited)
 
 
-def _claim_item(claim: Claim, score: float, now: dt.datetime) -> RecallItem | None:
-    rule = eligibility(claim, now)
-    if not rule.eligible:
-        return None
-    temporal = claim.temporal
-    at = None
-    if temporal is not None and temporal.valid_from is not None:
-        at = temporal.valid_from.isoformat()
-    return RecallItem(
-        id=claim.claim_id,
-        kind=claim.kind.value,
-        text=claim.text,
-        score=score * rule.weight,
-        source_refs=claim.source_event_ids,
-        at=at,
-        qualifier=rule.qualifier,
-    )
+@attrs.define
+class _Ranking:
+    candidates: Candidates
+    moment: dt.datetime
+    as_of: bool
+    groups: dict[str, _Group] = attrs.field(factory=dict)
+    placed: dict[int, str] = attrs.field(factory=dict)  # claim rowid -> group key
+
+    def claim_item(self, claim: Claim, score: float) -> RecallItem | None:
+        rule = eligibility(claim, self.moment)
+        if not rule.eligible:
+            return None
+        standing = standing_at(claim, self.moment, as_of=self.as_of)
+        temporal = claim.temporal
+        at = None
+        if temporal is not None and temporal.valid_from is not None:
+            at = temporal.valid_from.isoformat()
+        qualifier = rule.qualifier
+        until = None if temporal is None else temporal.valid_until
+        if standing is Standing.HISTORY:
+            until = claim.superseded_at or until
+            qualifier = "previously" + (
+                f", until {_iso_date(until)}" if until is not None else ""
+            )
+        origin = _CLAIM_ORIGINS.get(claim.origin)
+        if origin is None:
+            origin = (
+                ItemOrigin.ASSISTANT_CITED
+                if claim.from_assistant
+                else ItemOrigin.EXTRACTED
+            )
+        return RecallItem(
+            id=claim.claim_id,
+            kind=claim.kind.value,
+            text=claim.text,
+            score=score * rule.weight,
+            source_refs=claim.source_event_ids,
+            at=at,
+            qualifier=qualifier,
+            origin=origin,
+            lifecycle=claim.lifecycle.value,
+            standing=standing,
+            valid_until=None if until is None else until.isoformat(),
+        )
+
+    def place_claim(self, rowid: int, score: float) -> _Group | None:
+        """Put claim ``rowid`` in its group (once); the group, or None if ineligible."""
+        if rowid in self.placed:
+            return self.groups[self.placed[rowid]]
+        claim = self.candidates.claims[rowid]
+        item = self.claim_item(claim, score)
+        if item is None:
+            return None
+        anchor = claim.source_event_ids[0] if claim.source_event_ids else claim.claim_id
+        group = self.groups.setdefault(anchor, _Group())
+        group.score += item.score
+        group.claims.append(item)
+        self.placed[rowid] = anchor
+        return group
+
+    def event_item(self, event: EvidenceEvent, score: float) -> RecallItem:
+        speaker = f"{event.speaker}: " if event.speaker else ""
+        return RecallItem(
+            id=event.event_id,
+            kind="evidence",
+            text=speaker + event.text,
+            score=score,
+            source_refs=(event.event_id,),
+            at=event.occurred_at.isoformat(),
+            origin=_EVENT_ORIGINS.get(event.role, ItemOrigin.RUNTIME),
+        )
+
+    def mark_evidence(self, group: _Group) -> None:
+        """A turn stands as its claims do: history if it states a superseded value
+        (partly, when it also states a current one), current if it backs a current
+        value of an attribute, unmarked otherwise."""
+        if group.evidence is None or group.event_rowid is None:
+            return
+        candidates = self.candidates
+        standings: list[tuple[Standing | None, Claim]] = []
+        for rowid in candidates.claims_by_event.get(group.event_rowid, ()):
+            claim = candidates.claims[rowid]
+            if attribute_of(claim) is not None:
+                standings.append(
+                    (standing_at(claim, self.moment, as_of=self.as_of), claim)
+                )
+        ended = [
+            claim.superseded_at
+            for standing, claim in standings
+            if standing is Standing.HISTORY and claim.superseded_at is not None
+        ]
+        history = any(standing is Standing.HISTORY for standing, _ in standings)
+        current = any(standing is Standing.CURRENT for standing, _ in standings)
+        if history:
+            until = min(ended) if ended else None
+            when = "" if until is None else f" {_iso_date(until)}"
+            group.evidence = attrs.evolve(
+                group.evidence,
+                standing=Standing.HISTORY,
+                valid_until=None if until is None else until.isoformat(),
+                qualifier=(
+                    f"partly superseded{' on' + when if when else ''}"
+                    if current
+                    else f"previously{', until' + when if when else ''}"
+                ),
+            )
+        elif current or group.event_rowid in candidates.anchors.values():
+            group.evidence = attrs.evolve(group.evidence, standing=Standing.CURRENT)
 
 
 def rank_candidates(
@@ -63,10 +198,13 @@ def rank_candidates(
     now: dt.datetime,
     weights: Mapping[str, float],
     rrf_k: int = RRF_K,
+    *,
+    as_of: bool = False,
 ) -> list[RecallItem]:
+    """Ranked items at ``now`` (the recall's ``as_of`` moment when ``as_of``)."""
+    ranking = _Ranking(candidates, now, as_of)
+    groups = ranking.groups
     scores = weighted_rrf(candidates.lists, weights, rrf_k)
-    groups: dict[str, _Group] = {}
-    placed: set[int] = set()
     event_groups: list[tuple[int, _Group]] = []
     for key, score in scores.items():
         if score <= 0:
@@ -74,43 +212,33 @@ def rank_candidates(
         rowid = key.rowid
         if key.kind is CandidateKind.EVENT:
             event = candidates.events[rowid]
-            speaker = f"{event.speaker}: " if event.speaker else ""
             group = groups.setdefault(event.event_id, _Group())
             group.score += score
+            group.event_rowid = rowid
             if rowid not in candidates.hidden_events:
-                group.evidence = RecallItem(
-                    id=event.event_id,
-                    kind="evidence",
-                    text=speaker + event.text,
-                    score=score,
-                    source_refs=(event.event_id,),
-                    at=event.occurred_at.isoformat(),
-                )
+                group.evidence = ranking.event_item(event, score)
             event_groups.append((rowid, group))
             continue
-        claim = candidates.claims[rowid]
-        placed.add(rowid)
-        item = _claim_item(claim, score, now)
-        if item is None:
-            continue
-        anchor = claim.source_event_ids[0] if claim.source_event_ids else claim.claim_id
-        group = groups.setdefault(anchor, _Group())
-        group.score += item.score
-        group.claims.append(item)
+        ranking.place_claim(rowid, score)
     # Claims ride with the evidence they cite: found through it, ranked with it.
-    for event_rowid, group in event_groups:
+    for event_rowid, _group in event_groups:
         for claim_rowid in candidates.claims_by_event.get(event_rowid, ()):
-            if claim_rowid in placed:
-                continue
-            placed.add(claim_rowid)
-            item = _claim_item(candidates.claims[claim_rowid], 0.0, now)
-            if item is not None:
-                group.claims.append(item)
-    ordered = sorted(groups.items(), key=lambda pair: (-pair[1].score, pair[0]))
+            ranking.place_claim(claim_rowid, 0.0)
+    _rank_successors(ranking)
+    for group in groups.values():
+        ranking.mark_evidence(group)
+    ordered = sorted(
+        groups.items(),
+        # At equal scores, what holds now goes before what it replaced.
+        key=lambda pair: (-pair[1].final_score(), pair[1].has_history, pair[0]),
+    )
     items: list[RecallItem] = []
     seen: set[str] = set()
     for _, group in ordered:
-        members = sorted(group.claims, key=lambda item: (-item.score, item.id))
+        members = sorted(
+            group.claims,
+            key=lambda item: (item.standing is Standing.HISTORY, -item.score, item.id),
+        )
         if group.evidence is not None:
             members.append(group.evidence)
         for item in members:
@@ -118,5 +246,28 @@ def rank_candidates(
             if fingerprint in seen:
                 continue
             seen.add(fingerprint)
-            items.append(attrs.evolve(item, score=round(group.score, 6)))
+            items.append(attrs.evolve(item, score=round(group.final_score(), 6)))
     return items
+
+
+def _rank_successors(ranking: _Ranking) -> None:
+    """Each value that replaced a candidate history claim joins the ranking with at least
+    the score of the group the history was found in, with its own first source turn."""
+    candidates = ranking.candidates
+    for history_rowid, successor_rowid in candidates.successors.items():
+        history_key = ranking.placed.get(history_rowid)
+        if history_key is None:
+            continue
+        found_at = ranking.groups[history_key].score
+        group = ranking.place_claim(successor_rowid, 0.0)
+        if group is None:
+            continue
+        group.inherited = max(group.inherited, found_at)
+        anchor = candidates.anchors.get(successor_rowid)
+        if (
+            group.evidence is None
+            and anchor is not None
+            and anchor not in candidates.hidden_events
+        ):
+            group.event_rowid = anchor
+            group.evidence = ranking.event_item(candidates.events[anchor], 0.0)

@@ -15,6 +15,7 @@ import attrs
 
 from cairn.domain.characters import ANGLE_BRACKET_LOOKALIKES, neutralise
 from cairn.domain.directive import DirectiveKind
+from cairn.retrieval.types import ItemOrigin, Standing
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -26,6 +27,7 @@ __all__ = [
     "RenderedBlock",
     "directive_render_lines",
     "escape",
+    "item_labels",
     "render_directives",
     "render_memory",
 ]
@@ -97,20 +99,45 @@ def _assemble(
     return RenderedBlock(text, tuple(included), tuple(dropped))
 
 
-def _memory_line(item: RecallItem) -> str:
+# How much to trust an item, in the words a model reads. A claim extracted from the
+# user's own turns is the common case and goes unlabelled.
+_ORIGIN_LABELS = {
+    ItemOrigin.USER_SAID: "user said",
+    ItemOrigin.ASSISTANT_SAID: "assistant said",
+    ItemOrigin.RUNTIME: "runtime event",
+    ItemOrigin.ASSISTANT_CITED: "from the assistant's words",
+    ItemOrigin.REMEMBERED_BY_USER: "user asked to remember",
+    ItemOrigin.REMEMBERED_BY_MODEL: "noted by a model",
+}
+
+
+def item_labels(item: RecallItem, *, contrast: bool = False) -> list[str]:
+    """An item's labels: kind, date, temporal qualifier (``previously, until …`` for
+    history), origin; and ``current`` when ``contrast`` (the block also holds history)."""
     labels = [item.kind]
     if item.at:
         labels.append(item.at[:10])
     if item.qualifier:
         labels.append(item.qualifier)
-    return f"- [{escape(', '.join(labels))}] {escape(item.text)}"
+    if contrast and item.standing is Standing.CURRENT:
+        labels.append("current")
+    origin = None if item.origin is None else _ORIGIN_LABELS.get(item.origin)
+    if origin is not None:
+        labels.append(origin)
+    return labels
+
+
+def _memory_line(item: RecallItem, *, contrast: bool) -> str:
+    labels = ", ".join(item_labels(item, contrast=contrast))
+    return f"- [{escape(labels)}] {escape(item.text)}"
 
 
 def render_memory(items: Sequence[RecallItem], budget_bytes: int) -> RenderedBlock:
+    contrast = any(item.standing is Standing.HISTORY for item in items)
     return _assemble(
         MEMORY_OPEN,
         MEMORY_CLOSE,
-        [(item.id, _memory_line(item)) for item in items],
+        [(item.id, _memory_line(item, contrast=contrast)) for item in items],
         budget_bytes,
     )
 

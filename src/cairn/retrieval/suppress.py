@@ -94,6 +94,16 @@ def suppress_candidates(
             lists=lists,
             claims_by_event=by_event,
             hidden_events=shown_hidden,
+            successors={
+                old: new
+                for old, new in candidates.successors.items()
+                if old in claims and new in claims
+            },
+            anchors={
+                claim: event
+                for claim, event in candidates.anchors.items()
+                if claim in claims and event in events
+            },
         ),
         removed,
     )

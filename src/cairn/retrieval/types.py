@@ -11,10 +11,12 @@ from cairn.domain.degradation import Degradation
 __all__ = [
     "Allocation",
     "Degradation",
+    "ItemOrigin",
     "Manifest",
     "Recall",
     "RecallItem",
     "RecallStatus",
+    "Standing",
 ]
 
 
@@ -23,9 +25,42 @@ class RecallStatus(enum.StrEnum):
     PENDING = "pending"
 
 
+class Standing(enum.StrEnum):
+    """Whether an item says what holds now (or at the recall's ``as_of``) or what held
+    before: a superseded claim, or a turn stating a superseded value."""
+
+    CURRENT = "current"
+    HISTORY = "history"
+
+
+class ItemOrigin(enum.StrEnum):
+    """Where an item comes from, so a reader knows how much to trust it."""
+
+    USER_SAID = "user_said"
+    """A user's turn, verbatim."""
+    ASSISTANT_SAID = "assistant_said"
+    """An assistant's turn, verbatim."""
+    RUNTIME = "runtime"
+    """A tool result or runtime event."""
+    EXTRACTED = "extracted"
+    """A claim extracted from the user's turns."""
+    ASSISTANT_CITED = "assistant_cited"
+    """A claim extracted from the assistant's own turns, with a cited supporting span."""
+    REMEMBERED_BY_USER = "remembered_by_user"
+    """A claim the user asked to store."""
+    REMEMBERED_BY_MODEL = "remembered_by_model"
+    """A claim a model stored through ``remember``."""
+
+
 @attrs.frozen
 class RecallItem:
-    """One recalled memory: a claim, or a piece of evidence (``kind == "evidence"``)."""
+    """One recalled memory: a claim, or a piece of evidence (``kind == "evidence"``).
+
+    ``standing`` is ``current`` or ``history`` for a claim, and for a turn that states a
+    claim's value (``None`` for a turn that backs no claim); a ``history`` item carries
+    ``valid_until``, when the value it states stopped holding. ``lifecycle`` is the claim's
+    (``None`` for evidence).
+    """
 
     id: str
     kind: str
@@ -34,6 +69,10 @@ class RecallItem:
     source_refs: tuple[str, ...]
     at: str | None = None
     qualifier: str | None = None
+    origin: ItemOrigin | None = None
+    lifecycle: str | None = None
+    standing: Standing | None = None
+    valid_until: str | None = None
 
 
 @attrs.frozen

@@ -63,6 +63,7 @@ from cairn.store.status import agent_counts
 from cairn.vectors.manager import VectorStoreManager
 
 if TYPE_CHECKING:
+    import datetime as dt
     from collections.abc import AsyncIterator, Iterable, Sequence
 
     from cairn.domain.evidence import Turn
@@ -184,14 +185,21 @@ class Memory:
         budget_bytes: int | None = None,
         wait_s: float | None = None,
         query_vector: Iterable[float] | None = None,
+        as_of: dt.datetime | None = None,
     ) -> Recall:
         """Recall a bounded contribution for ``query``.
 
         If the work misses ``wait_s`` the answer is ``pending`` with a request ID; the work
-        finishes in the background and :meth:`fetch_recall` returns it.
+        finishes in the background and :meth:`fetch_recall` returns it. With ``as_of`` (an
+        aware datetime) the answer is what held then: turns after it are unseen, and each
+        attribute's value is the one current at that moment.
         """
         if not query.strip():
             raise InvalidInputError("the query must not be blank")
+        if as_of is not None and as_of.utcoffset() is None:
+            raise InvalidInputError(
+                "as_of must be timezone-aware (e.g. 2026-03-01T09:00:00+00:00)"
+            )
         if context is None:
             context = RecallContext(session_id=session_id)
         vector: Vectors | None = None
@@ -206,6 +214,7 @@ class Memory:
             k=k or config.recall_k,
             budget_bytes=budget_bytes or config.budget_bytes,
             query_vector=vector,
+            as_of=as_of,
         )
         supervisor = await self._core.registry.get(agent_id)
         return await supervisor.recall(

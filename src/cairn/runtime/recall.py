@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from typing import TYPE_CHECKING
 
@@ -17,7 +18,7 @@ from cairn.retrieval.candidates import (
     Candidates,
     ProposedLists,
     lexical_candidates,
-    validate_candidates,
+    validate_with_refill,
     vector_candidates,
 )
 from cairn.retrieval.rank import rank_candidates
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
     from cairn.runtime.actors.maintenance import AuditBuffer
     from cairn.runtime.database import Database, Reader
     from cairn.runtime.projection import Projection
+    from cairn.vectors.identity import EmbeddingIdentity
     from cairn.vectors.index import ExactVectorIndex
 
 __all__ = ["ComputedRecall", "RecallPlan", "compute_recall"]
@@ -66,6 +68,8 @@ class RecallPlan:
     k: int
     budget_bytes: int
     query_vector: npt.NDArray[np.float32] | None = None
+    # Recall what held at this moment (aware datetime) instead of now.
+    as_of: dt.datetime | None = None
 
 
 @attrs.frozen
@@ -75,6 +79,26 @@ class ComputedRecall:
 
     recall: Recall
     forget_epoch: int
+
+
+def _searchable_index(
+    projection: Projection,
+    query_identity: EmbeddingIdentity | None,
+    degradations: list[Degradation],
+) -> ExactVectorIndex | None:
+    """The projection's index if the query vector fits it; otherwise ``None``, and why."""
+    index, index_identity = projection.index, projection.identity
+    if projection.reindexing:
+        degradations.append(Degradation.REINDEXING)
+    elif index is None:
+        degradations.append(Degradation.VECTOR_UNAVAILABLE)
+    if index is not None and query_identity != index_identity:
+        # The embedder switched between embedding the query and reading the slot: the
+        # vector and the projection are of different spaces and must never meet.
+        index = None
+        if Degradation.REINDEXING not in degradations:
+            degradations.append(Degradation.REINDEXING)
+    return index
 
 
 async def compute_recall(
@@ -102,17 +126,7 @@ async def compute_recall(
         query_identity = embedded.identity
         if embedded.degradation is not None:
             degradations.append(embedded.degradation)
-    index, index_identity = projection.index, projection.identity
-    if projection.reindexing:
-        degradations.append(Degradation.REINDEXING)
-    elif index is None:
-        degradations.append(Degradation.VECTOR_UNAVAILABLE)
-    if index is not None and query_identity != index_identity:
-        # The embedder switched between embedding the query and reading the slot: the
-        # vector and the projection are of different spaces and must never meet.
-        index = None
-        if Degradation.REINDEXING not in degradations:
-            degradations.append(Degradation.REINDEXING)
+    index = _searchable_index(projection, query_identity, degradations)
     request = CandidateRequest(
         agent_id=agent_id,
         terms=query_terms(plan.query),
@@ -121,24 +135,26 @@ async def compute_recall(
         lexical_limit=config.lexical_candidates,
         vector_limit=config.vector_candidates,
         now=now,
+        as_of=plan.as_of,
+        want=plan.k,
+        refill_cap=config.vector_refill_cap,
     )
 
     # Lexical search (a reader thread) and the exact vector scan (a CPU-bound numpy call
     # in its own thread) run side by side; then one snapshot validates every candidate.
-    proposed: list[ProposedLists] = []
+    lexical_lists = ProposedLists({})
+    vector_lists: ProposedLists | None = None
 
     async def lexical() -> None:
-        proposed.append(
-            await database.read(
-                lambda reader: lexical_candidates(reader.lexical, request)
-            )
+        nonlocal lexical_lists
+        lexical_lists = await database.read(
+            lambda reader: lexical_candidates(reader.lexical, request)
         )
 
     async def vector(vector_index: ExactVectorIndex) -> None:
-        proposed.append(
-            await run_in_thread(
-                lambda: vector_candidates(vector_index, request), limiter=vector_limiter
-            )
+        nonlocal vector_lists
+        vector_lists = await run_in_thread(
+            lambda: vector_candidates(vector_index, request), limiter=vector_limiter
         )
 
     async with trio.open_nursery() as nursery:
@@ -151,19 +167,27 @@ async def compute_recall(
     ) -> tuple[Candidates, list[RecallItem], list[ActiveDirective], int]:
         # Ranking is pure Python work of a few milliseconds: it runs here, in the reader
         # thread, rather than on the trio loop.
-        candidates = validate_candidates(reader.connection, request, *proposed)
+        candidates = validate_with_refill(
+            reader.connection, request, lexical_lists, vector_lists, index
+        )
         directives = active_directives(reader.connection, agent_id)
         # Suppressed topics leave before ranking and the audit row (never "accessed").
         hidden = hidden_events(reader.connection, agent_id, candidates.events)
         candidates, _ = suppress_candidates(
             candidates, topic_matcher(directives), hidden
         )
-        ranked = rank_candidates(candidates, now, config.fusion_weights(), config.rrf_k)
+        ranked = rank_candidates(
+            candidates,
+            request.moment,
+            config.fusion_weights(),
+            config.rrf_k,
+            as_of=plan.as_of is not None,
+        )
         epoch = forget_epoch(reader.connection, agent_id)
         return candidates, ranked[: plan.k], directives, epoch
 
     candidates, ranked, directives, epoch = await database.read(validate_and_rank)
-    if candidates.lexical_exhausted:
+    if candidates.lexical_exhausted or candidates.vector_exhausted:
         degradations.append(Degradation.CANDIDATE_BUDGET_EXHAUSTED)
     directive_lines = directive_render_lines(directives)
     directive_demand = render_directives(directive_lines, plan.budget_bytes).text

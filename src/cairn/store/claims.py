@@ -14,6 +14,7 @@ from cairn.domain.ids import AgentId, EventId
 from cairn.domain.scope import Scope, ScopeKind
 from cairn.domain.temporal import TemporalSpan, TimePrecision
 from cairn.store.fts import index_text, namespace
+from cairn.store.succession import order_succession, refresh_evidence_time
 from cairn.store.tombstones import claim_hashes, claim_is_tombstoned
 
 if TYPE_CHECKING:
@@ -25,6 +26,7 @@ __all__ = [
     "CommittedClaims",
     "claim_fts_body",
     "claims_citing",
+    "first_sources",
     "insert_claims",
     "lexical_body",
     "load_claims",
@@ -57,7 +59,8 @@ def insert_claims(
 
     Per draft: a tombstoned provenance or content is suppressed; an identical active claim
     in the same scope gains the new sources instead of a duplicate row; a claim with the same
-    subject and predicate in the same scope supersedes the older one (lineage recorded).
+    subject and predicate in the same scope joins that attribute's succession, ordered by
+    evidence time (cairn.store.succession; lineage recorded).
     """
     stamp = _iso(now)
     inserted: list[tuple[int, str]] = []
@@ -75,6 +78,10 @@ def insert_claims(
         ).fetchone()
         if existing is not None:
             _add_sources(connection, int(existing[0]), draft, event_rowids)
+            refresh_evidence_time(connection, int(existing[0]))
+            superseded += order_succession(
+                connection, agent_id, int(existing[0]), str(stamp)
+            )
             merged += 1
             continue
         if connection.execute(
@@ -113,6 +120,7 @@ def insert_claims(
         )
         rowid = connection.last_insert_rowid()
         _add_sources(connection, rowid, draft, event_rowids)
+        refresh_evidence_time(connection, rowid)
         connection.execute(
             "INSERT INTO claim_fts (rowid, body) VALUES (?, ?)",
             (
@@ -126,7 +134,8 @@ def insert_claims(
                 ),
             ),
         )
-        superseded += _supersede_older(connection, agent_id, rowid, draft, stamp)
+        if draft.subject is not None and draft.predicate is not None:
+            superseded += order_succession(connection, agent_id, rowid, str(stamp))
         connection.execute(
             "INSERT INTO dirty_work (agent_id, claim_rowid, generation) VALUES (?, ?, 1)"
             " ON CONFLICT DO UPDATE SET generation = generation + 1",
@@ -174,44 +183,6 @@ def _add_sources(
         )
 
 
-def _supersede_older(
-    connection: apsw.Connection,
-    agent_id: AgentId,
-    rowid: int,
-    draft: ClaimDraft,
-    stamp: str | None,
-) -> int:
-    if draft.subject is None or draft.predicate is None:
-        return 0
-    older = [
-        int(row[0])
-        for row in connection.execute(
-            "SELECT rowid FROM claims WHERE agent_id = ? AND subject = ? AND predicate = ?"
-            " AND scope = ? AND scope_key IS ? AND lifecycle = 'active' AND rowid <> ?",
-            (
-                agent_id,
-                draft.subject,
-                draft.predicate,
-                draft.scope.kind.value,
-                draft.scope.key,
-                rowid,
-            ),
-        )
-    ]
-    for parent in older:
-        connection.execute(
-            "UPDATE claims SET lifecycle = 'superseded', updated_at = ?,"
-            " revision = revision + 1 WHERE rowid = ?",
-            (stamp, parent),
-        )
-        connection.execute(
-            "INSERT INTO derivations (agent_id, parent_rowid, child_rowid, relation, created_at)"
-            " VALUES (?, ?, ?, 'supersede', ?)",
-            (agent_id, parent, rowid, stamp),
-        )
-    return len(older)
-
-
 def _scope_filter(scopes: Sequence[Scope]) -> tuple[str, list[str | None]]:
     clauses = []
     params: list[str | None] = []
@@ -233,6 +204,9 @@ _LOAD_CLAIMS = (
     " c.temporal_confidence, c.valid_from, c.valid_until, c.time_precision, c.timezone,"
     " c.scope, c.scope_key, c.revision, c.subject, c.predicate,"
     " (SELECT json_group_array(e.event_id) FROM claim_sources s"
+    "   JOIN events e ON e.rowid = s.event_rowid WHERE s.claim_rowid = c.rowid),"
+    " c.evidence_at, c.superseded_at,"
+    " (SELECT min(e.role = 'assistant') FROM claim_sources s"
     "   JOIN events e ON e.rowid = s.event_rowid WHERE s.claim_rowid = c.rowid)"
     # CROSS JOIN drives the lookup from the candidate list (a rowid probe each) instead of
     # letting the planner scan the agent's index.
@@ -294,6 +268,9 @@ def load_claims(
             subject=None if row[15] is None else str(row[15]),
             predicate=None if row[16] is None else str(row[16]),
             source_event_ids=tuple(EventId(e) for e in json.loads(str(row[17]))),
+            evidence_at=_parse_time(row[18]),
+            superseded_at=_parse_time(row[19]),
+            from_assistant=bool(row[20]),
         )
         claims[claim.rowid] = claim
     return claims
@@ -313,3 +290,18 @@ def claims_citing(
     ):
         cited.setdefault(int(event_rowid), []).append(int(claim_rowid))
     return cited
+
+
+def first_sources(
+    connection: apsw.Connection, claim_rowids: Iterable[int]
+) -> dict[int, int]:
+    """The first source event rowid of each claim that has one (its anchor in recall)."""
+    return {
+        int(claim): int(event)
+        for claim, event in connection.execute(
+            "SELECT s.claim_rowid, min(s.event_rowid) FROM json_each(?) AS wanted"
+            " CROSS JOIN claim_sources s ON s.claim_rowid = wanted.value"
+            " GROUP BY s.claim_rowid",
+            (json.dumps(sorted(set(claim_rowids))),),
+        )
+    }

@@ -13,6 +13,7 @@ import apsw
 
 from cairn.errors import SchemaVersionError
 from cairn.store.rekey import rekey_claims
+from cairn.store.succession import backfill_succession
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -28,6 +29,7 @@ _MIGRATIONS: tuple[tuple[str, Callable[[apsw.Connection], None] | None], ...] = 
     ("0003_forgetting.sql", None),
     ("0004_retention.sql", None),
     ("0005_scoped_forgetting.sql", rekey_claims),
+    ("0008_succession.sql", backfill_succession),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 # A busy writer is normal (one writer connection, several readers): wait rather than fail.

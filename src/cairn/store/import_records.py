@@ -39,6 +39,7 @@ from cairn.store.evidence import (
     stored_turn,
 )
 from cairn.store.export import RECORD_TYPES, claim_records
+from cairn.store.succession import order_succession, refresh_evidence_time
 from cairn.store.tombstones import (
     claim_hashes,
     claim_is_tombstoned,
@@ -418,6 +419,8 @@ def _import_claim(
         " span_end) VALUES (?, ?, ?, ?)",
         [(rowid, rowids[event], start, end) for event, start, end in spans],
     )
+    refresh_evidence_time(connection, rowid)
+    order_succession(connection, agent, rowid, None, reorder=False)
     connection.execute(
         "INSERT INTO claim_fts (rowid, body) VALUES (?, ?)",
         (

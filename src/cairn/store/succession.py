@@ -1,0 +1,194 @@
+"""Succession: which claim of an attribute is current, ordered by evidence time.
+
+Claims with the same subject and predicate in the same scope are values of one attribute
+over time ("Mei lives in Shanghai", then "Mei moved to Berlin"). The current value is the
+one whose evidence is newest; every other one is superseded, and ``superseded_at`` says
+until when it held (the evidence time of the next value). Order is evidence time, not
+arrival: a turn dated Jan 1 that is ingested after one dated Jan 20 is the older value, so
+any ingestion order gives the same current state (tests/store/test_succession.py).
+
+A claim's evidence time (``claims.evidence_at``) is when its evidence says the value took
+effect: its ``valid_from`` when it has one, else the earliest of its source turns' ``at``,
+else when it was stored (a remembered claim). A plan's or an event's ``valid_from`` is when
+the planned thing happens, not when the plan was made, so their evidence time is always the
+statement's: a trip moved *earlier* is still the newer plan.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+from typing import TYPE_CHECKING
+
+from cairn.domain.claim import ClaimKind
+from cairn.domain.ids import AgentId
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    import apsw
+
+__all__ = [
+    "backfill_succession",
+    "order_succession",
+    "refresh_evidence_time",
+    "values_at",
+]
+
+# Kinds whose validity is about the thing described, not about when it became true.
+_STATED_KINDS = frozenset({ClaimKind.PLAN, ClaimKind.EVENT, ClaimKind.RECURRING})
+
+
+def _utc(value: dt.datetime) -> str:
+    return value.astimezone(dt.UTC).isoformat()
+
+
+_STATED = ",".join(f"'{kind.value}'" for kind in sorted(_STATED_KINDS))
+# The evidence time of the claims row in scope, from its own columns and its sources.
+_EVIDENCE_AT = (
+    f"CASE WHEN kind NOT IN ({_STATED}) AND valid_from IS NOT NULL THEN valid_from"  # noqa: S608 - our enum values
+    " ELSE coalesce((SELECT min(e.occurred_at) FROM claim_sources s"
+    "  JOIN events e ON e.rowid = s.event_rowid WHERE s.claim_rowid = claims.rowid),"
+    "  created_at) END"
+)
+
+
+def refresh_evidence_time(connection: apsw.Connection, rowid: int) -> None:
+    """Store claim ``rowid``'s evidence time, after its sources are written (a merge
+    that adds an earlier source moves it earlier)."""
+    connection.execute(
+        f"UPDATE claims SET evidence_at = {_EVIDENCE_AT} WHERE rowid = ?",  # noqa: S608 - our SQL
+        (rowid,),
+    )
+
+
+def order_succession(
+    connection: apsw.Connection,
+    agent_id: AgentId,
+    rowid: int,
+    stamp: str | None,
+    *,
+    reorder: bool = True,
+) -> int:
+    """Re-order the attribute chain claim ``rowid`` belongs to; the caller owns the
+    transaction. Returns how many claims this made superseded.
+
+    The chain is every active or superseded claim of the agent with the claim's subject,
+    predicate and scope (never across scopes), sorted by evidence time (rowid breaks ties,
+    so a restatement at the same moment wins). The newest is active; each other one is
+    superseded until the next one's evidence time, with a ``supersede`` derivation to it.
+    Lineage is only ever added: an edge written before an out-of-order arrival stays.
+    ``stamp`` is the ``updated_at`` of changed rows (``None``: leave it, as a migration
+    does: it changes no business time). Without ``reorder`` (an import, which restores
+    each row's recorded lifecycle) lifecycles stay as they are and only the superseded
+    rows learn until when they held.
+    """
+    anchor = connection.execute(
+        "SELECT subject, predicate, scope, scope_key FROM claims"
+        " WHERE rowid = ? AND agent_id = ?",
+        (rowid, agent_id),
+    ).fetchone()
+    if anchor is None or anchor[0] is None or anchor[1] is None:
+        return 0
+    chain = [
+        (int(row[0]), str(row[1]), str(row[2]), row[3])
+        for row in connection.execute(
+            "SELECT rowid, evidence_at, lifecycle, superseded_at FROM claims"
+            " WHERE agent_id = ? AND subject = ? AND predicate = ? AND scope = ?"
+            " AND scope_key IS ? AND lifecycle IN ('active', 'superseded')"
+            " ORDER BY evidence_at, rowid",
+            (agent_id, *anchor),
+        )
+    ]
+    newly_superseded = 0
+    for (older, _, lifecycle, until), (newer, newer_at, _, _) in itertools.pairwise(
+        chain
+    ):
+        if lifecycle == "superseded":
+            if until == newer_at:
+                continue  # unchanged, its edge written when it was superseded
+            # Only when it stopped holding changed (a value arrived in between).
+            connection.execute(
+                "UPDATE claims SET superseded_at = ?,"
+                " updated_at = coalesce(?, updated_at) WHERE rowid = ?",
+                (newer_at, stamp, older),
+            )
+        elif not reorder:
+            continue
+        else:
+            newly_superseded += 1
+            connection.execute(
+                "UPDATE claims SET lifecycle = 'superseded', superseded_at = ?,"
+                " updated_at = coalesce(?, updated_at), revision = revision + 1"
+                " WHERE rowid = ?",
+                (newer_at, stamp, older),
+            )
+        if not reorder:
+            continue  # an import brings its own lineage records
+        if not connection.execute(
+            "SELECT 1 FROM derivations WHERE agent_id = ? AND parent_rowid = ?"
+            " AND child_rowid = ? AND relation = 'supersede'",
+            (agent_id, older, newer),
+        ).fetchone():
+            connection.execute(
+                "INSERT INTO derivations (agent_id, parent_rowid, child_rowid, relation,"
+                " created_at) VALUES (?, ?, ?, 'supersede',"
+                " coalesce(?, (SELECT updated_at FROM claims WHERE rowid = ?)))",
+                (agent_id, older, newer, stamp, newer),
+            )
+    if reorder and chain and chain[-1][2] == "superseded":
+        # The newest value by evidence was superseded out of order (before schema 8):
+        # it is the current one again.
+        connection.execute(
+            "UPDATE claims SET lifecycle = 'active', superseded_at = NULL,"
+            " updated_at = coalesce(?, updated_at), revision = revision + 1"
+            " WHERE rowid = ?",
+            (stamp, chain[-1][0]),
+        )
+    return newly_superseded
+
+
+def backfill_succession(connection: apsw.Connection) -> None:
+    """Schema 8: every claim's evidence time, then every chain re-ordered by it (the
+    Python step of migration 0008, inside its transaction, the clear fence lifted for
+    this transaction only)."""
+    connection.execute(
+        "INSERT OR IGNORE INTO clear_fence_override (agent_id)"
+        " SELECT DISTINCT agent_id FROM clear_jobs WHERE phase <> 'done'"
+    )
+    connection.execute(f"UPDATE claims SET evidence_at = {_EVIDENCE_AT}")  # noqa: S608 - our SQL
+    heads = connection.execute(
+        "SELECT max(rowid), agent_id FROM claims WHERE subject IS NOT NULL"
+        " AND predicate IS NOT NULL AND lifecycle IN ('active', 'superseded')"
+        " GROUP BY agent_id, subject, predicate, scope, scope_key"
+    ).fetchall()
+    for rowid, agent_id in heads:
+        order_succession(connection, AgentId(str(agent_id)), int(str(rowid)), None)
+    connection.execute("DELETE FROM clear_fence_override")
+
+
+def values_at(
+    connection: apsw.Connection,
+    agent_id: AgentId,
+    attributes: Iterable[tuple[str, str, str, str | None]],
+    moment: dt.datetime,
+) -> dict[tuple[str, str, str, str | None], int]:
+    """The rowid of the claim holding each ``(subject, predicate, scope, scope_key)``
+    attribute at ``moment``: the newest by evidence time that began by then and was not
+    superseded by then. Attributes with no such claim are left out. Unvalidated: pass the
+    rowids through ``load_claims``."""
+    stamp = _utc(moment)
+    found: dict[tuple[str, str, str, str | None], int] = {}
+    for attribute in dict.fromkeys(attributes):
+        row = connection.execute(
+            "SELECT rowid FROM claims WHERE agent_id = ? AND subject = ?"
+            " AND predicate = ? AND scope = ? AND scope_key IS ?"
+            " AND lifecycle IN ('active', 'superseded')"
+            " AND (evidence_at IS NULL OR evidence_at <= ?)"
+            " AND (superseded_at IS NULL OR superseded_at > ?)"
+            " ORDER BY evidence_at DESC, rowid DESC LIMIT 1",
+            (agent_id, *attribute, stamp, stamp),
+        ).fetchone()
+        if row is not None:
+            found[attribute] = int(row[0])
+    return found

@@ -1,0 +1,263 @@
+"""Succession follows evidence time, not arrival: any ingestion order of the values of an
+attribute gives the same current value, and each superseded value says until when it held
+(cairn.store.succession)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+
+import apsw
+import pytest
+from tests.helpers import turn
+
+from cairn import Memory
+from cairn.domain.claim import ClaimDraft, ClaimKind, SourceSpan
+from cairn.domain.ids import AgentId, EventId
+from cairn.domain.scope import Scope
+from cairn.domain.temporal import TemporalSpan, TimePrecision
+from cairn.ingestion.intake import prepare_turns
+from cairn.store.claims import insert_claims
+from cairn.store.connection import SCHEMA_VERSION, open_connection
+from cairn.store.evidence import insert_events
+
+A = AgentId("a")
+JAN = dt.datetime(2025, 1, 1, 9, tzinfo=dt.UTC)  # before the test clock's now
+DAYS = {"Paris": 0, "Berlin": 19, "Lisbon": 40}  # city -> day its turn is dated
+
+
+@pytest.fixture
+def connection(tmp_path: Path) -> Iterator[apsw.Connection]:
+    opened = open_connection(tmp_path / "cairn.db")
+    yield opened
+    opened.close()
+
+
+def _say(
+    connection: apsw.Connection,
+    event: str,
+    at: dt.datetime,
+    draft: ClaimDraft,
+) -> int:
+    """Store one user turn dated ``at`` and the claim drafted from it; superseded count."""
+    with connection:
+        insert_events(
+            connection,
+            A,
+            prepare_turns([turn(event, draft.text, at=at)], 2400),
+            at + dt.timedelta(days=90),  # received long after: arrival is not evidence
+        )
+        rowids = {
+            EventId(str(e)): int(r)
+            for e, r in connection.execute("SELECT event_id, rowid FROM events")
+        }
+        committed = insert_claims(connection, A, [draft], rowids, JAN)
+    return committed.superseded
+
+
+def _lives_in(city: str, event: str, scope: Scope | None = None) -> ClaimDraft:
+    return ClaimDraft(
+        ClaimKind.FACT,
+        f"Ana lives in {city}",
+        (SourceSpan(EventId(event), 0, 5),),
+        subject="Ana",
+        predicate="lives_in",
+        scope=scope or Scope.agent(),
+    )
+
+
+def _chain(connection: apsw.Connection) -> list[tuple[str, str, str | None]]:
+    return [
+        (str(text), str(lifecycle), None if until is None else str(until))
+        for text, lifecycle, until in connection.execute(
+            "SELECT text, lifecycle, superseded_at FROM claims WHERE agent_id = 'a'"
+            " ORDER BY evidence_at"
+        )
+    ]
+
+
+def _day(city: str) -> dt.datetime:
+    return JAN + dt.timedelta(days=DAYS[city])
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(DAYS)))
+def test_any_arrival_order_gives_the_same_succession(
+    connection: apsw.Connection, order: tuple[str, ...]
+) -> None:
+    for city in order:
+        _say(connection, city.lower(), _day(city), _lives_in(city, city.lower()))
+    assert _chain(connection) == [
+        ("Ana lives in Paris", "superseded", _day("Berlin").isoformat()),
+        ("Ana lives in Berlin", "superseded", _day("Lisbon").isoformat()),
+        ("Ana lives in Lisbon", "active", None),
+    ]
+    # Lineage only grows: every adjacent pair has its supersede edge.
+    edges = {
+        (str(parent), str(child))
+        for parent, child in connection.execute(
+            "SELECT p.text, c.text FROM derivations d JOIN claims p ON p.rowid ="
+            " d.parent_rowid JOIN claims c ON c.rowid = d.child_rowid"
+            " WHERE d.relation = 'supersede'"
+        )
+    }
+    assert {
+        ("Ana lives in Paris", "Ana lives in Berlin"),
+        ("Ana lives in Berlin", "Ana lives in Lisbon"),
+    } <= edges
+
+
+def test_an_older_value_arriving_late_stays_history(
+    connection: apsw.Connection,
+) -> None:
+    """The issue's finding: Paris dated Jan 1, ingested after Berlin dated Jan 20."""
+    _say(connection, "berlin", _day("Berlin"), _lives_in("Berlin", "berlin"))
+    # One claim superseded: the late, older Paris itself, not Berlin.
+    assert _say(connection, "paris", _day("Paris"), _lives_in("Paris", "paris")) == 1
+    assert _chain(connection) == [
+        ("Ana lives in Paris", "superseded", _day("Berlin").isoformat()),
+        ("Ana lives in Berlin", "active", None),
+    ]
+
+
+def test_a_plan_moved_earlier_is_still_the_newer_plan(
+    connection: apsw.Connection,
+) -> None:
+    """A plan's evidence time is when it was said, not the day it is for."""
+
+    def plan(day: int, event: str) -> ClaimDraft:
+        return ClaimDraft(
+            ClaimKind.PLAN,
+            f"Ana sees the dentist on March {day}",
+            (SourceSpan(EventId(event), 0, 5),),
+            temporal=TemporalSpan(
+                dt.datetime(2026, 3, day, tzinfo=dt.UTC),
+                dt.datetime(2026, 3, day + 1, tzinfo=dt.UTC),
+                TimePrecision.DAY,
+            ),
+            subject="Ana",
+            predicate="plan:dentist",
+        )
+
+    said = dt.datetime(2026, 3, 2, 9, tzinfo=dt.UTC)
+    _say(connection, "p20", said, plan(20, "p20"))
+    _say(connection, "p10", said + dt.timedelta(days=1), plan(10, "p10"))
+    lifecycles = dict(
+        connection.execute("SELECT text, lifecycle FROM claims WHERE agent_id = 'a'")
+    )
+    assert lifecycles == {
+        "Ana sees the dentist on March 20": "superseded",
+        "Ana sees the dentist on March 10": "active",
+    }
+
+
+def test_succession_never_crosses_a_scope(connection: apsw.Connection) -> None:
+    _say(connection, "paris", _day("Paris"), _lives_in("Paris", "paris"))
+    _say(
+        connection,
+        "berlin",
+        _day("Berlin"),
+        _lives_in("Berlin", "berlin", Scope.session("s9")),
+    )
+    assert dict(
+        connection.execute("SELECT text, lifecycle FROM claims WHERE agent_id = 'a'")
+    ) == {"Ana lives in Paris": "active", "Ana lives in Berlin": "active"}
+
+
+def test_an_earlier_source_merged_into_a_value_moves_it_earlier(
+    connection: apsw.Connection,
+) -> None:
+    _say(connection, "paris", _day("Paris"), _lives_in("Paris", "paris"))
+    _say(connection, "berlin2", _day("Lisbon"), _lives_in("Berlin", "berlin2"))
+    # The same Berlin claim, said again but dated before Paris: now the oldest value.
+    _say(
+        connection,
+        "berlin1",
+        _day("Paris") - dt.timedelta(days=5),
+        _lives_in("Berlin", "berlin1"),
+    )
+    assert [row[:2] for row in _chain(connection)] == [
+        ("Ana lives in Berlin", "superseded"),
+        ("Ana lives in Paris", "active"),
+    ]
+
+
+def test_schema_8_orders_existing_chains_by_evidence(tmp_path: Path) -> None:
+    """A database from before schema 8 where a late, older value superseded the newer
+    one (arrival order) comes out of the migration with the newer value current."""
+    path = tmp_path / "cairn.db"
+    old = apsw.Connection(str(path))
+    package = resources.files("cairn.store") / "migrations"
+    names = sorted(p.name for p in package.iterdir() if p.name.endswith(".sql"))
+    for index, name in enumerate(names[:5], start=1):
+        with old:
+            old.execute((package / name).read_text(encoding="utf-8"))
+            old.pragma("user_version", index)
+    stamp = JAN.isoformat()
+    with old:
+        old.execute(
+            "INSERT INTO agents (agent_id, created_at) VALUES ('a', ?)", (stamp,)
+        )
+        for rowid, (city, lifecycle) in enumerate(
+            (("Berlin", "superseded"), ("Paris", "active")), start=1
+        ):
+            at = _day(city).isoformat()
+            old.execute(
+                "INSERT INTO events (rowid, event_id, agent_id, session_id, role, text,"
+                " content_hash, occurred_at, received_at, extracted)"
+                " VALUES (?, ?, 'a', 's1', 'user', ?, ?, ?, ?, 1)",
+                (rowid, city.lower(), f"I live in {city}.", city, at, stamp),
+            )
+            old.execute(
+                "INSERT INTO claims (rowid, claim_id, agent_id, kind, lifecycle, origin,"
+                " text, subject, predicate, confidence, scope, provenance_key,"
+                " content_hash, created_at, updated_at) VALUES (?, ?, 'a', 'fact', ?,"
+                " 'extracted', ?, 'Ana', 'lives_in', 0.8, 'agent', ?, ?, ?, ?)",
+                (
+                    rowid,
+                    f"c{rowid}",
+                    lifecycle,
+                    f"Ana lives in {city}",
+                    city,
+                    city,
+                    stamp,
+                    stamp,
+                ),
+            )
+            old.execute(
+                "INSERT INTO claim_sources (claim_rowid, event_rowid, span_start,"
+                " span_end) VALUES (?, ?, 0, 5)",
+                (rowid, rowid),
+            )
+        old.execute(
+            "INSERT INTO derivations (agent_id, parent_rowid, child_rowid, relation,"
+            " created_at) VALUES ('a', 1, 2, 'supersede', ?)",
+            (stamp,),
+        )
+    old.close()
+    connection = open_connection(path)
+    try:
+        assert connection.pragma("user_version") == SCHEMA_VERSION
+        assert _chain(connection) == [
+            ("Ana lives in Paris", "superseded", _day("Berlin").isoformat()),
+            ("Ana lives in Berlin", "active", None),
+        ]
+    finally:
+        connection.close()
+
+
+async def test_recall_answers_the_newer_value_whatever_arrived_last(
+    memory: Memory,
+) -> None:
+    await memory.ingest("a", [turn("b", "I live in Berlin.", at=_day("Berlin"))])
+    await memory.wait_idle("a")
+    await memory.ingest("a", [turn("p", "I live in Paris.", at=_day("Paris"))])
+    await memory.wait_idle("a")
+    recall = await memory.recall("a", "Where does Ana live?")
+    assert "Berlin" in recall.items[0].text
+    assert recall.items[0].standing == "current"
+    assert [item.standing for item in recall.items if "Paris" in item.text] == [
+        "history"
+    ] * len([item for item in recall.items if "Paris" in item.text])
