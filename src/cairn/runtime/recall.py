@@ -12,6 +12,7 @@ import numpy.typing as npt
 import trio
 
 from cairn.domain.scope import RecallContext
+from cairn.retrieval.attributes import AskedQuestion, with_attribute_list
 from cairn.retrieval.budget import allocate
 from cairn.retrieval.candidates import (
     CandidateRequest,
@@ -127,6 +128,7 @@ async def compute_recall(
         if embedded.degradation is not None:
             degradations.append(embedded.degradation)
     index = _searchable_index(projection, query_identity, degradations)
+    question = AskedQuestion.of(plan.query)
     request = CandidateRequest(
         agent_id=agent_id,
         terms=query_terms(plan.query),
@@ -175,6 +177,9 @@ async def compute_recall(
         hidden = hidden_events(reader.connection, agent_id, candidates.events)
         candidates, _ = suppress_candidates(
             candidates, topic_matcher(directives), hidden
+        )
+        candidates = with_attribute_list(
+            candidates, question, request.moment, as_of=plan.as_of is not None
         )
         ranked = rank_candidates(
             candidates,
