@@ -35,6 +35,7 @@ def _claim(
     origin: Origin = Origin.EXTRACTED,
     from_assistant: bool = False,
     predicate: str | None = "lives_in",
+    evidence_at: dt.datetime | None = None,
 ) -> Claim:
     return Claim(
         rowid=rowid,
@@ -51,6 +52,7 @@ def _claim(
         subject="Mei",
         predicate=predicate,
         superseded_at=superseded_at,
+        evidence_at=evidence_at,
         from_assistant=from_assistant,
     )
 
@@ -64,7 +66,7 @@ def _moved() -> Candidates:
         lifecycle=Lifecycle.SUPERSEDED,
         superseded_at=MOVED,
     )
-    new = _claim(2, "Mei moved to Berlin", 2)
+    new = _claim(2, "Mei moved to Berlin", 2, evidence_at=MOVED)
     return Candidates(
         claims={1: old, 2: new},
         events={
