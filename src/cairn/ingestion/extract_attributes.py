@@ -15,10 +15,12 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "EVENT_NOUNS_ZH",
     "favourite_category",
     "plan_key_en",
     "plan_key_zh",
     "preference_predicate",
+    "product_category",
     "tool_category",
     "uses_predicate",
 ]
@@ -248,8 +250,6 @@ _CATEGORY_NOUNS = frozenset(
         "notes-app",
         "编辑器",
         "手机",
-        "苹果手机",
-        "安卓手机",
         "笔记本",
         "笔记本电脑",
         "浏览器",
@@ -279,6 +279,11 @@ def _find_tool(text: str, *, nouns: bool) -> str | None:
                 best = (match.start(), category)
             break
     return best[1] if best else None
+
+
+def product_category(text: str) -> str | None:
+    """The category of a product named in ``text`` ("Neovim", "iPhone"), not of a noun."""
+    return _find_tool(text, nouns=False)
 
 
 def tool_category(text: str) -> str | None:
@@ -700,3 +705,8 @@ def plan_key_zh(phrase: str) -> str | None:
         if noun in phrase:
             return event
     return None
+
+
+EVENT_NOUNS_ZH = "|".join(
+    sorted((noun for noun, _ in _EVENTS_ZH), key=len, reverse=True)
+)
