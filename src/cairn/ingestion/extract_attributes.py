@@ -25,173 +25,60 @@ __all__ = [
     "uses_predicate",
 ]
 
+
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(text.split())
+
+
 # Product names per category. Lower-case names match in any case; names that are also
 # ordinary words ("Go", "Edge", "Arch", "Pixel") match only as written here.
 _TOOLS: dict[str, tuple[str, ...]] = {
-    "editor": [
-        "vim",
-        "neovim",
-        "nvim",
-        "emacs",
-        "vscode",
-        "vs-code",
-        "sublime-text",
-        "sublime",
-        "atom",
-        "zed",
-        "helix",
-        "intellij",
-        "pycharm",
-        "webstorm",
-        "goland",
-        "clion",
-        "rider",
-        "android-studio",
-        "xcode",
-        "eclipse",
-        "notepad++",
-        "nano",
-        "kakoune",
-        "textmate",
-        "bbedit",
-        "visual-studio-code",
-        "visual-studio",
-        "vs-code",
-        "jetbrains",
-        "spacemacs",
-        "doom-emacs",
-        "lapce",
-        "code-editor",
-        "text-editor",
-        "editor",
-        "ide",
-        "编辑器",
-    ],
-    "phone": [
-        "iphone",
-        "pixel-phone",
-        "google-pixel",
-        "oneplus",
-        "xiaomi",
-        "huawei",
-        "nokia",
-        "motorola",
-        "galaxy-s\\d+",
-        "samsung-galaxy",
-        "android-phone",
-        "smartphone",
-        "phone",
-        "手机",
-        "苹果手机",
-        "安卓手机",
-    ],
-    "laptop": [
-        "macbook",
-        "macbook-air",
-        "macbook-pro",
-        "thinkpad",
-        "chromebook",
-        "dell-xps",
-        "xps",
-        "surface-laptop",
-        "framework-laptop",
-        "zenbook",
-        "laptop",
-        "notebook",
-        "笔记本",
-        "笔记本电脑",
-    ],
-    "browser": [
-        "firefox",
-        "google-chrome",
-        "chromium",
-        "vivaldi",
-        "duckduckgo-browser",
-        "browser",
-        "浏览器",
-    ],
-    "os": [
-        "linux",
-        "ubuntu",
-        "fedora",
-        "debian",
-        "macos",
-        "mac-os",
-        "os",
-        "operating-system",
-        "操作系统",
-        "系统",
-    ],
-    "language": [
-        "python",
-        "javascript",
-        "typescript",
-        "kotlin",
-        "java",
-        "golang",
-        "c\\+\\+",
-        "c#",
-        "haskell",
-        "elixir",
-        "scala",
-        "ruby",
-        "php",
-        "clojure",
-        "ocaml",
-        "julia",
-        "programming-language",
-        "编程语言",
-    ],
-    "framework": [
-        "django",
-        "fastapi",
-        "angular",
-        "svelte",
-        "laravel",
-        "ruby-on-rails",
-        "next\\.js",
-        "nextjs",
-        "nuxt",
-        "express\\.js",
-        "sveltekit",
-        "spring-boot",
-        "framework",
-        "web-framework",
-        "框架",
-    ],
-    "car": [
-        "tesla",
-        "prius",
-        "model-3",
-        "model-y",
-        "car",
-        "ev",
-        "electric-car",
-        "汽车",
-        "电车",
-        "车",
-    ],
-    "tablet": ["ipad", "tablet", "平板", "平板电脑"],
-    "watch": ["apple-watch", "garmin", "smartwatch", "watch", "手表"],
-    "notes": [
-        "notion",
-        "obsidian",
-        "evernote",
-        "logseq",
-        "onenote",
-        "notes-app",
-        "笔记软件",
-    ],
+    "editor": _words(
+        "vim neovim nvim emacs vscode vs-code sublime-text sublime atom zed helix "
+        "intellij pycharm webstorm goland clion rider android-studio xcode eclipse "
+        "notepad++ nano kakoune textmate bbedit visual-studio-code visual-studio "
+        "vs-code jetbrains spacemacs doom-emacs lapce code-editor text-editor editor "
+        "ide 编辑器"
+    ),
+    "phone": _words(
+        "iphone pixel-phone google-pixel oneplus xiaomi huawei nokia motorola "
+        "galaxy-s\\d+ samsung-galaxy android-phone smartphone phone 手机 苹果手机 安卓手机"
+    ),
+    "laptop": _words(
+        "macbook macbook-air macbook-pro thinkpad chromebook dell-xps xps "
+        "surface-laptop framework-laptop zenbook laptop notebook 笔记本 笔记本电脑"
+    ),
+    "browser": _words(
+        "firefox google-chrome chromium vivaldi duckduckgo-browser browser 浏览器"
+    ),
+    "os": _words(
+        "linux ubuntu fedora debian macos mac-os os operating-system 操作系统 系统"
+    ),
+    "language": _words(
+        "python javascript typescript kotlin java golang c\\+\\+ c# haskell elixir "
+        "scala ruby php clojure ocaml julia programming-language 编程语言"
+    ),
+    "framework": _words(
+        "django fastapi angular svelte laravel ruby-on-rails next\\.js nextjs nuxt "
+        "express\\.js sveltekit spring-boot framework web-framework 框架"
+    ),
+    "car": _words(
+        "tesla prius model-3 model-y car ev electric-car 汽车 电车 车 特斯拉 比亚迪 蔚来 小鹏 "
+        "理想 丰田 本田 宝马 奔驰 奥迪 大众"
+    ),
+    "tablet": _words("ipad tablet 平板 平板电脑"),
+    "watch": _words("apple-watch garmin smartwatch watch 手表"),
+    "notes": _words("notion obsidian evernote logseq onenote notes-app 笔记软件"),
 }
 _TOOLS_AS_WRITTEN: dict[str, tuple[str, ...]] = {
-    "editor": ("VS Code", "Code", "Cursor", "Helix", "Zed", "Atom"),
+    "editor": ("VS Code", "Cursor", "Helix", "Zed", "Atom"),
     "phone": ("Pixel", "Galaxy", "Samsung", "Android", "iOS"),
     "laptop": ("Surface", "Framework", "Mac"),
     "browser": ("Chrome", "Safari", "Edge", "Brave", "Opera", "Arc"),
     "os": ("Windows", "Arch", "NixOS"),
     "language": ("Go", "Rust", "Swift", "Zig", "Lua"),
     "framework": ("React", "Vue", "Rails", "Flask", "Spring", "Express", "Next.js"),
-    "car": ("Model 3", "Model Y", "Civic", "Corolla", "Leaf", "BYD"),
+    "car": ("Model 3", "Model Y", "Civic", "Corolla", "BYD"),
 }
 
 
@@ -222,49 +109,15 @@ _TOOL_MATCHERS_AS_WRITTEN = tuple(
     (category, _matcher(tuple(re.escape(w) for w in words), 0))
     for category, words in _TOOLS_AS_WRITTEN.items()
 )
-# Category nouns ("editor", "手机") are weaker than product names: "a phone app" is not a
-# phone. They decide only when no product name does.
+# Category nouns ("editor", "手机") name a category without a product ("a new laptop");
+# a product name, where there is one, decides ("switched from my old phone to a Pixel").
 _CATEGORY_NOUNS = frozenset(
-    [
-        "editor",
-        "code-editor",
-        "text-editor",
-        "ide",
-        "phone",
-        "smartphone",
-        "android-phone",
-        "laptop",
-        "notebook",
-        "browser",
-        "os",
-        "operating-system",
-        "programming-language",
-        "framework",
-        "web-framework",
-        "car",
-        "ev",
-        "electric-car",
-        "tablet",
-        "watch",
-        "smartwatch",
-        "notes-app",
-        "编辑器",
-        "手机",
-        "笔记本",
-        "笔记本电脑",
-        "浏览器",
-        "操作系统",
-        "系统",
-        "编程语言",
-        "框架",
-        "汽车",
-        "电车",
-        "车",
-        "平板",
-        "平板电脑",
-        "手表",
-        "笔记软件",
-    ]
+    _words(
+        "editor code-editor text-editor ide phone smartphone android-phone laptop "
+        "notebook browser os operating-system programming-language framework "
+        "web-framework car ev electric-car tablet watch smartwatch notes-app 编辑器 手机 "
+        "笔记本 笔记本电脑 浏览器 操作系统 系统 编程语言 框架 汽车 电车 车 平板 平板电脑 手表 笔记软件"
+    )
 )
 
 
@@ -395,34 +248,12 @@ _PREFERENCE_OBJECTS: dict[str, frozenset[str]] = {
             "可乐",
         ]
     ),
-    "season": frozenset(
-        ["spring", "summer", "autumn", "fall", "winter", "春天", "夏天", "秋天", "冬天"]
-    ),
+    "season": frozenset(_words("spring summer autumn fall winter 春天 夏天 秋天 冬天")),
     "colour": frozenset(
-        [
-            "red",
-            "blue",
-            "green",
-            "yellow",
-            "purple",
-            "pink",
-            "orange",
-            "black",
-            "white",
-            "grey",
-            "gray",
-            "brown",
-            "红色",
-            "蓝色",
-            "绿色",
-            "黄色",
-            "紫色",
-            "粉色",
-            "橙色",
-            "黑色",
-            "白色",
-            "灰色",
-        ]
+        _words(
+            "red blue green yellow purple pink orange black white grey gray brown 红色 蓝色 "
+            "绿色 黄色 紫色 粉色 橙色 黑色 白色 灰色"
+        )
     ),
 }
 
@@ -439,194 +270,54 @@ def preference_predicate(obj: str) -> str | None:
     first = re.sub(r"^(?:a|an|the|some|my)\s+", "", first)
     first = re.sub(r"\s+(?:now|these\s+days|nowadays|instead)$", "", first)
     for category, objects in _PREFERENCE_OBJECTS.items():
-        if first in objects:
-            return f"favourite:{category}"
+        for known in objects:
+            # "coffee in the morning" is coffee; Chinese has no blank to stop at.
+            if first == known or first.startswith(known + " "):
+                return f"favourite:{category}"
     return None
 
 
 # -- planned events ---------------------------------------------------------------------------
 
 _EVENT_HEADS_EN = frozenset(
-    [
-        "appointment",
-        "appt",
-        "meeting",
-        "interview",
-        "exam",
-        "test",
-        "flight",
-        "trip",
-        "date",
-        "party",
-        "game",
-        "concert",
-        "class",
-        "lesson",
-        "surgery",
-        "operation",
-        "presentation",
-        "deadline",
-        "recital",
-        "match",
-        "race",
-        "marathon",
-        "wedding",
-        "conference",
-        "vacation",
-        "holiday",
-        "shift",
-        "checkup",
-        "check-up",
-        "session",
-        "tournament",
-        "audition",
-        "show",
-        "gig",
-        "reservation",
-        "dinner",
-        "lunch",
-        "brunch",
-        "breakfast",
-        "call",
-        "visit",
-        "ceremony",
-        "graduation",
-        "performance",
-        "rehearsal",
-        "training",
-        "workshop",
-        "seminar",
-        "practice",
-        "competition",
-        "exhibition",
-        "hearing",
-        "procedure",
-        "haircut",
-        "offsite",
-        "standup",
-        "stand-up",
-        "review",
-        "demo",
-        "launch",
-        "retreat",
-        "barbecue",
-        "bbq",
-        "picnic",
-        "playdate",
-        "sleepover",
-        "viewing",
-        "cleaning",
-        "scan",
-        "massage",
-    ]
+    _words(
+        "appointment appt meeting interview exam test flight trip date party game "
+        "concert class lesson surgery operation presentation deadline recital match "
+        "race marathon wedding conference vacation holiday shift checkup check-up "
+        "session tournament audition show gig reservation dinner lunch brunch "
+        "breakfast call visit ceremony graduation performance rehearsal training "
+        "workshop seminar practice competition exhibition hearing procedure haircut "
+        "offsite standup stand-up review demo launch retreat barbecue bbq picnic "
+        "playdate sleepover viewing cleaning scan massage"
+    )
 )
 _PROFESSIONALS_EN = frozenset(
-    [
-        "dentist",
-        "doctor",
-        "vet",
-        "hairdresser",
-        "barber",
-        "therapist",
-        "physio",
-        "physiotherapist",
-        "dermatologist",
-        "optometrist",
-        "orthodontist",
-        "gp",
-        "gynecologist",
-        "pediatrician",
-        "chiropractor",
-        "accountant",
-        "lawyer",
-        "tutor",
-    ]
+    _words(
+        "dentist doctor vet hairdresser barber therapist physio physiotherapist "
+        "dermatologist optometrist orthodontist gp gynecologist pediatrician "
+        "chiropractor accountant lawyer tutor"
+    )
 )
 # Heads that say little alone: the word before them is part of the key ("piano lesson").
 _GENERIC_HEADS = frozenset(
-    [
-        "appointment",
-        "appt",
-        "visit",
-        "checkup",
-        "check-up",
-        "session",
-        "lesson",
-        "class",
-        "call",
-        "practice",
-        "training",
-        "party",
-        "game",
-        "match",
-        "reservation",
-        "shift",
-        "review",
-        "scan",
-        "cleaning",
-    ]
+    _words(
+        "appointment appt visit checkup check-up session lesson class call practice "
+        "training party game match reservation shift review scan cleaning"
+    )
 )
 _SEEING_HEADS = frozenset({"appointment", "appt", "visit", "checkup", "check-up"})
 _KEY_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "my",
-        "our",
-        "your",
-        "his",
-        "her",
-        "their",
-        "this",
-        "that",
-        "these",
-        "next",
-        "upcoming",
-        "new",
-        "big",
-        "little",
-        "weekly",
-        "monthly",
-        "annual",
-        "yearly",
-        "first",
-        "second",
-        "usual",
-        "regular",
-    ]
+    _words(
+        "a an the my our your his her their this that these next upcoming new big "
+        "little weekly monthly annual yearly first second usual regular"
+    )
 )
 _KEY_END = frozenset(
-    [
-        "with",
-        "at",
-        "on",
-        "in",
-        "for",
-        "to",
-        "from",
-        "about",
-        "by",
-        "before",
-        "after",
-        "until",
-        "till",
-        "this",
-        "next",
-        "tomorrow",
-        "today",
-        "tonight",
-        "is",
-        "was",
-        "got",
-        "has",
-        "have",
-        "had",
-        "moved",
-        "postponed",
-        "pushed",
-        "rescheduled",
-    ]
+    _words(
+        "with at on in for to from about by before after until till this next "
+        "tomorrow today tonight is was got has have had moved postponed pushed "
+        "rescheduled"
+    )
 )
 
 

@@ -633,7 +633,7 @@ _REMEMBER = re.compile(
 )
 _IMPLIED_SUBJECT = re.compile(
     r"是|在|现在|目前|如今|也|还|又|并且|已经|今年|住|有|喜欢|爱|讨厌|最|打算|计划|准备|要|"
-    r"正在|刚|就|对"
+    r"正在|刚|就|对|搬|改用|换成|入职|跳槽|加入"
 )
 _PAST_DATED_FACT_KINDS = frozenset(
     {ClaimKind.FACT, ClaimKind.PREFERENCE, ClaimKind.STATE}
