@@ -63,6 +63,7 @@ __all__ = [
     "PRONOUN_OBJECT",
     "SINCE_TIME",
     "STRICT_PLAN_TIME",
+    "TIME_TAIL",
     "Check",
     "Clause",
     "Predicate",
@@ -134,7 +135,9 @@ _CAPITAL = re.compile(r"[A-Z]")
 _ARTICLE_START = re.compile(r"(?:a|an|the)\s", _F)
 _AT_OR_IN = re.compile(r"(?:at|in)\s", _F)
 _VAGUE = re.compile(
-    r"\b(?:it|this|that|these(?!\s+days)|those|them|him|her|you|there|here)\b", _F
+    r"\b(?:it|this(?!\s+(?:spring|summer|autumn|fall|winter))|that|these(?!\s+days)|"
+    r"those|them|him|her|you|there|here)\b",
+    _F,
 )
 _NEGATED_START = re.compile(r"(?:not|never|no)\b", _F)
 PRONOUN_OBJECT = re.compile(
@@ -484,7 +487,7 @@ _MONTHS = (
     r"december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec"
 )
 _DAYS = r"monday|tuesday|wednesday|thursday|friday|saturday|sunday"
-_TIME_TAIL = (
+TIME_TAIL = (
     rf"(?:last|this|earlier\s+this)\s+(?:week|month|year|spring|summer|fall|autumn|"
     rf"winter|{_DAYS})|yesterday|today|recently|(?:a|one|two|three|four|five|six|a\s+few|"
     r"few|several|a\s+couple\s+of)\s+(?:days?|weeks?|months?|years?)\s+ago|"
@@ -492,7 +495,7 @@ _TIME_TAIL = (
 )
 ORG = (
     rf"(?P<obj>{ORG_NAME}(?:\s+as\s+(?:a|an|the|their|its)\s+[\w'’ -]{{1,40}}?)?"
-    rf"(?:\s+(?:{_TIME_TAIL}))?)" + CUT
+    rf"(?:\s+(?:{TIME_TAIL}))?)" + CUT
 )
 
 AGE_WORDS = (

@@ -29,6 +29,7 @@ from cairn.ingestion.extract_grammar_en import (
     PRONOUN_OBJECT,
     SINCE_TIME,
     STRICT_PLAN_TIME,
+    TIME_TAIL,
     Rule,
     Who,
     adv,
@@ -213,7 +214,7 @@ SUBJECT_RULES: tuple[Rule, ...] = (
     Rule(
         compile_en(
             rf"{_HAVE}{ADV}(?:got|been|was)\s+promoted\s+to\s+(?P<obj>(?:(?:a|an)\s+)?"
-            r"(?:[\w'’-]+\s+){0,3}?(?P<head>[a-z-]+))" + CUT
+            rf"(?:[\w'’-]+\s+){{0,3}}?(?P<head>[a-z-]+)(?:\s+(?:{TIME_TAIL}))?)" + CUT
         ),
         ClaimKind.STATE,
         fixed("was promoted to"),
@@ -326,6 +327,19 @@ SUBJECT_RULES: tuple[Rule, ...] = (
         check=lambda match: tool_known(match) and " for " not in match["obj"],
     ),
     Rule(
+        compile_en(
+            r"\s+(?P<now>(?:now|currently)\s+)?"
+            + ADV
+            + r"drive\s+(?P<obj>(?:a|an|the)\s+.+?)"
+            + CUT
+        ),
+        ClaimKind.FACT,
+        lambda match, _: ("now " if match["now"] else "") + "drives",
+        predicate=tool_predicate,
+        check=lambda match: tool_predicate(match) == "uses:car",
+        kind_for=state_if_now,
+    ),
+    Rule(
         compile_en(rf"{_HAVE}{ADV}upgraded\s+to\s+" + OBJ),
         ClaimKind.STATE,
         fixed("upgraded to"),
@@ -397,7 +411,10 @@ SUBJECT_RULES: tuple[Rule, ...] = (
         check=is_identity,
     ),
     Rule(
-        compile_en(rf"(?:{BE}|\s+){NOW}(?:living|live)\s+in\s+" + OBJ),
+        compile_en(
+            rf"(?:{BE}|{AP}ve\s+been\s+|\s+have\s+been\s+|\s+){NOW}(?:living|live)\s+in\s+"
+            + OBJ
+        ),
         ClaimKind.FACT,
         lambda match, _: ("now " if match["now"] else "") + "lives in",
         predicate=lives_in,

@@ -54,7 +54,7 @@ __all__ = ["extract_sentence"]
 
 _QUESTION = re.compile(
     r"[?？]|[吗嘛么呢]\s*[。！!…～~]*$|([\u4e00-\u9fff])[不没]\1|什么|哪|谁|怎么|为什么|为何|"
-    r"多少|几(?:点|天|个|号|月|年|岁|次|时)"
+    r"多少|(?<![好这那前后头])几(?:点|天|个|号|月|年|岁|次|时)"
 )
 _HEDGE = re.compile(
     r"如果|(?<![主只])要是|假如|假设|假使|万一|的话|也许|可能|或许|大概|估计|好像|似乎|希望|"
@@ -334,7 +334,8 @@ _RULES: tuple[_Rule, ...] = (
     # -- state changes
     _rule(
         _p(
-            r"(?:已经|刚|刚刚|最近|终于|也|都)*(?:搬到|搬去|搬家到|搬来|搬回|搬回到|定居到)了?"
+            r"(?:已经|刚|刚刚|最近|终于|也|都|又|还|就)*"
+            r"(?:搬到|搬去|搬家到|搬来|搬回|搬回到|定居到)了?"
             r"(?P<obj>.+)"
         ),
         ClaimKind.STATE,
@@ -451,6 +452,14 @@ _RULES: tuple[_Rule, ...] = (
         predicate=_tool_predicate,
         check=_tool_known,
         timing="since",
+    ),
+    _rule(
+        _p(
+            r"(?:现在|目前|如今)?(?:平时|一直)?(?:用|开|使用)的(?:是|一直是)(?P<obj>.+)"
+        ),
+        ClaimKind.FACT,
+        predicate=_tool_predicate,
+        check=_tool_known,
     ),
     _rule(
         _p(
