@@ -44,9 +44,10 @@ iff some claim with that pair mentioning only a stale value is superseded and no
 claim with that pair mentions only a stale value. It measures the extraction and
 supersession underneath the ranking.
 
-Output: overall pass and chain fractions, the same per category, language and arrival
-(in order / out of order), and the IDs of failing questions; ``--verbose`` adds each
-failing question's reason and top items.
+Output: overall pass and chain fractions (and ``first_current``: the first item mentions
+a current value, history marking aside), the same per category, language and arrival
+(in order / out of order), and the IDs of failing questions and broken chains;
+``--verbose`` adds each failing question's reason and top items.
 """
 
 from __future__ import annotations
@@ -374,6 +375,8 @@ async def run(
                     "language": case.language,
                     "arrival": "out_of_order" if case.out_of_order else "in_order",
                     "passed": verdict.passed,
+                    "first_current": bool(recall.items)
+                    and mentions(recall.items[0].text, question.current),
                     "chain": chain_holds(claims, question),
                 }
                 if verbose and not verdict.passed:
@@ -387,12 +390,15 @@ async def run(
 
 def _fractions(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
     total = len(results)
-    passed = sum(r["passed"] for r in results)
-    chained = sum(r["chain"] for r in results)
+
+    def fraction(field: str) -> float | None:
+        return round(sum(r[field] for r in results) / total, 4) if total else None
+
     return {
         "questions": total,
-        "pass": round(passed / total, 4) if total else None,
-        "chain": round(chained / total, 4) if total else None,
+        "pass": fraction("passed"),
+        "first_current": fraction("first_current"),
+        "chain": fraction("chain"),
     }
 
 

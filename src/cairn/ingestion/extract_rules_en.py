@@ -91,7 +91,9 @@ def _now(match: re.Match[str]) -> str:
 
 
 def _state_if_marked(match: re.Match[str]) -> ClaimKind:
-    return ClaimKind.STATE if _now(match) else state_if_now(match)
+    if _now(match):
+        return ClaimKind.STATE
+    return state_if_now(match) if "obj" in match.groupdict() else ClaimKind.FACT
 
 
 def _old_rewritten(match: re.Match[str], who: Who) -> str:
