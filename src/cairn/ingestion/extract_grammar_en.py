@@ -493,10 +493,8 @@ TIME_TAIL = (
     r"few|several|a\s+couple\s+of)\s+(?:days?|weeks?|months?|years?)\s+ago|"
     rf"(?:back\s+)?in\s+(?:{_MONTHS}|(?:19|20)\d\d)\b(?:\s+\d{{4}})?|on\s+(?:{_DAYS})"
 )
-ORG = (
-    rf"(?P<obj>{ORG_NAME}(?:\s+as\s+(?:a|an|the|their|its)\s+[\w'’ -]{{1,40}}?)?"
-    rf"(?:\s+(?:{TIME_TAIL}))?)" + CUT
-)
+_AS_ROLE = r"\s+as\s+(?:a|an|the|their|its)\s+[\w'’ -]{1,40}?"
+ORG = rf"(?P<obj>{ORG_NAME}(?:{_AS_ROLE})?(?:\s+(?:{TIME_TAIL}))?(?:{_AS_ROLE})?)" + CUT
 
 AGE_WORDS = (
     r"\d{1,3}|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[-\s](?:one|two|three|four|five|six|seven|eight|nine))?|"
