@@ -755,11 +755,13 @@ _RESCHEDULED = _rule(
     timing="replan",
 )
 _RESCHEDULE_WORDS = re.compile(_CHANGED_TO)
+_OTHERS = re.compile("[你他她它]")
 
 
 def _rescheduled(sentence: Sentence, position: int, end: int) -> ClaimDraft | None:
     match = _RESCHEDULED.pattern.match(sentence.text, position, end)
-    if match is None or not _plan_known(match):
+    # 他的会议推迟了 is someone else's plan.
+    if match is None or not _plan_known(match) or _OTHERS.search(match["event"]):
         return None
     clause = _Clause(sentence, position, None, position, end, plural=False)
     holds, time, _ = _timed(_RESCHEDULED, clause, match)
