@@ -17,6 +17,11 @@ from typing import TYPE_CHECKING
 import attrs
 
 from cairn.domain.claim import ClaimDraft, ClaimKind
+from cairn.ingestion.extract_attributes import (
+    plan_key_en,
+    preference_predicate,
+    uses_predicate,
+)
 from cairn.ingestion.extract_common import (
     CONFIDENCE_FACT,
     CONFIDENCE_PLAN,
@@ -48,12 +53,17 @@ __all__ = [
     "CUT",
     "EVENT_TIME",
     "NAME",
+    "NAME_NOW",
+    "NEW_PLAN_TIME",
     "NOW",
     "OBJ",
+    "ORG",
+    "ORG_NAME",
     "PLAN_TIME",
     "PRONOUN_OBJECT",
     "SINCE_TIME",
     "STRICT_PLAN_TIME",
+    "TIME_TAIL",
     "Check",
     "Clause",
     "Predicate",
@@ -76,13 +86,21 @@ __all__ = [
     "identity_predicate",
     "is_identity",
     "lives_in",
+    "lives_in_or_uses",
     "not_negated",
     "place",
+    "place_or_tool",
+    "plan_known",
+    "plan_predicate",
+    "prefer_predicate",
     "rewrite",
     "specific",
     "state_if_now",
     "third",
     "time_words",
+    "title",
+    "tool_known",
+    "tool_predicate",
 ]
 
 _F = re.IGNORECASE
@@ -107,10 +125,20 @@ NAME = (
     rf"(?P<name>{_NAME_WORD}(?:\s+{_NAME_WORD}){{0,2}})"
     r"(?=\s*(?:[,;:.!)]|$)|\s+(?:and|but|because|so|too)\b)"
 )
+# A name, optionally followed by "now": "I'm dating Zoe now".
+NAME_NOW = (
+    rf"(?P<name>{_NAME_WORD}(?:\s+{_NAME_WORD}){{0,2}})"
+    r"(?P<tail>\s+(?:now|these\s+days))?"
+    r"(?=\s*(?:[,;:.!)]|$)|\s+(?:and|but|because|so|too)\b)"
+)
 _CAPITAL = re.compile(r"[A-Z]")
 _ARTICLE_START = re.compile(r"(?:a|an|the)\s", _F)
 _AT_OR_IN = re.compile(r"(?:at|in)\s", _F)
-_VAGUE = re.compile(r"\b(?:it|this|that|these|those|them|him|her|you|there|here)\b", _F)
+_VAGUE = re.compile(
+    r"\b(?:it|this(?!\s+(?:spring|summer|autumn|fall|winter))|that|these(?!\s+days)|"
+    r"those|them|him|her|you|there|here)\b",
+    _F,
+)
 _NEGATED_START = re.compile(r"(?:not|never|no)\b", _F)
 PRONOUN_OBJECT = re.compile(
     r"(?:it|that|this|them|you|him|her|these|those|one|me|myself|everything|nothing|"
@@ -198,10 +226,13 @@ class TimeNeed:
     accept: TimeCheck
     required: bool = True
     open_ended: bool = False
+    # The time is read from the object alone: "moved from Tuesday to Thursday" is Thursday.
+    in_object: bool = False
 
 
 PLAN_TIME = TimeNeed("future", is_not_past)
 STRICT_PLAN_TIME = TimeNeed("future", is_future)
+NEW_PLAN_TIME = TimeNeed("future", is_not_past, in_object=True)
 EVENT_TIME = TimeNeed("past", is_not_future)
 SINCE_TIME = TimeNeed("past", is_not_future, required=False, open_ended=True)
 
@@ -226,7 +257,11 @@ class Rule:
         time: TemporalMatch | None = None
         if self.time is not None:
             time = sentence.choose_time(
-                clause.start, clause.end, self.time.prefer, self.time.accept
+                match.start("obj") if self.time.in_object else clause.start,
+                clause.end,
+                self.time.prefer,
+                self.time.accept,
+                clause_only=self.time.in_object,
             )
             if time is None and self.time.required:
                 return None
@@ -316,6 +351,51 @@ def lives_in(_: re.Match[str]) -> str:
     return "lives_in"
 
 
+def _old(match: re.Match[str]) -> str | None:
+    return match.groupdict().get("old")
+
+
+def tool_predicate(match: re.Match[str]) -> str | None:
+    """``uses:<category>`` of the new tool, else of the one it replaced."""
+    return uses_predicate(match["obj"], _old(match))
+
+
+def tool_known(match: re.Match[str]) -> bool:
+    return tool_predicate(match) is not None and concrete_object(match)
+
+
+def lives_in_or_uses(match: re.Match[str]) -> str:
+    """ "I moved to Lisbon" is a home; "I moved over to Neovim" is a tool."""
+    return tool_predicate(match) or "lives_in"
+
+
+def place_or_tool(match: re.Match[str]) -> bool:
+    return place(match) or tool_predicate(match) is not None
+
+
+def prefer_predicate(match: re.Match[str]) -> str:
+    return preference_predicate(match["obj"]) or attitude(match)
+
+
+def plan_known(match: re.Match[str]) -> bool:
+    return plan_predicate(match) is not None
+
+
+_TITLE_HEADS = frozenset({"lead", "head", "vp", "partner", "supervisor", "principal"})
+
+
+def title(match: re.Match[str]) -> bool:
+    head = match["head"].lower()
+    return head in OCCUPATIONS or head in _TITLE_HEADS
+
+
+def plan_predicate(match: re.Match[str]) -> str | None:
+    """``plan:<event>`` when the plan names an event ("the dentist" → ``plan:dentist``)."""
+    groups = match.groupdict()
+    event = plan_key_en(groups.get("event") or groups.get("obj") or "")
+    return f"plan:{event}" if event else None
+
+
 def attitude(match: re.Match[str]) -> str:
     return f"attitude:{key(match['obj'])}"
 
@@ -336,6 +416,8 @@ def habit_predicate(match: re.Match[str]) -> str:
         return "works_at"
     if lowered.startswith("work as"):
         return "occupation"
+    if verb == "use" and (uses := uses_predicate(match["obj"])) is not None:
+        return uses
     return f"habit:{lowered}"
 
 
@@ -395,6 +477,24 @@ def state_if_now(match: re.Match[str]) -> ClaimKind:
         return ClaimKind.STATE
     return ClaimKind.FACT
 
+
+# An employer: capitalised words ("Stripe", "Acme Corp", "BMW"), then optionally the role
+# and when ("as a designer last week"); anything else after the name ("Sarah for lunch")
+# is not a job.
+ORG_NAME = r"(?-i:[A-Z])[\w&.'’+-]*(?:\s+(?-i:[A-Z0-9&])[\w&.'’+-]*){0,4}"
+_MONTHS = (
+    r"january|february|march|april|may|june|july|august|september|october|november|"
+    r"december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec"
+)
+_DAYS = r"monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+TIME_TAIL = (
+    rf"(?:last|this|earlier\s+this)\s+(?:week|month|year|spring|summer|fall|autumn|"
+    rf"winter|{_DAYS})|yesterday|today|recently|(?:a|one|two|three|four|five|six|a\s+few|"
+    r"few|several|a\s+couple\s+of)\s+(?:days?|weeks?|months?|years?)\s+ago|"
+    rf"(?:back\s+)?in\s+(?:{_MONTHS}|(?:19|20)\d\d)\b(?:\s+\d{{4}})?|on\s+(?:{_DAYS})"
+)
+_AS_ROLE = r"\s+as\s+(?:a|an|the|their|its)\s+[\w'’ -]{1,40}?"
+ORG = rf"(?P<obj>{ORG_NAME}(?:{_AS_ROLE})?(?:\s+(?:{TIME_TAIL}))?(?:{_AS_ROLE})?)" + CUT
 
 AGE_WORDS = (
     r"\d{1,3}|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[-\s](?:one|two|three|four|five|six|seven|eight|nine))?|"

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 __all__ = [
+    "CHANGE_VERBS",
     "EVENT_NOUNS",
     "IDENTITIES",
     "NUMBER_WORDS",
     "OCCUPATIONS",
+    "PARTNERS",
     "PAST_VERBS",
     "PETS_AND_FAMILY",
+    "PLANNED_HEADS",
     "PROGRESSIVE_VERBS",
     "RELATIONS",
     "UNCERTAIN_PAST",
@@ -72,6 +75,27 @@ EVENT_NOUNS = _alternation(
     "gig|reservation|dinner|lunch|call|visit|ceremony|graduation|performance|rehearsal|"
     "training|workshop|seminar|practice|competition|exhibition|hearing|procedure|"
     "doctor's appointment|dentist appointment"
+)
+
+# What a rescheduled plan can be about: an event, or whom it is with ("the dentist").
+PLANNED_HEADS = _alternation(
+    "appointment|appt|meeting|interview|exam|test|flight|trip|date|party|game|concert|"
+    "class|lesson|surgery|operation|presentation|deadline|recital|match|race|wedding|"
+    "conference|vacation|holiday|shift|check-up|checkup|session|tournament|audition|show|"
+    "gig|reservation|dinner|lunch|brunch|call|visit|ceremony|graduation|performance|"
+    "rehearsal|training|workshop|seminar|practice|competition|hearing|procedure|haircut|"
+    "offsite|standup|stand-up|review|demo|retreat|barbecue|bbq|picnic|playdate|viewing|"
+    "cleaning|scan|massage|dentist|doctor|vet|hairdresser|barber|therapist|physio|"
+    "dermatologist|optometrist|orthodontist"
+)
+# How a plan is moved: "postponed to", "pushed back to", "moved up to".
+CHANGE_VERBS = _alternation(
+    "moved|postponed|pushed|rescheduled|bumped|shifted|delayed|changed|put off|moving|"
+    "pushed back|brought forward"
+)
+# Whom "my ... is Anna" names as the speaker's partner.
+PARTNERS = _alternation(
+    "girlfriend|boyfriend|partner|wife|husband|fiancé|fiancée|fiance|fiancee|spouse"
 )
 
 PROGRESSIVE_VERBS = _alternation(

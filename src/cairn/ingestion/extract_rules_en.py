@@ -6,7 +6,10 @@ conditions hold makes the claim (tests/ingestion/test_extract.py).
 
 from __future__ import annotations
 
+import re  # noqa: TC003  (re.Match in annotations the rules evaluate)
+
 from cairn.domain.claim import ClaimKind
+from cairn.ingestion.extract_attributes import favourite_category
 from cairn.ingestion.extract_common import PatternChain, key
 from cairn.ingestion.extract_grammar_en import (
     ADV,
@@ -16,13 +19,19 @@ from cairn.ingestion.extract_grammar_en import (
     CUT,
     EVENT_TIME,
     NAME,
+    NAME_NOW,
+    NEW_PLAN_TIME,
     NOW,
     OBJ,
+    ORG,
+    ORG_NAME,
     PLAN_TIME,
     PRONOUN_OBJECT,
     SINCE_TIME,
     STRICT_PLAN_TIME,
+    TIME_TAIL,
     Rule,
+    Who,
     adv,
     age,
     attitude,
@@ -38,31 +47,307 @@ from cairn.ingestion.extract_grammar_en import (
     identity_predicate,
     is_identity,
     lives_in,
+    lives_in_or_uses,
     not_negated,
     place,
+    place_or_tool,
+    plan_known,
+    plan_predicate,
+    prefer_predicate,
+    rewrite,
     state_if_now,
     third,
+    title,
+    tool_known,
+    tool_predicate,
 )
 from cairn.ingestion.extract_lexicon_en import (
+    CHANGE_VERBS,
     EVENT_NOUNS,
+    PARTNERS,
     PAST_VERBS,
     PETS_AND_FAMILY,
+    PLANNED_HEADS,
     PROGRESSIVE_VERBS,
     RELATIONS,
 )
 
-__all__ = ["HEAD_RULES", "POSSESSIVE_HEADS", "SUBJECT_CHAIN", "SUBJECT_RULES"]
+__all__ = [
+    "HEAD_RULES",
+    "POSSESSIVE_HEADS",
+    "RESCHEDULED",
+    "SUBJECT_CHAIN",
+    "SUBJECT_RULES",
+]
+
+_PARTNER = compile_en(PARTNERS)
+_HAVE = rf"(?:{AP}ve|\s+have)?\s+"
+_EVENT = rf"(?:[\w'’-]+\s+){{0,3}}?(?:{PLANNED_HEADS})"
+
+
+def _now(match: re.Match[str]) -> str:
+    groups = match.groupdict()
+    return "now " if groups.get("now") or groups.get("tail") else ""
+
+
+def _state_if_marked(match: re.Match[str]) -> ClaimKind:
+    if _now(match):
+        return ClaimKind.STATE
+    return state_if_now(match) if "obj" in match.groupdict() else ClaimKind.FACT
+
+
+def _old_rewritten(match: re.Match[str], who: Who) -> str:
+    old = " ".join(match["old"].split())
+    return rewrite(old, who) or old
+
+
+def _words_between(match: re.Match[str], first: str, until: str) -> str:
+    """The clause's own words from group ``first`` up to group ``until``."""
+    return " ".join(match.string[match.start(first) : match.start(until)].split())
+
+
+# "The dentist got moved to Thursday", "my interview is now on Friday": a planned event
+# with its new time, keyed by the event so it supersedes the plan's earlier time.
+RESCHEDULED = Rule(
+    compile_en(
+        rf"(?:the|my|our)\s+(?P<event>{_EVENT})s?\s+(?:(?:has|have|had)\s+been\s+|got\s+|"
+        rf"gets\s+|was\s+|were\s+|is\s+(?:being\s+)?|are\s+|{AP}s\s+(?:been\s+)?)?"
+        rf"(?P<verb>(?:now\s+)?(?:{CHANGE_VERBS})\s+(?:back\s+|forward\s+|up\s+)?"
+        r"(?:from\s+[^,;:]+?\s+)?(?:to|until|till|for)|now\s+(?:on|at|set\s+for)?)\s+"
+        + OBJ
+    ),
+    ClaimKind.PLAN,
+    lambda match, _: _words_between(match, "event", "obj"),
+    time=NEW_PLAN_TIME,
+    predicate=plan_predicate,
+    check=plan_known,
+)
 
 SUBJECT_RULES: tuple[Rule, ...] = (
     # -- state changes
+    # a rescheduled plan: "we pushed the dentist back to Thursday"
     Rule(
-        compile_en(rf"(?:{AP}ve|\s+have)?\s+{ADV}moved\s+to\s+" + OBJ),
+        compile_en(
+            rf"{_HAVE}{ADV}(?P<verb>{CHANGE_VERBS})\s+(?P<event>(?:the|my|our)\s+{_EVENT})s?"
+            r"\s+(?:back\s+|forward\s+|up\s+)?(?:to|until|till|for)\s+" + OBJ
+        ),
+        ClaimKind.PLAN,
+        lambda match, who: (
+            adv(match) + f"{_words_between(match, 'verb', 'event')} "
+            f"{rewrite(' '.join(match['event'].split()), who) or match['event']} "
+            + " ".join(match.string[match.end("event") : match.start("obj")].split())
+        ),
+        time=NEW_PLAN_TIME,
+        predicate=plan_predicate,
+        check=plan_known,
+        plural_ok=True,
+    ),
+    # -- where the speaker lives
+    Rule(
+        compile_en(
+            rf"{_HAVE}{ADV}(?P<verb>moved|relocated)\s+(?:back\s+|over\s+|here\s+|out\s+)?"
+            r"(?:from\s+(?P<old>[^,;:]+?)\s+)?to\s+" + OBJ
+        ),
         ClaimKind.STATE,
-        fixed("moved to"),
+        lambda match, who: (
+            adv(match)
+            + match["verb"].lower()
+            + (f" from {_old_rewritten(match, who)}" if match["old"] else "")
+            + " to"
+        ),
+        time=SINCE_TIME,
+        predicate=lives_in_or_uses,
+        check=place_or_tool,
+        plural_ok=True,
+    ),
+    Rule(
+        compile_en(rf"{_HAVE}{ADV}settled(?:\s+down)?\s+in\s+" + OBJ),
+        ClaimKind.STATE,
+        fixed("settled in"),
         time=SINCE_TIME,
         predicate=lives_in,
         check=place,
         plural_ok=True,
+    ),
+    Rule(
+        compile_en(
+            rf"(?:{AP}m|\s+am)\s+(?P<now>(?:now|currently)\s+)?(?P<how>based\s+(?:in|out\s+of)|"
+            r"in)\s+(?P<obj>(?-i:[A-Z])[\w'’.-]*(?:\s+(?-i:[A-Z])[\w'’.-]*){0,3})"
+            r"(?P<tail>\s+(?:now|these\s+days|nowadays|for\s+good|permanently))?" + CUT
+        ),
+        ClaimKind.FACT,
+        lambda match, _: (
+            "is " + _now(match) + ("based in" if match["how"].lower() != "in" else "in")
+        ),
+        predicate=lives_in,
+        # "I'm in Paris" alone may be a trip; "now", "these days" make it a home.
+        check=lambda match: match["how"].lower() != "in" or bool(_now(match)),
+        kind_for=_state_if_marked,
+    ),
+    # -- work
+    Rule(
+        compile_en(
+            rf"{_HAVE}{ADV}(?P<verb>joined|started\s+at|signed\s+with|took\s+a\s+(?:new\s+)?"
+            r"job\s+(?:at|with)|(?:got|was|been)\s+hired\s+(?:at|by)|accepted\s+(?:an?\s+)?"
+            r"(?:job\s+)?offer\s+(?:from|at))\s+" + ORG
+        ),
+        ClaimKind.STATE,
+        lambda match, _: adv(match) + " ".join(match["verb"].split()),
+        time=SINCE_TIME,
+        predicate=lambda _: "works_at",
+    ),
+    Rule(
+        compile_en(
+            rf"{_HAVE}{ADV}left\s+(?P<old>{ORG_NAME})\s+(?:for|to\s+join|to\s+work\s+at)\s+"
+            + ORG
+        ),
+        ClaimKind.STATE,
+        lambda match, _: adv(match) + f"left {match['old']} for",
+        time=SINCE_TIME,
+        predicate=lambda _: "works_at",
+    ),
+    Rule(
+        compile_en(rf"{BE}{NOW}{ADV}(?:working|employed)\s+(?P<prep>at|for)\s+" + ORG),
+        ClaimKind.FACT,
+        lambda match, _: ("now " if match["now"] else "") + f"works {match['prep']}",
+        predicate=lambda _: "works_at",
+        kind_for=state_if_now,
+    ),
+    Rule(
+        compile_en(
+            rf"{_HAVE}{ADV}(?:got|been|was)\s+promoted\s+to\s+(?P<obj>(?:(?:a|an)\s+)?"
+            rf"(?:[\w'’-]+\s+){{0,3}}?(?P<head>[a-z-]+)(?:\s+(?:{TIME_TAIL}))?)" + CUT
+        ),
+        ClaimKind.STATE,
+        fixed("was promoted to"),
+        time=SINCE_TIME,
+        predicate=lambda _: "occupation",
+        check=title,
+    ),
+    # -- partners
+    Rule(
+        compile_en(
+            rf"(?:{AP}m|\s+am)\s+{NOW}{ADV}(?P<verb>dating|engaged\s+to|married\s+to|"
+            r"in\s+a\s+relationship\s+with|going\s+out\s+with|together\s+with)\s+"
+            + NAME_NOW
+        ),
+        ClaimKind.FACT,
+        lambda match, _: (
+            f"is {_now(match)}{' '.join(match['verb'].split())} {match['name']}"
+        ),
+        predicate=lambda _: "partner",
+        kind_for=_state_if_marked,
+    ),
+    Rule(
+        compile_en(
+            rf"{_HAVE}{ADV}(?P<verb>got\s+engaged\s+to|got\s+married\s+to|married|"
+            r"started\s+dating|started\s+seeing|broke\s+up\s+with|split\s+up\s+with|"
+            r"separated\s+from|divorced)\s+" + NAME
+        ),
+        ClaimKind.STATE,
+        lambda match, _: (
+            adv(match) + f"{' '.join(match['verb'].split())} {match['name']}"
+        ),
+        time=SINCE_TIME,
+        predicate=lambda _: "partner",
+    ),
+    # -- tools: "I switched to Neovim", "I replaced my iPhone with a Pixel"
+    Rule(
+        compile_en(
+            rf"{_HAVE}{ADV}(?P<verb>switched|changed|migrated|converted|transitioned|"
+            r"jumped)\s+(?:over\s+|back\s+)?(?:from\s+(?P<old>[^,;:]+?)\s+)?to\s+" + OBJ
+        ),
+        ClaimKind.STATE,
+        lambda match, who: (
+            adv(match)
+            + match["verb"].lower()
+            + (f" from {_old_rewritten(match, who)}" if match["old"] else "")
+            + " to"
+        ),
+        time=SINCE_TIME,
+        predicate=tool_predicate,
+        check=tool_known,
+    ),
+    Rule(
+        compile_en(
+            rf"{_HAVE}{ADV}(?P<verb>replaced|swapped|traded|exchanged|ditched)\s+"
+            r"(?P<old>[^,;:]+?)\s+(?:with|for)\s+" + OBJ
+        ),
+        ClaimKind.STATE,
+        lambda match, who: (
+            adv(match)
+            + f"{match['verb'].lower()} {_old_rewritten(match, who)} "
+            + ("with" if " with " in match[0].lower() else "for")
+        ),
+        time=SINCE_TIME,
+        predicate=tool_predicate,
+        check=tool_known,
+    ),
+    Rule(
+        compile_en(rf"{_HAVE}{ADV}(?:started|began|begun)\s+using\s+" + OBJ),
+        ClaimKind.STATE,
+        fixed("started using"),
+        time=SINCE_TIME,
+        predicate=tool_predicate,
+        check=tool_known,
+    ),
+    Rule(
+        compile_en(
+            rf"(?:{AP}m|\s+am|{AP}ve\s+been|\s+have\s+been)\s+{NOW}{ADV}using\s+" + OBJ
+        ),
+        ClaimKind.FACT,
+        lambda match, _: ("now " if match["now"] else "") + "uses",
+        predicate=tool_predicate,
+        check=tool_known,
+        kind_for=state_if_now,
+    ),
+    Rule(
+        compile_en(
+            r"\s+(?P<now>(?:now|currently|mostly|mainly|primarily)\s+)?"
+            rf"{ADV}(?:use|rely\s+on)\s+" + OBJ
+        ),
+        ClaimKind.FACT,
+        lambda match, _: ("now " if match["now"] else "") + "uses",
+        predicate=tool_predicate,
+        check=tool_known,
+        kind_for=lambda match: (
+            ClaimKind.STATE
+            if (match["now"] or "").strip().lower() == "now"
+            or state_if_now(match) is ClaimKind.STATE
+            else ClaimKind.FACT
+        ),
+    ),
+    Rule(
+        compile_en(
+            rf"{_HAVE}{ADV}(?P<verb>got|bought|picked\s+up)\s+(?:myself\s+)?"
+            r"(?P<obj>(?:a|an)\s+new\s+[^,;:]+?)" + CUT
+        ),
+        ClaimKind.STATE,
+        lambda match, _: adv(match) + " ".join(match["verb"].split()),
+        time=SINCE_TIME,
+        predicate=tool_predicate,
+        check=lambda match: tool_known(match) and " for " not in match["obj"],
+    ),
+    Rule(
+        compile_en(
+            r"\s+(?P<now>(?:now|currently)\s+)?"
+            + ADV
+            + r"drive\s+(?P<obj>(?:a|an|the)\s+.+?)"
+            + CUT
+        ),
+        ClaimKind.FACT,
+        lambda match, _: ("now " if match["now"] else "") + "drives",
+        predicate=tool_predicate,
+        check=lambda match: tool_predicate(match) == "uses:car",
+        kind_for=state_if_now,
+    ),
+    Rule(
+        compile_en(rf"{_HAVE}{ADV}upgraded\s+to\s+" + OBJ),
+        ClaimKind.STATE,
+        fixed("upgraded to"),
+        time=SINCE_TIME,
+        predicate=tool_predicate,
+        check=tool_known,
     ),
     Rule(
         compile_en(r"\s+no\s+longer\s+(?P<verb>[a-z]+)(?P<obj>(?:\s+.*?)?)" + CUT),
@@ -128,7 +413,10 @@ SUBJECT_RULES: tuple[Rule, ...] = (
         check=is_identity,
     ),
     Rule(
-        compile_en(rf"(?:{BE}|\s+){NOW}(?:living|live)\s+in\s+" + OBJ),
+        compile_en(
+            rf"(?:{BE}|{AP}ve\s+been\s+|\s+have\s+been\s+|\s+){NOW}(?:living|live)\s+in\s+"
+            + OBJ
+        ),
         ClaimKind.FACT,
         lambda match, _: ("now " if match["now"] else "") + "lives in",
         predicate=lives_in,
@@ -142,6 +430,7 @@ SUBJECT_RULES: tuple[Rule, ...] = (
         lambda match, who: f"{be(who.plural)} {adv(match)}going to",
         time=PLAN_TIME,
         check=not_negated,
+        predicate=plan_predicate,
         plural_ok=True,
     ),
     Rule(
@@ -150,6 +439,7 @@ SUBJECT_RULES: tuple[Rule, ...] = (
         fixed("will"),
         time=PLAN_TIME,
         check=not_negated,
+        predicate=plan_predicate,
         plural_ok=True,
     ),
     Rule(
@@ -190,6 +480,7 @@ SUBJECT_RULES: tuple[Rule, ...] = (
         ClaimKind.PLAN,
         lambda match, who: f"{be(who.plural)} {adv(match)}{match['verb']}",
         time=STRICT_PLAN_TIME,
+        predicate=plan_predicate,
         plural_ok=True,
     ),
     Rule(
@@ -200,6 +491,7 @@ SUBJECT_RULES: tuple[Rule, ...] = (
         ClaimKind.PLAN,
         conjugated("has", "have"),
         time=PLAN_TIME,
+        predicate=plan_predicate,
         plural_ok=True,
     ),
     # -- dated past events
@@ -216,6 +508,13 @@ SUBJECT_RULES: tuple[Rule, ...] = (
         plural_ok=True,
     ),
     # -- preferences
+    Rule(
+        compile_en(r"\s+(?P<now>now\s+)?" + ADV + r"prefer\s+" + OBJ),
+        ClaimKind.PREFERENCE,
+        lambda match, _: ("now " if match["now"] else "") + adv(match) + "prefers",
+        predicate=prefer_predicate,
+        check=concrete_object,
+    ),
     Rule(
         compile_en(
             rf"\s+{ADV}(?P<verb>like|love|enjoy|adore|prefer|hate|dislike|detest|loathe|"
@@ -359,7 +658,7 @@ SUBJECT_RULES: tuple[Rule, ...] = (
 SUBJECT_CHAIN = PatternChain([rule.pattern for rule in SUBJECT_RULES])
 
 # Rules at the clause start ("my ...", "call me ...") for the speaker alone.
-HEAD_RULES: tuple[Rule, ...] = (
+_NAME_HEAD_RULES: tuple[Rule, ...] = (
     Rule(
         compile_en(r"my\s+name\s+is\s+" + NAME),
         ClaimKind.FACT,
@@ -379,7 +678,7 @@ HEAD_RULES: tuple[Rule, ...] = (
         ),
         ClaimKind.PREFERENCE,
         lambda match, _: f"{adv(match)}{match['fav']} {match['cat']} {match['be']}",
-        predicate=lambda match: f"favourite:{key(match['cat'])}",
+        predicate=lambda match: f"favourite:{favourite_category(match['cat'])}",
     ),
     Rule(
         compile_en(
@@ -390,7 +689,11 @@ HEAD_RULES: tuple[Rule, ...] = (
         ),
         ClaimKind.FACT,
         lambda match, _: f"{match['rel']}'s name is {match['name']}",
-        predicate=lambda match: f"name_of:{key(match['rel'])}",
+        predicate=lambda match: (
+            "partner"
+            if _PARTNER.fullmatch(match["rel"])
+            else f"name_of:{key(match['rel'])}"
+        ),
     ),
     Rule(
         compile_en(
@@ -402,4 +705,45 @@ HEAD_RULES: tuple[Rule, ...] = (
         predicate=lambda match: key(match["what"]).replace(" ", "_"),
     ),
 )
-POSSESSIVE_HEADS = {HEAD_RULES[0], HEAD_RULES[2], HEAD_RULES[3], HEAD_RULES[4]}
+_PARTNER_IS = Rule(
+    compile_en(
+        rf"my\s+(?P<adv>(?:new|current)\s+)?(?P<rel>{PARTNERS})\s+is\s+(?P<now>now\s+)?"
+        + NAME
+    ),
+    ClaimKind.FACT,
+    lambda match, _: (
+        f"{adv(match)}{match['rel'].lower()} is {_now(match)}{match['name']}"
+    ),
+    predicate=lambda _: "partner",
+    kind_for=lambda match: (
+        ClaimKind.STATE if match["now"] or match["adv"] else ClaimKind.FACT
+    ),
+)
+_TITLE_IS = Rule(
+    compile_en(
+        r"my\s+(?:new\s+)?(?:job\s+)?title\s+is\s+(?:now\s+)?(?P<obj>(?:(?:a|an)\s+)?"
+        r"(?:[\w'’-]+\s+){0,3}?(?P<head>[a-z-]+))" + CUT
+    ),
+    ClaimKind.STATE,
+    fixed("job title is"),
+    predicate=lambda _: "occupation",
+    check=title,
+)
+# "My dentist appointment is on Tuesday": a planned event keyed by what it is.
+_PLANNED_IS = Rule(
+    compile_en(rf"my\s+(?P<event>{_EVENT})\s+(?:is|will\s+be)\s+(?:still\s+)?" + OBJ),
+    ClaimKind.PLAN,
+    lambda match, _: _words_between(match, "event", "obj"),
+    time=NEW_PLAN_TIME,
+    predicate=plan_predicate,
+    check=plan_known,
+)
+HEAD_RULES: tuple[Rule, ...] = (
+    RESCHEDULED,
+    _PARTNER_IS,
+    _TITLE_IS,
+    _PLANNED_IS,
+    *_NAME_HEAD_RULES,
+)
+# All but "call me ...": their claims read "Mei's favourite ...", "Mei's dentist ...".
+POSSESSIVE_HEADS = frozenset(HEAD_RULES) - {_NAME_HEAD_RULES[1]}

@@ -31,6 +31,7 @@ from cairn.ingestion.extract_lexicon_en import RELATIONS
 from cairn.ingestion.extract_rules_en import (
     HEAD_RULES,
     POSSESSIVE_HEADS,
+    RESCHEDULED,
     SUBJECT_CHAIN,
     SUBJECT_RULES,
 )
@@ -73,7 +74,8 @@ _CLAUSE_BREAK = re.compile(
 _DISCOURSE = re.compile(
     r"(?:(?:oh|ah|well|yeah|yes|yep|yup|actually|honestly|so|and|but|also|btw|anyway|"
     r"anyways|haha+|lol|hey|hi|hello|ok|okay|um+|uh+|wow|great|cool|sure|fun\s+fact|"
-    r"guess\s+what|by\s+the\s+way|to\s+be\s+honest|tbh|in\s+fact|plus|then)\b[\s,!.:]*)+",
+    r"guess\s+what|by\s+the\s+way|to\s+be\s+honest|tbh|in\s+fact|plus|then|now|"
+    r"nowadays|these\s+days|update)\b[\s,!.:]*)+",
     _F,
 )
 _WHO = re.compile(
@@ -86,6 +88,12 @@ _WHO = re.compile(
 
 _FIRST_PERSON = re.compile(r"\b(?:i|my|we|me)\b")  # on lower-cased text
 _HEAD_GATE = compile_en(r"my\s|(?:you\s+can\s+|please\s+|just\s+)?call\s+me\s")
+# A plan moved without a first-person word ("The dentist got moved to Thursday").
+_RESCHEDULE_GATE = compile_en(r"(?:the|our)\s")
+_RESCHEDULE_WORDS = re.compile(
+    r"\b(?:moved|postponed|pushed|rescheduled|bumped|shifted|delayed|changed|put\s+off|"
+    r"moving|brought\s+forward|now)\b"
+)
 _HAS_SUBJECT = compile_en(r"\b(?:i|we)\b")
 _LEAD_PREPOSITION = compile_en(r"(?:on|by|at)\s+")
 
@@ -168,6 +176,19 @@ def _clause_claim(sentence: Sentence, start: int, end: int) -> ClaimDraft | None
     span_start = position
     if _HEAD_GATE.match(text, position, end):
         return _head_claim(sentence, position, end)
+    if _RESCHEDULE_GATE.match(text, position, end) and (
+        moved := RESCHEDULED.pattern.match(text, position, end)
+    ):
+        who = _speaker(sentence)
+        clause = Clause(
+            sentence,
+            position,
+            position,
+            end,
+            Who(who.possessive, who.possessive, plural=False),
+        )
+        if (draft := RESCHEDULED.build(moved, clause)) is not None:
+            return draft
     if not _HAS_SUBJECT.search(text, position, end):
         return None
     subject = _WHO.match(text, position, end)
@@ -197,7 +218,7 @@ def extract_sentence(sentence: Sentence) -> list[ClaimDraft]:
         return [remembered]
     body = sentence.body.translate(_ASCII_LOWER)
     if (
-        not _FIRST_PERSON.search(body)
+        not (_FIRST_PERSON.search(body) or _RESCHEDULE_WORDS.search(body))
         or sentence.is_question
         or _QUESTION_START.match(sentence.text, start, sentence.end)
         or _HEDGED_OR_REPORTED.search(body)

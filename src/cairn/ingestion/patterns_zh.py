@@ -24,6 +24,14 @@ from typing import Literal
 import attrs
 
 from cairn.domain.claim import ClaimDraft, ClaimKind
+from cairn.ingestion.extract_attributes import (
+    EVENT_NOUNS_ZH,
+    favourite_category,
+    plan_key_zh,
+    preference_predicate,
+    product_category,
+    uses_predicate,
+)
 from cairn.ingestion.extract_common import (
     CONFIDENCE_FACT,
     CONFIDENCE_PLAN,
@@ -46,7 +54,7 @@ __all__ = ["extract_sentence"]
 
 _QUESTION = re.compile(
     r"[?？]|[吗嘛么呢]\s*[。！!…～~]*$|([\u4e00-\u9fff])[不没]\1|什么|哪|谁|怎么|为什么|为何|"
-    r"多少|几(?:点|天|个|号|月|年|岁|次|时)"
+    r"多少|(?<![好这那前后头])几(?:点|天|个|号|月|年|岁|次|时)"
 )
 _HEDGE = re.compile(
     r"如果|(?<![主只])要是|假如|假设|假使|万一|的话|也许|可能|或许|大概|估计|好像|似乎|希望|"
@@ -82,8 +90,9 @@ _RELATIONS = (
     "女朋友|对象|猫咪|猫|狗狗|狗|宠物|老板|室友|闺蜜|最好的朋友|好朋友|爷爷|奶奶|外公|外婆|"
     "宝宝|孩子"
 )
+_WORK_END = re.compile("(?:工作|上班)了?$")
 _JOB_END = re.compile(
-    r"(?:师|员|家|者|生|手|工|长|官|医生|护士|老师|教授|律师|记者|会计|司机|警察|经理|老板|"
+    r"(?:师|员|家|者|生|手|工|长|官|总监|主管|总|医生|护士|老师|教授|律师|记者|会计|司机|警察|经理|老板|"
     r"主播|博主|翻译|销售|模特|主妇|妈妈|爸爸|农民|军人|商人|创始人|合伙人)$"
 )
 _OCCUPATION_END = re.compile(
@@ -120,8 +129,9 @@ class _Clause:
 
 # none: present tense, not in a clause dated in the past; plan: a time not yet over;
 # plan_strict: a time after the evidence; event: a time already begun; since: an optional
-# past start (open-ended); move: like since, or a plan when the time is in the future.
-Timing = Literal["none", "plan", "plan_strict", "event", "since", "move"]
+# past start (open-ended); move: like since, or a plan when the time is in the future;
+# replan: a time not yet over, read from the object alone (从周二改到周四 is 周四).
+Timing = Literal["none", "plan", "plan_strict", "event", "since", "move", "replan"]
 
 
 @attrs.frozen
@@ -141,7 +151,7 @@ _p = re.compile
 
 def _object(match: re.Match[str]) -> str:
     groups = match.groupdict()
-    return groups.get("obj") or groups.get("obj2") or ""
+    return groups.get("obj") or groups.get("obj2") or groups.get("obj3") or ""
 
 
 def _concrete(match: re.Match[str]) -> bool:
@@ -184,7 +194,76 @@ def _no_longer_predicate(match: re.Match[str]) -> str:
         return "lives_in"
     if _WORKING_AT.match(obj):
         return "works_at"
+    if obj.startswith(("用", "使用")) and (
+        uses := uses_predicate(obj.removesuffix("了"))
+    ):
+        return uses
     return f"habit:{key(obj.removesuffix('了'))}"
+
+
+def _clean(text: str | None) -> str:
+    return (text or "").removesuffix("了").strip()
+
+
+def _tool_predicate(match: re.Match[str]) -> str | None:
+    groups = match.groupdict()
+    return uses_predicate(_clean(groups.get("obj")), _clean(groups.get("old")))
+
+
+def _tool_known(match: re.Match[str]) -> bool:
+    return _tool_predicate(match) is not None
+
+
+def _product_known(match: re.Match[str]) -> bool:
+    # A bare 用 needs a product name: 我用手机看视频 says nothing about which phone.
+    return product_category(_object(match)) is not None
+
+
+def _plan_predicate(match: re.Match[str]) -> str | None:
+    groups = match.groupdict()
+    event = plan_key_zh(groups.get("event") or _object(match))
+    return f"plan:{event}" if event else None
+
+
+def _plan_known(match: re.Match[str]) -> bool:
+    return _plan_predicate(match) is not None
+
+
+def _employer_ok(match: re.Match[str]) -> bool:
+    obj = _object(match)
+    return (
+        0 < len(obj) <= 16
+        and obj[0] not in "一个这那"
+        and not _PERSONAL.search(obj)
+        and not _CLUB_END.search(obj)
+    )
+
+
+def _partner_ok(match: re.Match[str]) -> bool:
+    name = match["name"]
+    return (
+        _name_ok(match)
+        and not _JOB_END.search(name)
+        and not _NOT_A_PARTNER.search(name)
+    )
+
+
+def _home_ok(match: re.Match[str]) -> bool:
+    place = _object(match)
+    return (
+        place not in _NOT_A_HOME
+        and place[0] not in _NOT_A_HOME_START
+        and not _PERSONAL.search(place)
+    )
+
+
+def _prefer_predicate(match: re.Match[str]) -> str:
+    chosen = _clean(_object(match))
+    return (
+        preference_predicate(chosen)
+        or preference_predicate(re.sub("^(?:喝|吃|用|听|看|玩)", "", chosen))
+        or _attitude(match)
+    )
 
 
 def _event_like(match: re.Match[str]) -> bool:
@@ -195,11 +274,70 @@ def _event_like(match: re.Match[str]) -> bool:
 
 
 _STATE_WORDS = "(?:现在|目前|如今)"
+_PARTNERS = "男朋友|女朋友|男友|女友|老公|老婆|丈夫|妻子|对象|未婚夫|未婚妻|爱人"
+_CLUB_END = re.compile("(?:会|群|俱乐部|队|社|班|小组|组织|活动)$")
+_NOT_A_PARTNER = re.compile("^(?:谁|一个|个|好人|什么)")
+# 我现在在X: a city or a country, not a room, an errand or an activity.
+_NOT_A_HOME = frozenset(
+    [
+        "家",
+        "家里",
+        "公司",
+        "路上",
+        "外面",
+        "学校",
+        "单位",
+        "医院",
+        "机场",
+        "办公室",
+        "车上",
+        "床上",
+        "这里",
+        "那里",
+        "这儿",
+        "那儿",
+        "楼下",
+        "附近",
+        "国外",
+        "上班",
+        "上课",
+        "上学",
+        "开会",
+        "加班",
+        "出差",
+        "休假",
+        "度假",
+        "健身房",
+        "地铁上",
+        "高铁上",
+        "飞机上",
+        "排队",
+    ]
+)
+_NOT_A_HOME_START = frozenset("开吃喝看忙做写读玩等休睡洗加路这那附准想学找听")
+_CHANGED_TO = r"(?:推迟|延期|延后|改|挪|调整|调|提前|推|换|定)(?:到|至|成|在)了?"
 
 _RULES: tuple[_Rule, ...] = (
+    # -- a rescheduled plan: 我把会议改到周三, 我的面试推迟到了下周一
+    _rule(
+        _p(
+            r"(?:们)?(?:的|把)(?P<event>[^，,。把]{1,10}?)(?:又|也|已经|被)*"
+            + _CHANGED_TO
+            + r"(?P<obj>.+)"
+        ),
+        ClaimKind.PLAN,
+        predicate=_plan_predicate,
+        check=_plan_known,
+        plural_ok=True,
+        timing="replan",
+    ),
     # -- state changes
     _rule(
-        _p(r"(?:已经|刚|刚刚|最近|终于|也|都)*(?:搬到|搬去|搬家到|搬来)了?(?P<obj>.+)"),
+        _p(
+            r"(?:已经|刚|刚刚|最近|终于|也|都|又|还|就)*"
+            r"(?:搬到|搬去|搬家到|搬来|搬回|搬回到|定居到)了?"
+            r"(?P<obj>.+)"
+        ),
         ClaimKind.STATE,
         predicate=lambda _: "lives_in",
         plural_ok=True,
@@ -216,7 +354,126 @@ _RULES: tuple[_Rule, ...] = (
         predicate=lambda _: "works_at",
     ),
     _rule(
-        _p(r"(?:已经)?不再(?P<obj>.+)|已经不(?P<obj2>.+)了"),
+        _p(_STATE_WORDS + r"(?:人)?(?:在|住)(?P<obj>[^，,。]{2,8})$"),
+        ClaimKind.STATE,
+        predicate=lambda _: "lives_in",
+        check=_home_ok,
+    ),
+    _rule(
+        _p(
+            r"(?:已经|刚|刚刚|最近|终于|也|正式)*(?:入职了?|加入了?|跳槽到了?|跳槽去了?|跳槽进了?|"
+            r"换到了?|去了?)(?P<obj>[^，,。]+?)(?:工作|上班)?了?$"
+        ),
+        ClaimKind.STATE,
+        predicate=lambda _: "works_at",
+        check=lambda match: (
+            _employer_ok(match)
+            and not (
+                match[0].lstrip("已经刚最近终于也正式").startswith("去")
+                and not _WORK_END.search(match[0])
+            )
+        ),
+        timing="since",
+    ),
+    _rule(
+        _p(r"从(?P<old>[^，,。]+?)跳槽到了?(?P<obj>[^，,。]+?)(?:工作|上班)?了?$"),
+        ClaimKind.STATE,
+        predicate=lambda _: "works_at",
+        check=_employer_ok,
+        timing="since",
+    ),
+    _rule(
+        _p(r"在(?P<obj>[^，,。我你他她]+?)找到了?(?:一份)?(?:新)?工作"),
+        ClaimKind.STATE,
+        predicate=lambda _: "works_at",
+        check=_employer_ok,
+        timing="since",
+    ),
+    _rule(
+        _p(
+            r"(?:已经|刚|刚刚|终于|也)*(?:升职为|升职成了?|升为|晋升为|升成了?|当上了?|成为了?|"
+            r"转行做了?)(?:一名|一个|一位|名|位)?(?P<obj>[^，,。]{1,12}?)了?$"
+        ),
+        ClaimKind.STATE,
+        predicate=lambda _: "occupation",
+        check=_job,
+        timing="since",
+    ),
+    # -- partners
+    _rule(
+        _p(
+            r"(?:的)?(?:现在的|新)?(?:的)?(?P<rel>"
+            + _PARTNERS
+            + r")(?:现在)?(?:是|叫|名叫)"
+            + _NAME
+            + "$"
+        ),
+        ClaimKind.FACT,
+        predicate=lambda _: "partner",
+        check=_partner_ok,
+        kind_for=lambda match: (
+            ClaimKind.STATE
+            if "新" in match[0] or "现在" in match[0]
+            else ClaimKind.FACT
+        ),
+    ),
+    _rule(
+        _p(
+            r"(?:已经|刚|刚刚|终于|也|现在)*(?:和|跟|与)"
+            + _NAME
+            + r"(?:在一起了|交往了|在交往|结婚了|订婚了|分手了|离婚了|谈恋爱了|在谈恋爱|恋爱了)$"
+        ),
+        ClaimKind.STATE,
+        predicate=lambda _: "partner",
+        check=_partner_ok,
+        timing="since",
+    ),
+    # -- tools: 我改用Vim了, 我把iPhone换成了Pixel, 我现在用Emacs
+    _rule(
+        _p(r"把(?P<old>[^，,。]+?)(?:换成|改成|换为)了?(?P<obj>.+)"),
+        ClaimKind.STATE,
+        predicate=_tool_predicate,
+        check=_tool_known,
+        timing="since",
+    ),
+    _rule(
+        _p(r"从(?P<old>[^，,。]+?)(?:换到|换成|转到|改用|切换到|转向)了?(?P<obj>.+)"),
+        ClaimKind.STATE,
+        predicate=_tool_predicate,
+        check=_tool_known,
+        timing="since",
+    ),
+    _rule(
+        _p(
+            r"(?:已经|最近|也|都|终于|现在|目前|如今)*(?:改用|换成|换用|改成|转用|切换到|"
+            r"开始用|开始使用|用上了|换了)了?(?:一(?:个|台|部|款))?(?:新的?)?(?P<obj>.+)"
+        ),
+        ClaimKind.STATE,
+        predicate=_tool_predicate,
+        check=_tool_known,
+        timing="since",
+    ),
+    _rule(
+        _p(
+            r"(?:现在|目前|如今)?(?:平时|一直)?(?:用|开|使用)的(?:是|一直是)(?P<obj>.+)"
+        ),
+        ClaimKind.FACT,
+        predicate=_tool_predicate,
+        check=_tool_known,
+    ),
+    _rule(
+        _p(
+            r"(?P<now>现在|目前|如今)?(?:都|主要|一直|平时)?(?:在)?(?:用|使用)(?P<obj>.+)"
+        ),
+        ClaimKind.FACT,
+        predicate=_tool_predicate,
+        check=_product_known,
+        kind_for=lambda match: ClaimKind.STATE if match["now"] else ClaimKind.FACT,
+    ),
+    _rule(
+        _p(
+            r"(?:已经)?不再(?P<obj>.+)|已经不(?P<obj2>.+)了|不(?P<obj3>(?:住|用|在).+)了$"
+        ),
         ClaimKind.STATE,
         predicate=_no_longer_predicate,
         kind_for=_no_longer_kind,
@@ -234,14 +491,27 @@ _RULES: tuple[_Rule, ...] = (
             r"(?!不)(?P<obj>.{2,})"
         ),
         ClaimKind.PLAN,
+        predicate=_plan_predicate,
         plural_ok=True,
         timing="plan",
     ),
     _rule(
         _p(r"(?:也|还|就|都|又|马上|一起)*(?P<obj>(?:" + _ACTIONS + r").+)"),
         ClaimKind.PLAN,
+        predicate=_plan_predicate,
         plural_ok=True,
         timing="plan_strict",
+    ),
+    _rule(
+        _p(
+            r"(?:还|也|又)?有(?:个|一个|场|一场|次|一次|节|一节)?(?P<obj>[^，,。]{0,6}?(?:"
+            + EVENT_NOUNS_ZH
+            + r"))$"
+        ),
+        ClaimKind.PLAN,
+        predicate=_plan_predicate,
+        plural_ok=True,
+        timing="plan",
     ),
     # -- dated past events
     _rule(
@@ -253,9 +523,20 @@ _RULES: tuple[_Rule, ...] = (
     ),
     # -- preferences
     _rule(
-        _p(r"最{1,2}(?:喜欢|爱)的(?P<cat>[^，,。是]{1,12}?)(?:是|就是)(?P<obj>.+)"),
+        _p(
+            r"(?:现在|目前|如今)?最{1,2}(?:喜欢|爱)的(?P<cat>[^，,。是]{1,12}?)"
+            r"(?:现在)?(?:是|就是|变成了|换成了)(?P<obj>.+)"
+        ),
         ClaimKind.PREFERENCE,
-        predicate=lambda match: f"favourite:{key(match['cat'])}",
+        predicate=lambda match: f"favourite:{favourite_category(match['cat'])}",
+    ),
+    _rule(
+        _p(
+            r"(?:现在|目前|如今)?(?:更喜欢|更爱|比较喜欢|改喜欢|开始喜欢|偏爱)(?P<obj>.+)"
+        ),
+        ClaimKind.PREFERENCE,
+        predicate=_prefer_predicate,
+        check=_concrete,
     ),
     _rule(
         _p(
@@ -361,7 +642,7 @@ _REMEMBER = re.compile(
 )
 _IMPLIED_SUBJECT = re.compile(
     r"是|在|现在|目前|如今|也|还|又|并且|已经|今年|住|有|喜欢|爱|讨厌|最|打算|计划|准备|要|"
-    r"正在|刚|就|对"
+    r"正在|刚|就|对|搬|改用|换成|入职|跳槽|加入"
 )
 _PAST_DATED_FACT_KINDS = frozenset(
     {ClaimKind.FACT, ClaimKind.PREFERENCE, ClaimKind.STATE}
@@ -379,11 +660,16 @@ def _rest_end(text: str, start: int, end: int) -> int:
 
 
 def _timed(
-    rule: _Rule, clause: _Clause
+    rule: _Rule, clause: _Clause, match: re.Match[str]
 ) -> tuple[bool, TemporalMatch | None, ClaimKind]:
     """Whether the rule's time condition holds, the time it uses, and the final kind."""
     sentence = clause.sentence
     window = (clause.start, clause.end)
+    if rule.timing == "replan":
+        time = sentence.choose_time(
+            match.start("obj"), clause.end, "future", is_not_past, clause_only=True
+        )
+        return time is not None, time, rule.kind
     if rule.timing in {"plan", "plan_strict"}:
         accept = is_future if rule.timing == "plan_strict" else is_not_past
         time = sentence.choose_time(*window, "future", accept)
@@ -424,7 +710,7 @@ def _inherently_past(sentence: Sentence, past: TemporalMatch) -> bool:
 def _build(rule: _Rule, match: re.Match[str], clause: _Clause) -> ClaimDraft | None:
     if not rule.check(match):
         return None
-    holds, time, kind = _timed(rule, clause)
+    holds, time, kind = _timed(rule, clause, match)
     if not holds:
         return None
     sentence = clause.sentence
@@ -457,6 +743,41 @@ def _skip_discourse(sentence: Sentence, position: int, end: int) -> int:
     return match.end() if match else position
 
 
+# 会议推迟到下周一: a planned event moved, said without 我.
+_RESCHEDULED = _rule(
+    _p(
+        r"(?:这次|那个|这个|下周的|明天的|周[一二三四五六日天]的)?(?P<event>[^，,。把我]{1,10}?)"
+        r"(?:又|也|已经|被)*" + _CHANGED_TO + r"(?P<obj>.+)"
+    ),
+    ClaimKind.PLAN,
+    predicate=_plan_predicate,
+    check=_plan_known,
+    timing="replan",
+)
+_RESCHEDULE_WORDS = re.compile(_CHANGED_TO)
+_OTHERS = re.compile("[你他她它]")
+
+
+def _rescheduled(sentence: Sentence, position: int, end: int) -> ClaimDraft | None:
+    match = _RESCHEDULED.pattern.match(sentence.text, position, end)
+    # 他的会议推迟了 is someone else's plan.
+    if match is None or not _plan_known(match) or _OTHERS.search(match["event"]):
+        return None
+    clause = _Clause(sentence, position, None, position, end, plural=False)
+    holds, time, _ = _timed(_RESCHEDULED, clause, match)
+    if not holds or time is None:
+        return None
+    return make_draft(
+        sentence,
+        ClaimKind.PLAN,
+        f"{sentence.display}的{sentence.text[position:end]}",
+        [(position, end)],
+        CONFIDENCE_PLAN,
+        temporal=time.span,
+        predicate=_plan_predicate(match),
+    )
+
+
 def _clause_claim(
     sentence: Sentence, start: int, end: int, carried: bool | None
 ) -> tuple[ClaimDraft | None, bool | None]:
@@ -480,7 +801,7 @@ def _clause_claim(
     elif carried is not None and _IMPLIED_SUBJECT.match(text, position, end):
         plural, subject_end = carried, position
     else:
-        return None, None
+        return _rescheduled(sentence, span_start, end), None
     predicate_start = subject_end
     if (middle := sentence.leading_time(subject_end, end)) is not None:
         predicate_start = middle.end
@@ -518,7 +839,7 @@ def extract_sentence(sentence: Sentence) -> list[ClaimDraft]:
         return [remembered]
     body = sentence.body
     if (
-        "我" not in body
+        ("我" not in body and not _RESCHEDULE_WORDS.search(body))
         or sentence.is_question
         or _QUESTION.search(body)
         or _HEDGE.search(body)
