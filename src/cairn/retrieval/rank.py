@@ -47,6 +47,7 @@ def _claim_item(claim: Claim, score: float, now: dt.datetime) -> RecallItem | No
     at = None
     if temporal is not None and temporal.valid_from is not None:
         at = temporal.valid_from.isoformat()
+    at = at if rule.at is None else rule.at.isoformat()
     return RecallItem(
         id=claim.claim_id,
         kind=claim.kind.value,

@@ -1,0 +1,196 @@
+"""Recurring claims: a first-person sentence stating a repeat ("I have a standup at 9am
+every day", "我每周四下午去游泳") becomes a ``recurring`` claim with its
+:class:`~cairn.domain.temporal.Recurrence`.
+
+Runs after the per-language rules, on their drafts for the same sentence, in both
+languages: a fact, state, plan or event draft whose span holds the repeat pattern becomes
+recurring (its time is the recurrence's window, not the single day a weekday would name);
+a preference stays a preference ("I hate Mondays"). When no rule drew anything from the
+clause, the clause itself is the claim, its subject named ("Ana has a standup at 9am every
+day", "Ana每周四下午去游泳"). Questions, hedged, negated, reported and stative sentences
+("I'm tired every day", "我每天都很累") yield nothing: a habit is something one does.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+import attrs
+
+from cairn.domain.claim import ClaimKind
+from cairn.domain.temporal import TemporalSpan, TimePrecision
+from cairn.ingestion.extract_common import CONFIDENCE_PLAN, make_draft
+from cairn.ingestion.extract_grammar_en import Who, rewrite, third
+from cairn.ingestion.temporal_recurrence import find_recurrence
+
+if TYPE_CHECKING:
+    from cairn.domain.claim import ClaimDraft
+    from cairn.domain.temporal import Recurrence
+    from cairn.ingestion.extract_common import Sentence
+    from cairn.ingestion.temporal_recurrence import RecurrenceMatch
+
+__all__ = ["with_recurrence"]
+
+# How sure the reading of the repeat is: patterns are explicit, but the window's end and
+# whether the habit still holds are inferred.
+_RECURRENCE_CONFIDENCE = 0.9
+_CONVERTIBLE = frozenset(
+    {ClaimKind.FACT, ClaimKind.STATE, ClaimKind.PLAN, ClaimKind.EVENT}
+)
+
+_F = re.IGNORECASE
+_EN_NOT_A_HABIT = re.compile(
+    r"\b(?:if|would|could|might|maybe|perhaps|should|wish|hope|think|thought|guess|"
+    r"wonder|imagine|unless|whether|supposed|said|says|told|asked|never|not|no\s+longer|"
+    r"don['’]?t|doesn['’]?t|didn['’]?t|won['’]?t|can['’]?t|cannot|used\s+to)\b|[\"“”]",
+    _F,
+)
+_EN_CLAUSE_BREAK = re.compile(
+    r"\s*[;:()\[\]—–]\s*|\s*,?\s+(?:and|but|so|because|while|then|plus)\s+"
+    r"(?=(?:i|my|we)\b)",
+    _F,
+)
+_EN_DISCOURSE = re.compile(
+    r"(?:(?:oh|well|yeah|yes|actually|honestly|so|and|but|also|btw|anyway|ok|okay|"
+    r"by\s+the\s+way|fun\s+fact)\b[\s,!.:]*)+",
+    _F,
+)
+# "I [usually] <verb> ...": the verb decides whether it is a habit at all.
+_EN_SUBJECT = re.compile(
+    r"(?P<i>I)\s+(?P<adv>(?:(?:usually|always|often|normally|generally|typically|still|"
+    r"also|now|regularly)\s+)+)?(?P<verb>[a-z]+)\b(?P<rest>.*)",
+    _F,
+)
+_EN_STATIVE = frozenset(
+    {
+        "am", "was", "feel", "felt", "get", "got", "want", "wanted", "need", "needed",
+        "like", "love", "hate", "enjoy", "prefer", "mean", "plan", "try", "tried",
+        "will", "may", "must", "can", "had", "did", "went", "used", "forgot",
+    }
+)  # fmt: skip
+_ZH_NOT_A_HABIT = re.compile(
+    r"如果|要是|假如|可能|也许|大概|应该|希望|想要|想|打算|觉得|认为|好像|听说|据说|说过|"
+    r"不|没|别|很|太|挺|好累|[他她]说|[“”「」\"]"
+)
+_ZH_CLAUSE_BREAK = re.compile(r"\s*[，,；;：:]\s*")
+_ZH_DISCOURSE = re.compile(
+    r"(?:(?:其实|另外|还有|而且|但是|不过|所以|然后|对了|嗯+|哦+|说实话|老实说|最近)[，,！!\s]*)+"
+)
+_ZH_SUBJECT = re.compile(r"我(?!们)")
+
+
+def with_recurrence(
+    sentence: Sentence, drafts: list[ClaimDraft], *, chinese: bool
+) -> list[ClaimDraft]:
+    """``drafts`` of ``sentence`` with its recurrence, if it states one (see module doc)."""
+    if sentence.is_question:
+        return drafts
+    found = find_recurrence(
+        sentence.text,
+        sentence.reference,
+        sentence.timezone,
+        start=sentence.start,
+        end=sentence.end,
+    )
+    if found is None:
+        return drafts
+    hedge = _ZH_NOT_A_HABIT if chinese else _EN_NOT_A_HABIT
+    if hedge.search(sentence.text, sentence.start, sentence.end):
+        return drafts
+    window = _window(found.recurrence)
+    covering = [draft for draft in drafts if _covers(draft, found)]
+    if covering:
+        return [
+            attrs.evolve(
+                draft,
+                kind=ClaimKind.RECURRING,
+                temporal=window,
+                recurrence=found.recurrence,
+            )
+            if draft in covering and draft.kind in _CONVERTIBLE
+            else draft
+            for draft in drafts
+        ]
+    own = (_zh_claim if chinese else _en_claim)(sentence, found)
+    if own is None:
+        return drafts
+    return [*drafts, attrs.evolve(own, temporal=window, recurrence=found.recurrence)]
+
+
+def _window(recurrence: Recurrence) -> TemporalSpan:
+    """The claim's validity interval is the recurrence's window."""
+    return TemporalSpan(
+        recurrence.starts,
+        recurrence.until,
+        TimePrecision.DAY if recurrence.time is None else TimePrecision.MINUTE,
+        recurrence.timezone,
+        _RECURRENCE_CONFIDENCE,
+    )
+
+
+def _covers(draft: ClaimDraft, found: RecurrenceMatch) -> bool:
+    return any(
+        span.start < found.end and found.start < span.end for span in draft.spans
+    )
+
+
+def _clause(
+    sentence: Sentence, found: RecurrenceMatch, breaks: re.Pattern[str]
+) -> tuple[int, int]:
+    """The clause of ``sentence`` holding the repeat pattern."""
+    start = sentence.start
+    for match in breaks.finditer(sentence.text, sentence.start, sentence.end):
+        if match.start() >= found.end:
+            return start, match.start()
+        if match.end() <= found.start:
+            start = match.end()
+    return start, sentence.end
+
+
+def _en_claim(sentence: Sentence, found: RecurrenceMatch) -> ClaimDraft | None:
+    start, end = _clause(sentence, found, _EN_CLAUSE_BREAK)
+    text = sentence.text
+    if discourse := _EN_DISCOURSE.match(text, start, end):
+        start = discourse.end()
+    subject = _EN_SUBJECT.search(text, start, end)
+    if subject is None or subject["verb"].lower() in _EN_STATIVE:
+        return None
+    lead = text[start : subject.start()].strip(" ,")
+    if lead and found.start != start:
+        # "After work I ...": the subject opens the clause or follows the repeat.
+        return None
+    rest = rewrite(
+        subject["rest"].rstrip(" ,"),
+        Who(sentence.display, f"{sentence.display}'s", plural=False),
+    )
+    if rest is None:
+        return None
+    adverb = " ".join((subject["adv"] or "").split())
+    words = [sentence.display, *([adverb] if adverb else []), third(subject["verb"])]
+    claim = " ".join(words) + rest
+    if lead:
+        claim += " " + lead[0].lower() + lead[1:]
+    return make_draft(
+        sentence, ClaimKind.RECURRING, claim, [(start, end)], CONFIDENCE_PLAN
+    )
+
+
+def _zh_claim(sentence: Sentence, found: RecurrenceMatch) -> ClaimDraft | None:
+    start, end = _clause(sentence, found, _ZH_CLAUSE_BREAK)
+    text = sentence.text
+    if discourse := _ZH_DISCOURSE.match(text, start, end):
+        start = discourse.end()
+    subject = _ZH_SUBJECT.search(text, start, end)
+    # 我 opens the clause ("我每周四...") or follows the repeat ("每周四我...").
+    if subject is None or subject.start() not in {start, found.end}:
+        return None
+    if subject.end() >= end:
+        return None
+    body = text[start:end].rstrip("啊呀哦哈啦嘛哟~～!！ ")
+    claim = body.replace("我", sentence.display, 1)
+    if "我" in claim:
+        return None
+    return make_draft(
+        sentence, ClaimKind.RECURRING, claim, [(start, end)], CONFIDENCE_PLAN
+    )
