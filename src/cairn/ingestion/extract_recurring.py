@@ -19,22 +19,18 @@ from typing import TYPE_CHECKING
 import attrs
 
 from cairn.domain.claim import ClaimKind
-from cairn.domain.temporal import TemporalSpan, TimePrecision
 from cairn.ingestion.extract_common import CONFIDENCE_PLAN, make_draft
 from cairn.ingestion.extract_grammar_en import Who, rewrite, third
+from cairn.ingestion.temporal_candidate import recurrence_window
 from cairn.ingestion.temporal_recurrence import find_recurrence
 
 if TYPE_CHECKING:
     from cairn.domain.claim import ClaimDraft
-    from cairn.domain.temporal import Recurrence
     from cairn.ingestion.extract_common import Sentence
     from cairn.ingestion.temporal_recurrence import RecurrenceMatch
 
 __all__ = ["with_recurrence"]
 
-# How sure the reading of the repeat is: patterns are explicit, but the window's end and
-# whether the habit still holds are inferred.
-_RECURRENCE_CONFIDENCE = 0.9
 _CONVERTIBLE = frozenset(
     {ClaimKind.FACT, ClaimKind.STATE, ClaimKind.PLAN, ClaimKind.EVENT}
 )
@@ -98,7 +94,7 @@ def with_recurrence(
     hedge = _ZH_NOT_A_HABIT if chinese else _EN_NOT_A_HABIT
     if hedge.search(sentence.text, sentence.start, sentence.end):
         return drafts
-    window = _window(found.recurrence)
+    window = recurrence_window(found.recurrence)
     covering = [draft for draft in drafts if _covers(draft, found)]
     if covering:
         return [
@@ -116,17 +112,6 @@ def with_recurrence(
     if own is None:
         return drafts
     return [*drafts, attrs.evolve(own, temporal=window, recurrence=found.recurrence)]
-
-
-def _window(recurrence: Recurrence) -> TemporalSpan:
-    """The claim's validity interval is the recurrence's window."""
-    return TemporalSpan(
-        recurrence.starts,
-        recurrence.until,
-        TimePrecision.DAY if recurrence.time is None else TimePrecision.MINUTE,
-        recurrence.timezone,
-        _RECURRENCE_CONFIDENCE,
-    )
 
 
 def _covers(draft: ClaimDraft, found: RecurrenceMatch) -> bool:
