@@ -128,9 +128,8 @@ def test_a_recurring_clause_becomes_a_recurring_claim() -> None:
     assert (draft.temporal.valid_from, draft.temporal.valid_until) == (AT, None)
     assert draft.temporal.precision is TimePrecision.MINUTE
     (span,) = draft.spans
-    assert "I have a standup at 9am every day" == "Oh, I have a standup at 9am every day."[
-        span.start : span.end
-    ]
+    said = "Oh, I have a standup at 9am every day."
+    assert said[span.start : span.end] == "I have a standup at 9am every day"
 
 
 def test_a_chinese_recurring_clause_becomes_a_recurring_claim() -> None:
@@ -230,7 +229,9 @@ def test_a_text_models_recurrence_is_validated_per_candidate() -> None:
     (draft,) = batch.drafts
     recurrence = draft.recurrence
     assert recurrence is not None
-    assert recurrence.describe() == "every Monday 07:00 (Europe/Berlin) until 2027-05-31"
+    assert (
+        recurrence.describe() == "every Monday 07:00 (Europe/Berlin) until 2027-05-31"
+    )
     assert recurrence.starts == AT  # the cited evidence, in the agent's zone
     assert draft.temporal is not None
     assert draft.temporal.valid_until == recurrence.until

@@ -27,7 +27,7 @@ from cairn.domain.temporal import (
     TimePrecision,
 )
 from cairn.retrieval.temporal import eligibility
-from cairn.runtime.transfer import import_memory
+from cairn.runtime.transfer import export_memory, import_memory
 from cairn.store.export import FORMAT, FORMAT_VERSION
 from cairn.testing import FixedDomainClock, HashingEmbedder
 
@@ -144,7 +144,9 @@ def test_recurring_claim_gets_its_next_occurrence() -> None:
     assert rule.at is not None
     assert rule.at.isoformat() == "2026-03-02T09:00:00+01:00"  # the stated zone
     # The moment recall looks from decides, not the wall clock.
-    later = eligibility(_claim(ClaimKind.RECURRING, window, MONDAYS), _utc(2026, 3, 2, 9))
+    later = eligibility(
+        _claim(ClaimKind.RECURRING, window, MONDAYS), _utc(2026, 3, 2, 9)
+    )
     assert later.qualifier is not None
     assert later.qualifier.endswith("next 2026-03-09 09:00")
 
@@ -351,3 +353,45 @@ async def test_when_do_i_go_swimming(
         assert item.text == "Ana每周四下午去游泳"
         assert item.qualifier == "every Thursday (Asia/Shanghai); next 2026-12-03"
         assert item.at == "2026-12-03T00:00:00+08:00"
+
+
+async def test_a_recurrence_round_trips_and_a_malformed_one_rejects_its_record(
+    tmp_path: Path, thread_safe_clock: trio.testing.MockClock
+) -> None:
+    records = _records()
+    broken = {**records[-1], "id": "broken", "text": "Ana kiwi rows every Monday"}
+    broken["recurrence"] = {**records[-1]["recurrence"], "weekdays": [9]}
+    # The broken claim cites its own turn, so only the claim itself can be refused.
+    turn_record = {**records[-2], "id": "e-broken"}
+    broken["sources"] = [{"event": "e-broken", "start": 0, "end": len(broken["text"])}]
+    source = tmp_path / "in.jsonl"
+    lines = [*records, turn_record, broken]
+    source.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    async with open_memory(
+        tmp_path / "data", TEST_CONFIG, clock=FixedDomainClock(NOW)
+    ) as memory:
+        summary = await import_memory(memory, source)
+        assert summary.records["claim"].imported == 8
+        (rejected,) = summary.rejected
+        assert (rejected.line, rejected.type) == (len(lines), "claim")
+        assert rejected.reason is not None
+        assert "malformed recurrence" in rejected.reason
+        assert "0 (Monday) to 6" in rejected.reason
+        out = tmp_path / "out.jsonl"
+        with out.open("w", encoding="utf-8") as sink:
+            await export_memory(memory, sink, "a")
+    exported = {
+        record["id"]: record
+        for record in map(json.loads, out.read_text(encoding="utf-8").splitlines())
+        if record.get("type") == "claim"
+    }
+    assert exported["mondays"]["recurrence"] == json.loads(MONDAYS.to_json())
+    assert exported["ended"]["recurrence"] == json.loads(ENDED.to_json())
+    assert "recurrence" not in exported["event"]  # other claims read as before
+    # Importing the export again: every claim is a duplicate, none differs.
+    async with open_memory(
+        tmp_path / "data", TEST_CONFIG, clock=FixedDomainClock(NOW)
+    ) as memory:
+        again = await import_memory(memory, out)
+        assert again.records["claim"].duplicate == 8
+        assert again.rejected == ()
