@@ -254,3 +254,26 @@ def test_rule_drafts_keep_their_recurrence_through_validation() -> None:
     (draft,) = batch.drafts
     assert draft.recurrence == drafts[0].recurrence is not None
     assert isinstance(proposal_from_drafts(drafts, events), Proposal)
+
+
+def test_each_clause_keeps_its_own_recurrence() -> None:
+    drafts = RuleExtractor().extract(
+        [
+            ExtractionInput(
+                EventId("e1"),
+                Role.USER,
+                "I swim every Monday and I run every Friday at 6pm.",
+                AT,
+                "Ana",
+                SessionId("s"),
+            )
+        ],
+        timezone="Europe/Berlin",
+    )
+    assert [
+        (draft.text, draft.recurrence and draft.recurrence.describe())
+        for draft in drafts
+    ] == [
+        ("Ana swims every Monday", "every Monday (Europe/Berlin)"),
+        ("Ana runs every Friday at 6pm", "every Friday 18:00 (Europe/Berlin)"),
+    ]

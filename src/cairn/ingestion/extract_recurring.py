@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 import attrs
 
 from cairn.domain.claim import ClaimKind
-from cairn.ingestion.extract_common import CONFIDENCE_PLAN, make_draft
+from cairn.ingestion.extract_common import CONFIDENCE_PLAN, make_draft, split_clauses
 from cairn.ingestion.extract_grammar_en import Who, rewrite, third
 from cairn.ingestion.temporal_candidate import recurrence_window
-from cairn.ingestion.temporal_recurrence import find_recurrence
+from cairn.ingestion.temporal_recurrence import find_recurrence, might_recur
 
 if TYPE_CHECKING:
     from cairn.domain.claim import ClaimDraft
@@ -79,39 +79,51 @@ _ZH_SUBJECT = re.compile(r"我(?!们)")
 def with_recurrence(
     sentence: Sentence, drafts: list[ClaimDraft], *, chinese: bool
 ) -> list[ClaimDraft]:
-    """``drafts`` of ``sentence`` with its recurrence, if it states one (see module doc)."""
-    if sentence.is_question:
-        return drafts
-    found = find_recurrence(
-        sentence.text,
-        sentence.reference,
-        sentence.timezone,
-        start=sentence.start,
-        end=sentence.end,
-    )
-    if found is None:
+    """``drafts`` of ``sentence`` with the recurrences it states (see module doc).
+
+    Clause by clause ("I swim every Monday and I run every Friday" states two); a clause's
+    end ("until June", "，到年底") may come later in the sentence.
+    """
+    if sentence.is_question or not might_recur(
+        sentence.text, sentence.start, sentence.end
+    ):
         return drafts
     hedge = _ZH_NOT_A_HABIT if chinese else _EN_NOT_A_HABIT
     if hedge.search(sentence.text, sentence.start, sentence.end):
         return drafts
-    window = recurrence_window(found.recurrence)
-    covering = [draft for draft in drafts if _covers(draft, found)]
-    if covering:
-        return [
-            attrs.evolve(
-                draft,
-                kind=ClaimKind.RECURRING,
-                temporal=window,
-                recurrence=found.recurrence,
-            )
-            if draft in covering and draft.kind in _CONVERTIBLE
-            else draft
-            for draft in drafts
+    breaks = _ZH_CLAUSE_BREAK if chinese else _EN_CLAUSE_BREAK
+    result = list(drafts)
+    for start, end in split_clauses(sentence, breaks):
+        found = find_recurrence(
+            sentence.text,
+            sentence.reference,
+            sentence.timezone,
+            start=start,
+            end=end,
+            until_end=sentence.end,
+        )
+        if found is None:
+            continue
+        window = recurrence_window(found.recurrence)
+        covering = [
+            index for index, draft in enumerate(result) if _covers(draft, found)
         ]
-    own = (_zh_claim if chinese else _en_claim)(sentence, found)
-    if own is None:
-        return drafts
-    return [*drafts, attrs.evolve(own, temporal=window, recurrence=found.recurrence)]
+        for index in covering:
+            if result[index].kind in _CONVERTIBLE:
+                result[index] = attrs.evolve(
+                    result[index],
+                    kind=ClaimKind.RECURRING,
+                    temporal=window,
+                    recurrence=found.recurrence,
+                )
+        if covering:
+            continue
+        own = (_zh_claim if chinese else _en_claim)(sentence, start, end, found)
+        if own is not None:
+            result.append(
+                attrs.evolve(own, temporal=window, recurrence=found.recurrence)
+            )
+    return result
 
 
 def _covers(draft: ClaimDraft, found: RecurrenceMatch) -> bool:
@@ -120,21 +132,9 @@ def _covers(draft: ClaimDraft, found: RecurrenceMatch) -> bool:
     )
 
 
-def _clause(
-    sentence: Sentence, found: RecurrenceMatch, breaks: re.Pattern[str]
-) -> tuple[int, int]:
-    """The clause of ``sentence`` holding the repeat pattern."""
-    start = sentence.start
-    for match in breaks.finditer(sentence.text, sentence.start, sentence.end):
-        if match.start() >= found.end:
-            return start, match.start()
-        if match.end() <= found.start:
-            start = match.end()
-    return start, sentence.end
-
-
-def _en_claim(sentence: Sentence, found: RecurrenceMatch) -> ClaimDraft | None:
-    start, end = _clause(sentence, found, _EN_CLAUSE_BREAK)
+def _en_claim(
+    sentence: Sentence, start: int, end: int, found: RecurrenceMatch
+) -> ClaimDraft | None:
     text = sentence.text
     if discourse := _EN_DISCOURSE.match(text, start, end):
         start = discourse.end()
@@ -161,8 +161,9 @@ def _en_claim(sentence: Sentence, found: RecurrenceMatch) -> ClaimDraft | None:
     )
 
 
-def _zh_claim(sentence: Sentence, found: RecurrenceMatch) -> ClaimDraft | None:
-    start, end = _clause(sentence, found, _ZH_CLAUSE_BREAK)
+def _zh_claim(
+    sentence: Sentence, start: int, end: int, found: RecurrenceMatch
+) -> ClaimDraft | None:
     text = sentence.text
     if discourse := _ZH_DISCOURSE.match(text, start, end):
         start = discourse.end()

@@ -66,12 +66,14 @@ def find_recurrence(
     *,
     start: int = 0,
     end: int | None = None,
+    until_end: int | None = None,
 ) -> RecurrenceMatch | None:
     """The first recurrence stated in ``text[start:end]``, its window from ``reference``.
 
-    The time of day and the end are looked for anywhere in the window, so "I have a
-    standup at 9am every day" and "我每周四去游泳，到年底" are read whole. ``None`` when
-    the window states no recurrence, or an interval outside the closed set.
+    The time of day is looked for anywhere in the window ("I have a standup at 9am every
+    day"), the end up to ``until_end`` (default: the window's end), so a clause's
+    "，到年底" may follow it. ``None`` when the window states no recurrence, or an
+    interval outside the closed set.
     """
     stop = len(text) if end is None else min(end, len(text))
     if not might_recur(text, start, stop):
@@ -87,7 +89,8 @@ def find_recurrence(
         if found is None:
             continue
         match, repeat = found
-        until = language.until(text, start, stop, reference, timezone)
+        until_stop = stop if until_end is None else max(stop, min(until_end, len(text)))
+        until = language.until(text, start, until_stop, reference, timezone)
         if until is not None and until <= reference:
             until = None  # an end already past at the time it was said is a misreading
         try:
