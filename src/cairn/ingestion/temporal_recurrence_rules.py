@@ -97,8 +97,9 @@ def inclusive_by_default(span: TemporalSpan) -> bool:
 class Language:
     """One language's recurrence rules (see :func:`find_recurrence`)."""
 
-    # Substrings (lower case) of which a window must hold one to be worth reading.
-    trigger: tuple[str, ...]
+    # Whether a lower-cased window holds a word it could start with: a cheap test, run on
+    # every sentence before any rule.
+    might_recur: Callable[[str], bool]
     # An interval outside the closed set: the sentence is not recurring at all.
     unsupported: re.Pattern[str]
     repeat: Callable[[str, int, int], tuple[re.Match[str], Repeat] | None]

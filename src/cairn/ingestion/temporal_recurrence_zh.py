@@ -151,8 +151,12 @@ def _until(
     return None
 
 
+def _might_recur(window: str) -> bool:
+    return "每" in window or "天天" in window or "工作日" in window
+
+
 LANGUAGE = Language(
-    trigger=("每", "天天", "工作日"),
+    might_recur=_might_recur,
     unsupported=_UNSUPPORTED,
     repeat=_repeat,
     time_of_day=_time_of_day,
