@@ -54,7 +54,7 @@ _EN_DISCOURSE = re.compile(
 )
 # "I [usually] <verb> ...": the verb decides whether it is a habit at all.
 _EN_SUBJECT = re.compile(
-    r"(?P<i>I)\s+(?P<adv>(?:(?:usually|always|often|normally|generally|typically|still|"
+    r"\b(?-i:I)\s+(?P<adv>(?:(?:usually|always|often|normally|generally|typically|still|"
     r"also|now|regularly)\s+)+)?(?P<verb>[a-z]+)\b(?P<rest>.*)",
     _F,
 )
