@@ -277,3 +277,25 @@ def test_each_clause_keeps_its_own_recurrence() -> None:
         ("Ana swims every Monday", "every Monday (Europe/Berlin)"),
         ("Ana runs every Friday at 6pm", "every Friday 18:00 (Europe/Berlin)"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "claim", "described"),
+    [
+        (
+            "Every day at 7:30 am I walk the dog.",
+            "Ana walks the dog every day at 7:30 am",
+            "every day 07:30 (UTC)",
+        ),
+        ("我每天早上7:30跑步。", "Ana每天早上7:30跑步", "every day 07:30 (UTC)"),
+    ],
+)
+def test_a_clock_time_does_not_split_the_clause(
+    text: str, claim: str, described: str
+) -> None:
+    (draft,) = RuleExtractor().extract(
+        [ExtractionInput(EventId("e1"), Role.USER, text, AT, "Ana", SessionId("s"))]
+    )
+    assert draft.text == claim
+    assert draft.recurrence is not None
+    assert draft.recurrence.describe() == described

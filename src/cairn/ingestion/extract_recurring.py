@@ -42,8 +42,9 @@ _EN_NOT_A_HABIT = re.compile(
     r"don['’]?t|doesn['’]?t|didn['’]?t|won['’]?t|can['’]?t|cannot|used\s+to)\b|[\"“”]",
     _F,
 )
+# A colon between digits is a clock time ("7:30"), not a clause break.
 _EN_CLAUSE_BREAK = re.compile(
-    r"\s*[;:()\[\]—–]\s*|\s*,?\s+(?:and|but|so|because|while|then|plus)\s+"
+    r"\s*(?:[;()\[\]—–]|(?<!\d):|:(?!\d))\s*|\s*,?\s+(?:and|but|so|because|while|then|plus)\s+"
     r"(?=(?:i|my|we)\b)",
     _F,
 )
@@ -69,7 +70,7 @@ _ZH_NOT_A_HABIT = re.compile(
     r"如果|要是|假如|可能|也许|大概|应该|希望|想要|想|打算|觉得|认为|好像|听说|据说|说过|"
     r"不|没|别|很|太|挺|好累|[他她]说|[“”「」\"]"
 )
-_ZH_CLAUSE_BREAK = re.compile(r"\s*[，,；;：:]\s*")
+_ZH_CLAUSE_BREAK = re.compile(r"\s*(?:[，,；;]|(?<!\d)[：:]|[：:](?!\d))\s*")
 _ZH_DISCOURSE = re.compile(
     r"(?:(?:其实|另外|还有|而且|但是|不过|所以|然后|对了|嗯+|哦+|说实话|老实说|最近)[，,！!\s]*)+"
 )
