@@ -4,14 +4,16 @@ Usage: ``python bench/extraction_score.py [FIXTURE]`` (default: the
 ``extraction_fixture.jsonl`` next to this script).
 
 Each fixture line is ``{"id", "role", "speaker", "text", "at", "timezone"?, "expected": [
-{"kind", "contains": [...], "valid_from"?: "YYYY-MM-DD"}]}``; ``timezone`` defaults to UTC.
+{"kind", "contains": [...], "valid_from"?: "YYYY-MM-DD", "recurrence"?: "..."}]}``; ``timezone`` defaults to UTC.
 
 Matching, per turn and one-to-one: a predicted claim matches an expected one when the
 kinds are compatible and every ``contains`` word occurs in the claim text (case-insensitive).
 ``fact`` and ``state`` are treated as compatible (whether "I live in X now" is a fact or a
 state change is a labelling judgement, and both carry the same subject/predicate); the
 strict-kind F1 is reported too. Temporal accuracy counts matched claims whose expected
-``valid_from`` equals the claim's ``valid_from`` as a local date in the turn's zone.
+``valid_from`` equals the claim's ``valid_from`` as a local date in the turn's zone;
+recurrence accuracy counts matched claims whose expected ``recurrence`` (the start of
+``Recurrence.describe()``, e.g. ``"every Monday 09:00"``) is what the claim repeats on.
 Throughput runs the extractor over ~100-character turns built from the fixture's user
 texts, in batches of 20 (the ingestion batch size).
 """
@@ -125,6 +127,7 @@ def _score(rows: list[dict[str, Any]]) -> dict[str, Any]:
     false_positives: list[dict[str, str]] = []
     misses: list[dict[str, Any]] = []
     temporal_total = temporal_correct = 0
+    recurrence_total = recurrence_correct = 0
     strict_tp = 0
     for row in rows:
         zone = row.get("timezone", "UTC")
@@ -147,6 +150,14 @@ def _score(rows: list[dict[str, Any]]) -> dict[str, Any]:
             counts[f"kind:{draft.kind.value}:pred"] += 1
         for wanted in expected:
             counts[f"kind:{wanted['kind']}:exp"] += 1
+        for expected_index, draft_index in pairs:
+            wanted_recurrence = expected[expected_index].get("recurrence")
+            if wanted_recurrence is not None:
+                recurrence = drafts[draft_index].recurrence
+                recurrence_total += 1
+                recurrence_correct += recurrence is not None and (
+                    recurrence.describe().startswith(wanted_recurrence)
+                )
         for expected_index, draft_index in pairs:
             wanted_from = expected[expected_index].get("valid_from")
             if wanted_from is None:
@@ -211,6 +222,13 @@ def _score(rows: list[dict[str, Any]]) -> dict[str, Any]:
             else None,
             "correct": temporal_correct,
             "checked": temporal_total,
+        },
+        "recurrence_accuracy": {
+            "accuracy": round(recurrence_correct / recurrence_total, 3)
+            if recurrence_total
+            else None,
+            "correct": recurrence_correct,
+            "checked": recurrence_total,
         },
         "false_positives": false_positives,
         "misses": misses,

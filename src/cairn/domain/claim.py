@@ -9,7 +9,7 @@ import attrs
 
 from cairn.domain.ids import EventId
 from cairn.domain.scope import Scope
-from cairn.domain.temporal import TemporalSpan
+from cairn.domain.temporal import Recurrence, TemporalSpan
 
 __all__ = ["Claim", "ClaimDraft", "ClaimKind", "Lifecycle", "Origin", "SourceSpan"]
 
@@ -72,6 +72,8 @@ class ClaimDraft:
     subject: str | None = None
     predicate: str | None = None
     scope: Scope = attrs.field(factory=Scope.agent)
+    # What a recurring claim repeats on ("every Monday 09:00"); None for other kinds.
+    recurrence: Recurrence | None = None
 
     @property
     def source_event_ids(self) -> tuple[EventId, ...]:
@@ -95,6 +97,7 @@ class Claim:
     source_event_ids: tuple[EventId, ...]
     subject: str | None = None
     predicate: str | None = None
+    recurrence: Recurrence | None = None
     # When its evidence says the value took effect, and (superseded) until when it held:
     # cairn.store.succession.
     evidence_at: dt.datetime | None = None

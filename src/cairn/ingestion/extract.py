@@ -30,6 +30,7 @@ from cairn.domain.evidence import Role
 from cairn.domain.ids import EventId, SessionId
 from cairn.ingestion import patterns_en, patterns_zh
 from cairn.ingestion.extract_common import Sentence, split_sentences
+from cairn.ingestion.extract_recurring import with_recurrence
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -118,5 +119,6 @@ def _extract_event(event: ExtractionInput, timezone: str) -> list[ClaimDraft]:
             timezone=timezone,
         )
         rules = patterns_zh if chinese else patterns_en
-        drafts.extend(rules.extract_sentence(sentence))
+        found = rules.extract_sentence(sentence)
+        drafts.extend(with_recurrence(sentence, found, chinese=chinese))
     return drafts

@@ -8,12 +8,13 @@ drew nothing from are discarded), a text model from its JSON answer
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import attrs
 
 from cairn.domain.ids import EventId
-from cairn.domain.temporal import TemporalSpan
+from cairn.domain.temporal import Recurrence, TemporalSpan
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -57,6 +58,9 @@ class Candidate:
     valid_until: str | None = None
     temporal: TemporalSpan | None = None
     role: str = "claim"
+    # A recurring claim's repeat: resolved (the rule extractor) or as a text model stated
+    # it, its fields still to be validated (cairn.ingestion.temporal_candidate).
+    recurrence: Recurrence | Mapping[str, object] | None = None
 
 
 @attrs.frozen
@@ -95,6 +99,7 @@ def proposal_from_drafts(
                 predicate=draft.predicate,
                 confidence=draft.confidence,
                 temporal=draft.temporal,
+                recurrence=draft.recurrence,
             )
         )
     discarded = tuple(

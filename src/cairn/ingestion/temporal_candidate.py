@@ -6,6 +6,7 @@ event's own timestamp in the agent's zone by our normaliser (cairn.ingestion.tem
 first; what it does not know goes to ``dateparser`` as a fallback, with day precision and a
 lower temporal confidence. Anything that cannot be read, or an interval that is empty or
 inverted, raises :class:`MalformedTemporalError`: the validator drops that candidate only.
+A recurring candidate's recurrence is checked the same way (:class:`MalformedRecurrenceError`).
 """
 
 from __future__ import annotations
@@ -15,20 +16,34 @@ import functools
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from cairn.domain.temporal import TemporalSpan, TimePrecision
+from cairn.domain.claim import ClaimKind
+from cairn.domain.temporal import Recurrence, TemporalSpan, TimePrecision
 from cairn.ingestion.temporal import normalise_time
 
 if TYPE_CHECKING:
     from cairn.ingestion.proposal import Candidate
 
-__all__ = ["MalformedTemporalError", "resolve_candidate_time"]
+__all__ = [
+    "MalformedRecurrenceError",
+    "MalformedTemporalError",
+    "recurrence_window",
+    "resolve_candidate_recurrence",
+    "resolve_candidate_time",
+]
 
 # A parse the rules did not recognise is less certain than one they did.
 _FALLBACK_CONFIDENCE = 0.6
+# How sure a recurrence's window is: the repeat is explicit, but whether and until when it
+# still holds is inferred from when it was said.
+_RECURRENCE_CONFIDENCE = 0.9
 
 
 class MalformedTemporalError(ValueError):
     """The candidate's temporal data cannot be normalised."""
+
+
+class MalformedRecurrenceError(MalformedTemporalError):
+    """The candidate's recurrence is not one of the closed set, or not a valid one."""
 
 
 def _bound(text: str, zone: ZoneInfo) -> tuple[dt.datetime, TimePrecision]:
@@ -114,3 +129,56 @@ def resolve_candidate_time(
             raise MalformedTemporalError("time expression not understood")
         return span
     return None
+
+
+_RECURRENCE_FIELDS = frozenset({"kind", "weekdays", "day", "month", "time", "until"})
+
+
+def resolve_candidate_recurrence(
+    candidate: Candidate, reference: dt.datetime, timezone: str
+) -> Recurrence | None:
+    """The candidate's recurrence, its window from ``reference`` in ``timezone``.
+
+    A text model states the repeat only (kind, weekdays, day, month, local "HH:MM" time,
+    an ISO ``until``, exclusive); the window starts at the cited evidence and is counted in
+    the agent's zone. Raises :class:`MalformedRecurrenceError` for anything else, or for a
+    recurrence on a claim that is not ``recurring``.
+    """
+    given = candidate.recurrence
+    if given is None:
+        return None
+    if candidate.kind != ClaimKind.RECURRING.value:
+        raise MalformedRecurrenceError("a recurrence on a claim that is not recurring")
+    if isinstance(given, Recurrence):
+        return given
+    unknown = set(given) - _RECURRENCE_FIELDS
+    if unknown:
+        raise MalformedRecurrenceError(
+            f"unknown recurrence fields: {', '.join(sorted(unknown))}"
+        )
+    record: dict[str, object] = {
+        key: value for key, value in given.items() if value is not None
+    }
+    record["tz"] = timezone
+    record["starts"] = reference.astimezone(dt.UTC).isoformat()
+    until = given.get("until")
+    if until is not None:
+        if not isinstance(until, str):
+            raise MalformedRecurrenceError("recurrence until is an ISO date or time")
+        moment, _ = _bound(until, ZoneInfo(timezone))
+        record["until"] = moment.astimezone(dt.UTC).isoformat()
+    try:
+        return Recurrence.from_record(record)
+    except ValueError as error:
+        raise MalformedRecurrenceError(str(error)) from error
+
+
+def recurrence_window(recurrence: Recurrence) -> TemporalSpan:
+    """A recurring claim's validity interval: its recurrence's window."""
+    return TemporalSpan(
+        recurrence.starts,
+        recurrence.until,
+        TimePrecision.DAY if recurrence.time is None else TimePrecision.MINUTE,
+        recurrence.timezone,
+        _RECURRENCE_CONFIDENCE,
+    )

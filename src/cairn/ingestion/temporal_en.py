@@ -4,8 +4,8 @@ Weeks are Monday-based. "next/last <weekday>" name a day of the next or previous
 "this <weekday>" the day of the current week when that agrees with the preferred
 direction, else the nearest one; "on <weekday>" and a bare weekday are the nearest one in
 the preferred direction, today excluded. Recurring phrasings ("every Monday", "on
-Mondays") are not single times and are left alone. "May" without a day number must be
-capitalised, so "this may help" is not a month.
+Mondays") are not single times: :mod:`cairn.ingestion.temporal_recurrence` reads them.
+"May" without a day number must be capitalised, so "this may help" is not a month.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Chinese names weeks explicitly (下周五 is next week's Friday, 这周一 this 
 so qualified weekdays resolve against Monday-based weeks with high confidence; a bare
 周五/星期五 is the nearest one in the preferred direction, today excluded. Numbers are
 Arabic digits or Chinese numerals below 100 (两 counts as two). Recurring phrasings
-(每周一, 每个月) are not single times and are left alone.
+(每周一, 每个月) are not single times: :mod:`cairn.ingestion.temporal_recurrence` reads them.
 """
 
 from __future__ import annotations

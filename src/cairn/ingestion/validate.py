@@ -10,8 +10,9 @@ consumes nothing and is retried with backoff):
 - a preference cites verbatim *user* evidence.
 
 Candidate-level rules (a break drops that candidate only, counted in the receipt): a known
-claim kind, non-blank text, a confidence in [0, 1], and temporal data that normalises to a
-half-open interval (tests/ingestion/test_validate.py).
+claim kind, non-blank text, a confidence in [0, 1], temporal data that normalises to a
+half-open interval, and a recurrence (on ``recurring`` claims only) of the closed set
+(tests/ingestion/test_validate.py, tests/ingestion/test_recurrence_extraction.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from cairn.errors import ProposalRejectedError
 from cairn.ingestion.proposal import CandidateSource
 from cairn.ingestion.temporal_candidate import (
     MalformedTemporalError,
+    recurrence_window,
+    resolve_candidate_recurrence,
     resolve_candidate_time,
 )
 
@@ -114,8 +117,12 @@ def _draft(
     reference = by_id[spans[0].event_id].occurred_at
     try:
         temporal = resolve_candidate_time(candidate, reference, timezone)
-    except MalformedTemporalError:
+        recurrence = resolve_candidate_recurrence(candidate, reference, timezone)
+    except MalformedTemporalError as error:
+        logger.info("dropped a candidate: %s: %s", type(error).__name__, error)
         return None
+    if recurrence is not None and temporal is None:
+        temporal = recurrence_window(recurrence)
     return ClaimDraft(
         kind=kind,
         text=candidate.text.strip(),
@@ -124,6 +131,7 @@ def _draft(
         temporal=temporal,
         subject=candidate.subject or None,
         predicate=candidate.predicate or None,
+        recurrence=recurrence,
     )
 
 

@@ -100,6 +100,8 @@ class _Ranking:
         at = None
         if temporal is not None and temporal.valid_from is not None:
             at = temporal.valid_from.isoformat()
+        if rule.at is not None:  # a recurring item's next occurrence
+            at = rule.at.isoformat()
         qualifier = rule.qualifier
         until = None if temporal is None else temporal.valid_until
         if standing is Standing.HISTORY:

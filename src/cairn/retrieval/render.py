@@ -115,7 +115,8 @@ def item_labels(item: RecallItem, *, contrast: bool = False) -> list[str]:
     """An item's labels: kind, date, temporal qualifier (``previously, until …`` for
     history), origin; and ``current`` when ``contrast`` (the block also holds history)."""
     labels = [item.kind]
-    if item.at:
+    # A qualifier that names the date already ("...; next 2026-12-07 09:00") says it once.
+    if item.at and not (item.qualifier and item.at[:10] in item.qualifier):
         labels.append(item.at[:10])
     if item.qualifier:
         labels.append(item.qualifier)

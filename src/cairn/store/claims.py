@@ -12,7 +12,7 @@ import attrs
 from cairn.domain.claim import Claim, ClaimDraft, ClaimKind, Lifecycle, Origin
 from cairn.domain.ids import AgentId, EventId
 from cairn.domain.scope import Scope, ScopeKind
-from cairn.domain.temporal import TemporalSpan, TimePrecision
+from cairn.domain.temporal import Recurrence, TemporalSpan, TimePrecision
 from cairn.store.fts import index_text, namespace
 from cairn.store.succession import order_succession, refresh_evidence_time
 from cairn.store.tombstones import claim_hashes, claim_is_tombstoned
@@ -94,8 +94,8 @@ def insert_claims(
             "INSERT INTO claims (claim_id, agent_id, kind, lifecycle, origin, text, subject,"
             " predicate, confidence, temporal_confidence, valid_from, valid_until,"
             " time_precision, timezone, scope, scope_key, provenance_key, content_hash,"
-            " created_at, updated_at)"
-            " VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " created_at, updated_at, recurrence)"
+            " VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 uuid.uuid4().hex,
                 agent_id,
@@ -116,6 +116,7 @@ def insert_claims(
                 digest,
                 stamp,
                 stamp,
+                None if draft.recurrence is None else draft.recurrence.to_json(),
             ),
         )
         rowid = connection.last_insert_rowid()
@@ -205,7 +206,7 @@ _LOAD_CLAIMS = (
     " c.scope, c.scope_key, c.revision, c.subject, c.predicate,"
     " (SELECT json_group_array(e.event_id) FROM claim_sources s"
     "   JOIN events e ON e.rowid = s.event_rowid WHERE s.claim_rowid = c.rowid),"
-    " c.evidence_at, c.superseded_at,"
+    " c.recurrence, c.evidence_at, c.superseded_at,"
     " (SELECT min(e.role = 'assistant') FROM claim_sources s"
     "   JOIN events e ON e.rowid = s.event_rowid WHERE s.claim_rowid = c.rowid)"
     # CROSS JOIN drives the lookup from the candidate list (a rowid probe each) instead of
@@ -268,12 +269,24 @@ def load_claims(
             subject=None if row[15] is None else str(row[15]),
             predicate=None if row[16] is None else str(row[16]),
             source_event_ids=tuple(EventId(e) for e in json.loads(str(row[17]))),
-            evidence_at=_parse_time(row[18]),
-            superseded_at=_parse_time(row[19]),
-            from_assistant=bool(row[20]),
+            recurrence=_recurrence(row[18]),
+            evidence_at=_parse_time(row[19]),
+            superseded_at=_parse_time(row[20]),
+            from_assistant=bool(row[21]),
         )
         claims[claim.rowid] = claim
     return claims
+
+
+def _recurrence(value: object) -> Recurrence | None:
+    """The stored recurrence; one that no longer validates is dropped, not fatal to recall
+    (the claim stays, as a plain recurring statement without a next occurrence)."""
+    if value is None:
+        return None
+    try:
+        return Recurrence.from_json(str(value))
+    except ValueError:
+        return None
 
 
 def claims_citing(

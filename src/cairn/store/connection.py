@@ -29,6 +29,7 @@ _MIGRATIONS: tuple[tuple[str, Callable[[apsw.Connection], None] | None], ...] = 
     ("0003_forgetting.sql", None),
     ("0004_retention.sql", None),
     ("0005_scoped_forgetting.sql", rekey_claims),
+    ("0007_recurrence.sql", None),
     ("0008_succession.sql", backfill_succession),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)

@@ -142,7 +142,8 @@ def claim_records(
         " (SELECT json_group_array(json_array(e.event_id, s.span_start, s.span_end))"
         "   FROM (SELECT * FROM claim_sources WHERE claim_rowid = c.rowid"
         "         ORDER BY event_rowid, span_start, span_end) s"
-        "   JOIN events e ON e.rowid = s.event_rowid)"
+        "   JOIN events e ON e.rowid = s.event_rowid),"
+        " c.recurrence"
         " FROM claims c WHERE c.agent_id = ?1 AND (?2 IS NULL OR c.claim_id = ?2)"
         " ORDER BY c.rowid",
         (agent, claim_id),
@@ -156,7 +157,7 @@ def claim_records(
                 "timezone": row[12],
                 "confidence": row[8],
             }
-        yield {
+        record: dict[str, Any] = {
             "type": "claim",
             "agent": agent,
             "id": row[0],
@@ -179,6 +180,10 @@ def claim_records(
                 for event_id, start, end in json.loads(str(row[19]))
             ],
         }
+        # Present only on recurring claims, so an export of other claims reads as before.
+        if row[20] is not None:
+            record["recurrence"] = json.loads(str(row[20]))
+        yield record
 
 
 def _derivations(

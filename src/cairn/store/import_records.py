@@ -26,7 +26,7 @@ from cairn.domain.claim import (
 from cairn.domain.evidence import EvidenceEvent, Role, Turn
 from cairn.domain.ids import AgentId, EventId, SessionId, validate_agent_id
 from cairn.domain.scope import Scope, ScopeKind
-from cairn.domain.temporal import TemporalSpan, TimePrecision
+from cairn.domain.temporal import Recurrence, TemporalSpan, TimePrecision
 from cairn.errors import InvalidInputError
 from cairn.store.agents import ensure_agent
 from cairn.store.claims import claim_fts_body
@@ -285,6 +285,12 @@ def _claim_draft(fields: _Fields) -> tuple[ClaimDraft, list[tuple[str, int, int]
     confidence = fields.number("confidence")
     if not 0 <= confidence <= 1:
         raise InvalidInputError("claim confidence must be within [0, 1]")
+    recurrence = None
+    if record.get("recurrence") is not None:
+        try:
+            recurrence = Recurrence.from_record(record["recurrence"])
+        except ValueError as error:
+            raise InvalidInputError(f"malformed recurrence: {error}") from None
     draft = ClaimDraft(
         kind=ClaimKind(fields.text("kind")),
         text=fields.text("text"),
@@ -294,6 +300,7 @@ def _claim_draft(fields: _Fields) -> tuple[ClaimDraft, list[tuple[str, int, int]
         subject=fields.maybe_text("subject"),
         predicate=fields.maybe_text("predicate"),
         scope=Scope(ScopeKind(fields.text("scope")), fields.maybe_text("scope_key")),
+        recurrence=recurrence,
     )
     return draft, spans
 
@@ -315,6 +322,7 @@ _CLAIM_FIELDS: Final = {
     "created_at",
     "updated_at",
     "sources",
+    "recurrence",
 }
 
 
@@ -383,8 +391,8 @@ def _import_claim(
         "INSERT INTO claims (claim_id, agent_id, kind, lifecycle, origin, text, subject,"
         " predicate, confidence, temporal_confidence, valid_from, valid_until,"
         " time_precision, timezone, scope, scope_key, revision, provenance_key,"
-        " content_hash, created_at, updated_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " content_hash, created_at, updated_at, recurrence)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             claim_id,
             agent,
@@ -411,6 +419,7 @@ def _import_claim(
             digest,
             created_at,
             updated_at,
+            None if draft.recurrence is None else draft.recurrence.to_json(),
         ),
     )
     rowid = connection.last_insert_rowid()
