@@ -57,6 +57,9 @@ from cairn.runtime.scrubbing import Scrubber
 from cairn.runtime.supervisor import AgentServices
 from cairn.runtime.switching import ProviderSwitch
 from cairn.runtime.threads import Limiters, run_in_thread
+from cairn.runtime.writes import ConsumeAttention
+from cairn.store.attention import open_notices
+from cairn.store.recall_records import list_records
 from cairn.store.repair import repair_claims
 from cairn.store.sessions import session_cursor
 from cairn.store.status import agent_counts
@@ -65,6 +68,7 @@ from cairn.vectors.manager import VectorStoreManager
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Sequence
 
+    from cairn.api.reports import AttentionItem, RecallRecord
     from cairn.domain.evidence import Turn
     from cairn.domain.outcomes import ForgetResult, LifecycleResult, RememberResult
     from cairn.domain.scope import Scope
@@ -184,16 +188,28 @@ class Memory:
         budget_bytes: int | None = None,
         wait_s: float | None = None,
         query_vector: Iterable[float] | None = None,
+        turn_id: str | None = None,
     ) -> Recall:
         """Recall a bounded contribution for ``query``.
 
         If the work misses ``wait_s`` the answer is ``pending`` with a request ID; the work
-        finishes in the background and :meth:`fetch_recall` returns it.
+        finishes in the background and :meth:`fetch_recall` returns it. Every answer is
+        recorded durably before it returns (:meth:`recalls`). ``turn_id`` is the host's
+        key for the turn the prompt is built for: a second recall of the same session
+        and turn returns that turn's contribution again (same request ID and blocks)
+        without retrieving, unless a forget, clear or suppression committed since.
         """
         if not query.strip():
             raise InvalidInputError("the query must not be blank")
+        if turn_id is not None:
+            if not turn_id.strip():
+                raise InvalidInputError("turn_id must be a non-blank string")
+            # Stored with the recall's record, like the session ID.
+            screen_identifier("turn ID", turn_id)
         if context is None:
             context = RecallContext(session_id=session_id)
+        if context.session_id is not None:
+            screen_identifier("session ID", context.session_id)
         vector: Vectors | None = None
         if query_vector is not None:
             if not isinstance(query_vector, np.ndarray):
@@ -206,6 +222,7 @@ class Memory:
             k=k or config.recall_k,
             budget_bytes=budget_bytes or config.budget_bytes,
             query_vector=vector,
+            turn_id=turn_id,
         )
         supervisor = await self._core.registry.get(agent_id)
         return await supervisor.recall(
@@ -213,7 +230,53 @@ class Memory:
         )
 
     async def fetch_recall(self, agent_id: str, request_id: str) -> Recall:
+        """A recall's answer by its request ID: a pending one's late result (or still
+        ``pending``), or an on-time answer, while its text is kept
+        (``recall_result_retention_s``; a forget, clear or suppression drops it).
+        Unknown, expired or dropped raises UnknownRequestError."""
         return await (await self._core.registry.get(agent_id)).fetch_recall(request_id)
+
+    async def recalls(
+        self, agent_id: str, *, session_id: str | None = None, limit: int = 50
+    ) -> list[RecallRecord]:
+        """The durable records of the agent's recalls (one session's, or all), newest
+        first: what each selected, dropped and allocated, by ID. A record outlives its
+        answer's text (a forget drops the text, never the record)."""
+        _check_limit(limit)
+        if session_id is not None:
+            screen_identifier("session ID", session_id)
+        agent = (await self._core.registry.get(agent_id)).agent_id
+        return await self._core.database.read(
+            lambda reader: list_records(
+                reader.connection, agent, session_id=session_id, limit=limit
+            )
+        )
+
+    async def attention(
+        self, agent_id: str, *, session_id: str | None = None, limit: int = 50
+    ) -> list[AttentionItem]:
+        """The agent's unconsumed notices, newest first: late recall results ready to
+        fetch, and failed, blocked and needs-input events of its tasks (repeats of one
+        task in a session merged, with a count). Event texts are loaded now, so a
+        forgotten or cleared event is never shown."""
+        _check_limit(limit)
+        if session_id is not None:
+            screen_identifier("session ID", session_id)
+        agent = (await self._core.registry.get(agent_id)).agent_id
+        return await self._core.database.read(
+            lambda reader: open_notices(
+                reader.connection, agent, session_id=session_id, limit=limit
+            )
+        )
+
+    async def consume_attention(self, agent_id: str, item_ids: Sequence[int]) -> int:
+        """Mark notices consumed (they leave :meth:`attention`); returns how many of
+        the agent's open items that was. Another agent's IDs change nothing."""
+        ids = tuple(item_ids)
+        if any(isinstance(i, bool) or not isinstance(i, int) for i in ids):
+            raise InvalidInputError("attention item IDs are integers")
+        async with self._core.admission.write(agent_id) as supervisor:
+            return await supervisor.commit(ConsumeAttention(ids))
 
     # -- forgetting ----------------------------------------------------------------------
     async def clear(self, agent_id: str) -> ClearReport:
@@ -389,6 +452,15 @@ class Memory:
         await self._core.registry.stop_all()
         # What the agents' last writes left owed (a failure stays owed for the next open).
         await self._core.scrubber.attempt()
+
+
+# The most records or notices one call returns.
+MAX_LIST_LIMIT = 1000
+
+
+def _check_limit(limit: int) -> None:
+    if isinstance(limit, bool) or not 0 < limit <= MAX_LIST_LIMIT:
+        raise InvalidInputError(f"limit must be an integer from 1 to {MAX_LIST_LIMIT}")
 
 
 @contextlib.asynccontextmanager

@@ -66,6 +66,8 @@ class RecallPlan:
     k: int
     budget_bytes: int
     query_vector: npt.NDArray[np.float32] | None = None
+    # The host's key for the turn this recall contributes to (cairn.runtime.contributions).
+    turn_id: str | None = None
 
 
 @attrs.frozen

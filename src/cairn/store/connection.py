@@ -28,6 +28,7 @@ _MIGRATIONS: tuple[tuple[str, Callable[[apsw.Connection], None] | None], ...] = 
     ("0003_forgetting.sql", None),
     ("0004_retention.sql", None),
     ("0005_scoped_forgetting.sql", rekey_claims),
+    ("0009_contributions.sql", None),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 # A busy writer is normal (one writer connection, several readers): wait rather than fail.
