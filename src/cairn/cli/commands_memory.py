@@ -247,6 +247,13 @@ def recall(
         Path | None,
         typer.Option(help="JSONL of {id, query, session?}.", show_default=False),
     ] = None,
+    turn: Annotated[
+        str | None,
+        typer.Option(
+            help="The host's turn key: a repeat for the turn reuses its contribution.",
+            show_default=False,
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Recall memory for a query (or for every line of --queries)."""
@@ -268,6 +275,7 @@ def recall(
                     k=k,
                     budget_bytes=budget,
                     wait_s=wait,
+                    turn_id=turn,
                 )
                 _print_recall(result, as_json, query_id)
         return EXIT_OK

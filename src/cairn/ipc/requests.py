@@ -30,8 +30,10 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
     from cairn.api.reports import (
+        AttentionItem,
         ClearReport,
         DrainReport,
+        RecallRecord,
         ReconfigureReport,
         RetireReport,
     )
@@ -52,7 +54,9 @@ __all__ = [
     "Call",
     "add_directive",
     "archive",
+    "attention",
     "clear",
+    "consume_attention",
     "declare_session",
     "directives_approve",
     "directives_create",
@@ -68,6 +72,7 @@ __all__ = [
     "ingest_turn",
     "ping",
     "recall",
+    "recalls",
     "reconfigure",
     "remember",
     "replay_dead_letters",
@@ -219,6 +224,7 @@ def recall(
     budget_bytes: int | None = None,
     wait_s: float | None = None,
     query_vector: Iterable[float] | None = None,
+    turn_id: str | None = None,
 ) -> Call[wire.RecallResult, Recall]:
     scopes = recall_context(context, session_id)
     request = wire.RecallRequest(
@@ -232,6 +238,7 @@ def recall(
         budget_bytes=budget_bytes,
         wait_s=wait_s,
         query_vector=None if query_vector is None else vector_to_message(query_vector),
+        turn_id=turn_id,
     )
     return Call(request, wire.RecallResult, lambda r: r.recall)
 
@@ -243,6 +250,34 @@ def fetch_recall(
         id=UNNUMBERED, agent_id=agent_id, request_id=request_id
     )
     return Call(request, wire.FetchRecallResult, lambda r: r.recall)
+
+
+def recalls(
+    agent_id: str, *, session_id: str | None = None, limit: int = 50
+) -> Call[wire.RecallsResult, list[RecallRecord]]:
+    request = wire.RecallsRequest(
+        id=UNNUMBERED, agent_id=agent_id, session_id=session_id, limit=limit
+    )
+    return Call(request, wire.RecallsResult, lambda r: r.records)
+
+
+# -- attention -------------------------------------------------------------------------
+def attention(
+    agent_id: str, *, session_id: str | None = None, limit: int = 50
+) -> Call[wire.AttentionResult, list[AttentionItem]]:
+    request = wire.AttentionRequest(
+        id=UNNUMBERED, agent_id=agent_id, session_id=session_id, limit=limit
+    )
+    return Call(request, wire.AttentionResult, lambda r: r.items)
+
+
+def consume_attention(
+    agent_id: str, item_ids: Sequence[int]
+) -> Call[wire.ConsumeAttentionResult, int]:
+    request = wire.ConsumeAttentionRequest(
+        id=UNNUMBERED, agent_id=agent_id, item_ids=list(item_ids)
+    )
+    return Call(request, wire.ConsumeAttentionResult, lambda r: r.consumed)
 
 
 # -- forgetting ------------------------------------------------------------------------

@@ -19,23 +19,30 @@ import logging
 from typing import TYPE_CHECKING
 
 import attrs
+import msgspec
 import trio
 
+from cairn.api.reports import AttentionItem, AttentionKind, RecallRecord
 from cairn.domain.ids import AgentId
 from cairn.errors import StoreError
-from cairn.retrieval.types import Recall, RecallStatus
+from cairn.retrieval.suppress import hidden_events
+from cairn.retrieval.types import Manifest, Recall, RecallStatus
 from cairn.runtime.database import Database
 from cairn.runtime.mailbox import Reply
 from cairn.runtime.writes import CompleteRecall, RecordRecall, WriteQueue
 from cairn.serde.recall import recall_from_bytes, recall_to_bytes
-from cairn.store.recall_records import encode_manifest, turn_contribution
+from cairn.store.attention import open_notices
+from cairn.store.evidence import load_events
+from cairn.store.recall_records import list_records, turn_contribution
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable
 
+    import apsw
+
     from cairn.runtime.recall import RecallPlan
 
-__all__ = ["Contributions"]
+__all__ = ["Contributions", "encode_manifest", "read_attention", "read_records"]
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +52,73 @@ logger = logging.getLogger(__name__)
 _EPOCHS_KEPT = 4096
 
 TurnKey = tuple[str | None, str]
+_manifest_decoder = msgspec.json.Decoder(Manifest)
+
+
+def encode_manifest(manifest: Manifest | None) -> str | None:
+    return None if manifest is None else msgspec.json.encode(manifest).decode()
+
+
+def read_records(
+    connection: apsw.Connection,
+    agent_id: AgentId,
+    *,
+    session_id: str | None,
+    limit: int,
+) -> list[RecallRecord]:
+    """The agent's recall records, newest first (a reader thread's work)."""
+    return [
+        RecallRecord(
+            request_id=row.request_id,
+            status=row.status,
+            at=row.created_at,
+            session_id=row.session_id,
+            turn_id=row.turn_id,
+            manifest=None
+            if row.manifest is None
+            else _manifest_decoder.decode(row.manifest),
+        )
+        for row in list_records(
+            connection, agent_id, session_id=session_id, limit=limit
+        )
+    ]
+
+
+def read_attention(
+    connection: apsw.Connection,
+    agent_id: AgentId,
+    *,
+    session_id: str | None,
+    limit: int,
+) -> list[AttentionItem]:
+    """Unconsumed notices with their events loaded as recall loads them (owner-checked,
+    withdrawn, cleared and forgotten-claim sources left out): a notice whose event does
+    not load is not shown."""
+    notices = open_notices(connection, agent_id, session_id=session_id, limit=limit)
+    rowids = [n.event_rowid for n in notices if n.event_rowid is not None]
+    events = load_events(connection, agent_id, rowids)
+    hidden = hidden_events(connection, agent_id, events)
+    items = []
+    for notice in notices:
+        event = None
+        if notice.event_rowid is not None:
+            event = events.get(notice.event_rowid)
+            if event is None or event.rowid in hidden:
+                continue
+        items.append(
+            AttentionItem(
+                item_id=notice.item_id,
+                kind=AttentionKind(notice.kind),
+                first_at=notice.created_at,
+                latest_at=notice.updated_at,
+                count=notice.count,
+                session_id=notice.session_id,
+                request_id=notice.request_id,
+                event_id=None if event is None else str(event.event_id),
+                text=None if event is None else event.text,
+            )
+        )
+    return items
 
 
 @attrs.define(eq=False)

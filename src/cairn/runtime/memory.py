@@ -41,6 +41,7 @@ from cairn.providers.settings import (
 from cairn.runtime import clearing, lifecycle
 from cairn.runtime.actors.write_coordinator import SharedWrite, SharedWriter
 from cairn.runtime.admission import WriteAdmission
+from cairn.runtime.contributions import read_attention, read_records
 from cairn.runtime.core import RuntimeCore
 from cairn.runtime.database import Database
 from cairn.runtime.directives import DirectiveBook
@@ -58,8 +59,6 @@ from cairn.runtime.supervisor import AgentServices
 from cairn.runtime.switching import ProviderSwitch
 from cairn.runtime.threads import Limiters, run_in_thread
 from cairn.runtime.writes import ConsumeAttention
-from cairn.store.attention import open_notices
-from cairn.store.recall_records import list_records
 from cairn.store.repair import repair_claims
 from cairn.store.sessions import session_cursor
 from cairn.store.status import agent_counts
@@ -247,7 +246,7 @@ class Memory:
             screen_identifier("session ID", session_id)
         agent = (await self._core.registry.get(agent_id)).agent_id
         return await self._core.database.read(
-            lambda reader: list_records(
+            lambda reader: read_records(
                 reader.connection, agent, session_id=session_id, limit=limit
             )
         )
@@ -264,7 +263,7 @@ class Memory:
             screen_identifier("session ID", session_id)
         agent = (await self._core.registry.get(agent_id)).agent_id
         return await self._core.database.read(
-            lambda reader: open_notices(
+            lambda reader: read_attention(
                 reader.connection, agent, session_id=session_id, limit=limit
             )
         )

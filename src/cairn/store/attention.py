@@ -20,11 +20,10 @@ import hashlib
 import json
 from typing import TYPE_CHECKING
 
-from cairn.api.reports import AttentionItem, AttentionKind
+import attrs
+
 from cairn.domain.evidence import EventKind
 from cairn.domain.outcomes import IntakeOutcome
-from cairn.retrieval.suppress import hidden_events
-from cairn.store.evidence import load_events
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -37,6 +36,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NOTICE_KINDS",
+    "RECALL_READY",
+    "StoredNotice",
     "add_event_notices",
     "add_recall_notice",
     "consume_notices",
@@ -45,13 +46,27 @@ __all__ = [
     "prune_notices",
 ]
 
-NOTICE_KINDS = {
-    EventKind.TASK_FAILED: AttentionKind.TASK_FAILED,
-    EventKind.TASK_BLOCKED: AttentionKind.TASK_BLOCKED,
-    EventKind.NEEDS_INPUT: AttentionKind.NEEDS_INPUT,
-}
+# The event kinds that make a notice (the notice's kind is the event's).
+NOTICE_KINDS = frozenset(
+    {EventKind.TASK_FAILED, EventKind.TASK_BLOCKED, EventKind.NEEDS_INPUT}
+)
+RECALL_READY = "recall_ready"
 # Kinds whose repeats for the same task and session merge into one item.
-_MERGED_KINDS = frozenset({AttentionKind.TASK_BLOCKED, AttentionKind.NEEDS_INPUT})
+_MERGED_KINDS = frozenset({EventKind.TASK_BLOCKED, EventKind.NEEDS_INPUT})
+
+
+@attrs.frozen
+class StoredNotice:
+    """An unconsumed row of the inbox, IDs only."""
+
+    item_id: int
+    kind: str
+    session_id: str | None
+    request_id: str | None
+    event_rowid: int | None
+    count: int
+    created_at: str
+    updated_at: str
 
 
 def add_event_notices(
@@ -65,8 +80,8 @@ def add_event_notices(
     repeat); the caller owns the transaction. Returns how many items were touched."""
     touched = 0
     for event, result in zip(events, results, strict=True):
-        kind = NOTICE_KINDS.get(event.kind)
-        if kind is None or result.rowid is None:
+        kind = event.kind
+        if kind not in NOTICE_KINDS or result.rowid is None:
             continue
         if result.outcome not in (IntakeOutcome.INGESTED, IntakeOutcome.MERGED):
             continue
@@ -78,7 +93,7 @@ def add_event_notices(
 def _add_event_notice(
     connection: apsw.Connection,
     agent_id: AgentId,
-    kind: AttentionKind,
+    kind: EventKind,
     event: PreparedEvent,
     event_rowid: int,
     now: dt.datetime,
@@ -129,7 +144,7 @@ def add_recall_notice(
         " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
         (
             agent_id,
-            AttentionKind.RECALL_READY.value,
+            RECALL_READY,
             session_id,
             request_id,
             stamp,
@@ -142,7 +157,7 @@ def drop_recall_notices(connection: apsw.Connection, agent_id: AgentId) -> None:
     """With the late results a forget, clear or suppression drops."""
     connection.execute(
         "DELETE FROM attention_items WHERE agent_id = ? AND kind = ?",
-        (agent_id, AttentionKind.RECALL_READY.value),
+        (agent_id, RECALL_READY),
     )
 
 
@@ -152,43 +167,33 @@ def open_notices(
     *,
     session_id: str | None,
     limit: int,
-) -> list[AttentionItem]:
-    """Unconsumed notices, newest first; event texts through the owner-checked loader."""
+) -> list[StoredNotice]:
+    """Unconsumed notices, newest first (the caller loads their events, owner-checked)."""
     rows = connection.execute(
         "SELECT a.item_id, a.kind, a.session_id, a.request_id, a.event_rowid, a.count,"
         " a.created_at, a.updated_at FROM attention_items a"
-        " WHERE a.agent_id = ? AND a.consumed_at IS NULL AND (? IS NULL OR a.session_id = ?)"
+        " WHERE a.agent_id = ? AND a.consumed_at IS NULL"
+        " AND (? IS NULL OR a.session_id = ?)"
         # A late result pruned by retention can no longer be fetched: not shown.
         " AND (a.request_id IS NULL OR EXISTS (SELECT 1 FROM recall_requests r"
         " WHERE r.agent_id = a.agent_id AND r.request_id = a.request_id"
         " AND r.status = 'ok'))"
         " ORDER BY a.updated_at DESC, a.item_id DESC LIMIT ?",
         (agent_id, session_id, session_id, limit),
-    ).fetchall()
-    wanted = [int(row[4]) for row in rows if row[4] is not None]
-    events = load_events(connection, agent_id, wanted)
-    hidden = hidden_events(connection, agent_id, events)
-    items = []
-    for item_id, kind, session, request_id, rowid, count, first, latest in rows:
-        event = None
-        if rowid is not None:
-            event = events.get(int(rowid))
-            if event is None or event.rowid in hidden:
-                continue
-        items.append(
-            AttentionItem(
-                item_id=int(item_id),  # type: ignore[arg-type]
-                kind=AttentionKind(str(kind)),
-                first_at=str(first),
-                latest_at=str(latest),
-                count=int(count),  # type: ignore[arg-type]
-                session_id=None if session is None else str(session),
-                request_id=None if request_id is None else str(request_id),
-                event_id=None if event is None else str(event.event_id),
-                text=None if event is None else event.text,
-            )
+    )
+    return [
+        StoredNotice(
+            item_id=int(item_id),
+            kind=str(kind),
+            session_id=None if session is None else str(session),
+            request_id=None if request_id is None else str(request_id),
+            event_rowid=None if rowid is None else int(rowid),
+            count=int(count),
+            created_at=str(first),
+            updated_at=str(latest),
         )
-    return items
+        for item_id, kind, session, request_id, rowid, count, first, latest in rows
+    ]
 
 
 def consume_notices(
@@ -218,7 +223,7 @@ def prune_notices(
     return connection.changes()
 
 
-def _task_key(agent_id: AgentId, kind: AttentionKind, event: PreparedEvent) -> str:
+def _task_key(agent_id: AgentId, kind: EventKind, event: PreparedEvent) -> str:
     task = event.speaker or " ".join(event.text.split())
     canonical = json.dumps(
         [agent_id, kind.value, event.session_id, task], ensure_ascii=False

@@ -14,10 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING
 
-import msgspec
-
-from cairn.api.reports import RecallRecord
-from cairn.retrieval.types import Manifest
+import attrs
 
 if TYPE_CHECKING:
     import apsw
@@ -25,20 +22,26 @@ if TYPE_CHECKING:
     from cairn.domain.ids import AgentId
 
 __all__ = [
+    "StoredRecord",
     "TurnContribution",
     "complete_record",
-    "encode_manifest",
     "list_records",
     "prune_records",
     "record_returned",
     "turn_contribution",
 ]
 
-_manifest_decoder = msgspec.json.Decoder(Manifest)
 
+@attrs.frozen
+class StoredRecord:
+    """A row of ``recall_records``; ``manifest`` is its JSON (cairn.runtime decodes it)."""
 
-def encode_manifest(manifest: Manifest | None) -> str | None:
-    return None if manifest is None else msgspec.json.encode(manifest).decode()
+    request_id: str
+    status: str
+    created_at: str
+    session_id: str | None
+    turn_id: str | None
+    manifest: str | None
 
 
 def record_returned(
@@ -103,7 +106,7 @@ def list_records(
     *,
     session_id: str | None,
     limit: int,
-) -> list[RecallRecord]:
+) -> list[StoredRecord]:
     """The agent's records, newest first (all sessions, or one)."""
     columns = "request_id, status, created_at, session_id, turn_id, manifest"
     if session_id is None:
@@ -119,19 +122,20 @@ def list_records(
             (agent_id, session_id, limit),
         )
     return [
-        RecallRecord(
+        StoredRecord(
             request_id=str(request_id),
             status=str(status),
-            at=str(at),
+            created_at=str(at),
             session_id=None if session is None else str(session),
             turn_id=None if turn is None else str(turn),
-            manifest=None if manifest is None else _manifest_decoder.decode(manifest),
+            manifest=None if manifest is None else str(manifest),
         )
         for request_id, status, at, session, turn, manifest in rows
     ]
 
 
-class TurnContribution(msgspec.Struct, frozen=True):
+@attrs.frozen
+class TurnContribution:
     """The newest record of a host turn, and whether it may still be reused."""
 
     request_id: str
