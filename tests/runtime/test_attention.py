@@ -19,7 +19,9 @@ from cairn.testing import FixedDomainClock, HashingEmbedder
 
 
 async def _fetch_when_ready(memory, agent: str, request_id: str) -> None:
-    while (await memory.fetch_recall(agent, request_id)).status is RecallStatus.PENDING:
+    while True:
+        if (await memory.fetch_recall(agent, request_id)).status is RecallStatus.OK:
+            return
         await trio.sleep(0.5)  # virtual time under the MockClock
 
 
