@@ -612,7 +612,7 @@ async def open_agent_supervisor(
             Contributions(
                 agent_id,
                 database,
-                writes.clone(),
+                writes,
                 {},
                 config.recall_results_per_agent,
             ),
