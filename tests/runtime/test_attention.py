@@ -15,6 +15,7 @@ from tests.helpers import turn
 
 from cairn import AttentionKind, RecallStatus, open_memory
 from cairn.errors import InvalidInputError
+from cairn.runtime.core import runtime_core
 from cairn.testing import FixedDomainClock, HashingEmbedder
 
 
@@ -124,3 +125,40 @@ async def test_agents_are_isolated(memory) -> None:
     assert await memory.attention("b") == []
     assert await memory.consume_attention("b", [item.item_id]) == 0
     assert [i.item_id for i in await memory.attention("a")] == [item.item_id]
+
+
+async def test_the_inbox_and_the_records_hold_no_text(memory) -> None:
+    secret_words = "Waiting for the quarterly numbers from Ingrid."
+    await memory.ingest(
+        "a",
+        [
+            turn("m1", "Ingrid sends the quarterly numbers on Fridays."),
+            _event("b1", "task_blocked", secret_words),
+        ],
+    )
+    await memory.wait_idle("a")
+    answer = await memory.recall("a", "quarterly numbers Ingrid")
+    assert "Ingrid" in answer.memory_block
+    assert (await memory.attention("a"))[0].text == secret_words
+
+    def rows(reader) -> list[tuple[object, ...]]:
+        connection = reader.connection
+        return [
+            *connection.execute("SELECT * FROM attention_items"),
+            *connection.execute("SELECT * FROM recall_records"),
+        ]
+
+    stored = await runtime_core(memory).database.read(rows)
+    assert len(stored) == 2
+    assert not any("Ingrid" in str(value) for row in stored for value in row)
+
+
+async def test_a_retire_removes_the_inbox_and_the_records(memory) -> None:
+    await memory.ingest("a", [_event("f1", "task_failed", "The build failed.")])
+    await memory.wait_idle("a")
+    await memory.recall("a", "build")
+    assert await memory.attention("a")
+    assert await memory.recalls("a")
+    await memory.retire("a")
+    assert await memory.attention("a") == []
+    assert await memory.recalls("a") == []
