@@ -23,11 +23,14 @@ if TYPE_CHECKING:
     from cairn.api.protocol import BlockingMemoryApi as BlockingMemoryApi
     from cairn.api.protocol import DirectivesApi as DirectivesApi
     from cairn.api.protocol import MemoryApi as MemoryApi
+    from cairn.api.reports import AttentionItem as AttentionItem
+    from cairn.api.reports import AttentionKind as AttentionKind
     from cairn.api.reports import ClearReport as ClearReport
     from cairn.api.reports import DrainReport as DrainReport
     from cairn.api.reports import EmbedderIdentity as EmbedderIdentity
     from cairn.api.reports import IngestReport as IngestReport
     from cairn.api.reports import KeptCounts as KeptCounts
+    from cairn.api.reports import RecallRecord as RecallRecord
     from cairn.api.reports import ReconfigureReport as ReconfigureReport
     from cairn.api.reports import RetireReport as RetireReport
     from cairn.api.reports import TableCount as TableCount
@@ -70,6 +73,8 @@ __all__ = [
     "AgentStatistics",
     "AgentStatus",
     "Allocation",
+    "AttentionItem",
+    "AttentionKind",
     "BlockingDirectivesApi",
     "BlockingMemoryApi",
     "ClearReport",
@@ -96,6 +101,7 @@ __all__ = [
     "Recall",
     "RecallContext",
     "RecallItem",
+    "RecallRecord",
     "RecallStatus",
     "ReconfigureReport",
     "RememberOutcome",
@@ -116,11 +122,14 @@ _DEFINED_IN = {
     "BlockingMemoryApi": "cairn.api.protocol",
     "DirectivesApi": "cairn.api.protocol",
     "MemoryApi": "cairn.api.protocol",
+    "AttentionItem": "cairn.api.reports",
+    "AttentionKind": "cairn.api.reports",
     "ClearReport": "cairn.api.reports",
     "DrainReport": "cairn.api.reports",
     "EmbedderIdentity": "cairn.api.reports",
     "IngestReport": "cairn.api.reports",
     "KeptCounts": "cairn.api.reports",
+    "RecallRecord": "cairn.api.reports",
     "ReconfigureReport": "cairn.api.reports",
     "RetireReport": "cairn.api.reports",
     "TableCount": "cairn.api.reports",

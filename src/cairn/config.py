@@ -86,6 +86,15 @@ class MemoryConfig:
     audit_retention_s: float = attrs.field(default=30 * 86400.0, validator=_positive)
     audit_rows_per_agent: int = attrs.field(default=100_000, validator=_positive)
     retention_batch: int = attrs.field(default=2000, validator=_positive)
+    # The ID-only record of each recall (what a turn was shown) is kept longer than the
+    # answers' text: `recall_record_retention_s` (30 days), at most
+    # `recall_records_per_agent`; attention notices until untouched for
+    # `attention_retention_s` (7 days), consumed or not.
+    recall_record_retention_s: float = attrs.field(
+        default=30 * 86400.0, validator=_positive
+    )
+    recall_records_per_agent: int = attrs.field(default=100_000, validator=_positive)
+    attention_retention_s: float = attrs.field(default=7 * 86400.0, validator=_positive)
     # Agents: an agent with no call and nothing owed for `agent_idle_timeout_s` is stopped
     # (it starts again on its next call); an agent whose actors failed restarts on its
     # next call after `agent_restart_backoff_s` * 2^(failures - 1) (capped at

@@ -160,3 +160,34 @@ def test_asyncio_adapter_offers_the_lifecycle_and_directive_methods(
             assert await memory.directives.list("host") == []
 
     asyncio.run(program())
+
+
+def test_asyncio_host_records_recalls_reuses_turns_and_serves_attention(
+    tmp_path: Path,
+) -> None:
+    async def program() -> None:
+        async with open_asyncio_memory(
+            tmp_path / "data",
+            TEST_CONFIG,
+            clock=FixedDomainClock(),
+            embedder=HashingEmbedder(),
+        ) as memory:
+            await memory.ingest(
+                "host",
+                [
+                    turn("a1", "I keep bonsai trees on the balcony."),
+                    turn("f1", "The backup failed.", role="event", kind="task_failed"),
+                ],
+            )
+            await memory.wait_idle("host")
+            first = await memory.recall("host", "bonsai", turn_id="t1", wait_s=30.0)
+            again = await memory.recall("host", "other", turn_id="t1", wait_s=30.0)
+            assert again == first
+            (record,) = await memory.recalls("host")
+            assert record.request_id == first.request_id
+            (item,) = await memory.attention("host")
+            assert item.event_id == "f1"
+            assert await memory.consume_attention("host", [item.item_id]) == 1
+            assert await memory.attention("host") == []
+
+    asyncio.run(program())

@@ -25,9 +25,11 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
     from cairn.api.reports import (
+        AttentionItem,
         ClearReport,
         DrainReport,
         IngestReport,
+        RecallRecord,
         ReconfigureReport,
         RetireReport,
     )
@@ -122,9 +124,23 @@ class MemoryApi(Protocol):
         wait_s: float | None = None,
         query_vector: Iterable[float] | None = None,
         as_of: dt.datetime | None = None,
+        turn_id: str | None = None,
     ) -> Recall: ...
 
     async def fetch_recall(self, agent_id: str, request_id: str) -> Recall: ...
+
+    async def recalls(
+        self, agent_id: str, *, session_id: str | None = None, limit: int = 50
+    ) -> list[RecallRecord]: ...
+
+    # -- attention -----------------------------------------------------------------------
+    async def attention(
+        self, agent_id: str, *, session_id: str | None = None, limit: int = 50
+    ) -> list[AttentionItem]: ...
+
+    async def consume_attention(
+        self, agent_id: str, item_ids: Sequence[int]
+    ) -> int: ...
 
     # -- forgetting --------------------------------------------------------------------
     async def clear(self, agent_id: str) -> ClearReport: ...
@@ -220,9 +236,20 @@ class BlockingMemoryApi(Protocol):
         wait_s: float | None = None,
         query_vector: Iterable[float] | None = None,
         as_of: dt.datetime | None = None,
+        turn_id: str | None = None,
     ) -> Recall: ...
 
     def fetch_recall(self, agent_id: str, request_id: str) -> Recall: ...
+
+    def recalls(
+        self, agent_id: str, *, session_id: str | None = None, limit: int = 50
+    ) -> list[RecallRecord]: ...
+
+    def attention(
+        self, agent_id: str, *, session_id: str | None = None, limit: int = 50
+    ) -> list[AttentionItem]: ...
+
+    def consume_attention(self, agent_id: str, item_ids: Sequence[int]) -> int: ...
 
     def clear(self, agent_id: str) -> ClearReport: ...
 

@@ -7,21 +7,26 @@ a socket or on an asyncio loop.
 
 from __future__ import annotations
 
+import enum
 from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
 from cairn.domain.outcomes import IntakeOutcome, IntakeResult
+from cairn.retrieval.types import Manifest
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
 __all__ = [
+    "AttentionItem",
+    "AttentionKind",
     "ClearReport",
     "DrainReport",
     "EmbedderIdentity",
     "IngestReport",
     "KeptCounts",
+    "RecallRecord",
     "ReconfigureReport",
     "RetireReport",
     "TableCount",
@@ -176,3 +181,54 @@ class ReconfigureReport:
     changed: bool
     embedder: EmbedderIdentity
     text_provider: TextModelIdentity | None
+
+
+@attrs.frozen
+class RecallRecord:
+    """The durable record of one recall's contribution, kept after its text is gone.
+
+    ``status`` is the answer's status when it was handed back (``ok``, ``pending``, ...),
+    updated when a late result completes it (``failed`` if that work failed);
+    ``manifest`` holds what was selected, dropped and allocated, by ID only (``None``
+    until computed). ``at`` is ISO-8601 (domain clock) of when the recall returned.
+    ``turn_id`` is the host's key for the turn it contributed to.
+    """
+
+    request_id: str
+    status: str
+    at: str
+    session_id: str | None = None
+    turn_id: str | None = None
+    manifest: Manifest | None = None
+
+
+class AttentionKind(enum.StrEnum):
+    """What needs the host's attention: a late recall result ready to fetch, or a
+    critical runtime event of the agent's tasks."""
+
+    RECALL_READY = "recall_ready"
+    TASK_FAILED = "task_failed"
+    TASK_BLOCKED = "task_blocked"
+    NEEDS_INPUT = "needs_input"
+
+
+@attrs.frozen
+class AttentionItem:
+    """One unconsumed notice of the attention inbox.
+
+    ``request_id`` names the ready recall (``recall_ready``); ``event_id`` and ``text`` the
+    latest event of a runtime notice, loaded at read time (a forgotten or cleared event's
+    notice is never shown). Repeated blocked and needs-input notices of one task and
+    session are one item: ``count`` of them, ``first_at`` the first, ``latest_at`` the
+    last (ISO-8601, domain clock).
+    """
+
+    item_id: int
+    kind: AttentionKind
+    first_at: str
+    latest_at: str
+    count: int = 1
+    session_id: str | None = None
+    request_id: str | None = None
+    event_id: str | None = None
+    text: str | None = None

@@ -283,6 +283,13 @@ def recall(
             show_default=False,
         ),
     ] = None,
+    turn: Annotated[
+        str | None,
+        typer.Option(
+            help="The host's turn key: a repeat for the turn reuses its contribution.",
+            show_default=False,
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Recall memory for a query (or for every line of --queries)."""
@@ -306,6 +313,7 @@ def recall(
                     budget_bytes=budget,
                     wait_s=wait,
                     as_of=moment,
+                    turn_id=turn,
                 )
                 _print_recall(result, as_json, query_id)
         return EXIT_OK

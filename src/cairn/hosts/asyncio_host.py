@@ -36,9 +36,11 @@ if TYPE_CHECKING:
     import outcome
 
     from cairn.api.reports import (
+        AttentionItem,
         ClearReport,
         DrainReport,
         IngestReport,
+        RecallRecord,
         ReconfigureReport,
         RetireReport,
     )
@@ -185,6 +187,7 @@ class AsyncioMemory:
         wait_s: float | None = None,
         query_vector: Iterable[float] | None = None,
         as_of: dt.datetime | None = None,
+        turn_id: str | None = None,
     ) -> Recall:
         return await self._call(
             lambda memory: memory.recall(
@@ -197,12 +200,34 @@ class AsyncioMemory:
                 wait_s=wait_s,
                 query_vector=query_vector,
                 as_of=as_of,
+                turn_id=turn_id,
             )
         )
 
     async def fetch_recall(self, agent_id: str, request_id: str) -> Recall:
         return await self._call(
             lambda memory: memory.fetch_recall(agent_id, request_id)
+        )
+
+    async def recalls(
+        self, agent_id: str, *, session_id: str | None = None, limit: int = 50
+    ) -> list[RecallRecord]:
+        return await self._call(
+            lambda memory: memory.recalls(agent_id, session_id=session_id, limit=limit)
+        )
+
+    async def attention(
+        self, agent_id: str, *, session_id: str | None = None, limit: int = 50
+    ) -> list[AttentionItem]:
+        return await self._call(
+            lambda memory: memory.attention(
+                agent_id, session_id=session_id, limit=limit
+            )
+        )
+
+    async def consume_attention(self, agent_id: str, item_ids: Sequence[int]) -> int:
+        return await self._call(
+            lambda memory: memory.consume_attention(agent_id, item_ids)
         )
 
     async def clear(self, agent_id: str) -> ClearReport:

@@ -31,9 +31,11 @@ if TYPE_CHECKING:
     from types import TracebackType
 
     from cairn.api.reports import (
+        AttentionItem,
         ClearReport,
         DrainReport,
         IngestReport,
+        RecallRecord,
         ReconfigureReport,
         RetireReport,
     )
@@ -239,6 +241,7 @@ class BlockingClient:
         wait_s: float | None = None,
         query_vector: Iterable[float] | None = None,
         as_of: dt.datetime | None = None,
+        turn_id: str | None = None,
     ) -> Recall:
         return self.send(
             requests.recall(
@@ -251,11 +254,27 @@ class BlockingClient:
                 wait_s=wait_s,
                 query_vector=query_vector,
                 as_of=as_of,
+                turn_id=turn_id,
             )
         )
 
     def fetch_recall(self, agent_id: str, request_id: str) -> Recall:
         return self.send(requests.fetch_recall(agent_id, request_id))
+
+    def recalls(
+        self, agent_id: str, *, session_id: str | None = None, limit: int = 50
+    ) -> list[RecallRecord]:
+        return self.send(requests.recalls(agent_id, session_id=session_id, limit=limit))
+
+    def attention(
+        self, agent_id: str, *, session_id: str | None = None, limit: int = 50
+    ) -> list[AttentionItem]:
+        return self.send(
+            requests.attention(agent_id, session_id=session_id, limit=limit)
+        )
+
+    def consume_attention(self, agent_id: str, item_ids: Sequence[int]) -> int:
+        return self.send(requests.consume_attention(agent_id, item_ids))
 
     def clear(self, agent_id: str) -> ClearReport:
         return self.send(requests.clear(agent_id))

@@ -35,9 +35,11 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from cairn.api.reports import (
+        AttentionItem,
         ClearReport,
         DrainReport,
         IngestReport,
+        RecallRecord,
         ReconfigureReport,
         RetireReport,
     )
@@ -243,6 +245,7 @@ class Client:
         wait_s: float | None = None,
         query_vector: Iterable[float] | None = None,
         as_of: dt.datetime | None = None,
+        turn_id: str | None = None,
     ) -> Recall:
         return await self.send(
             requests.recall(
@@ -255,11 +258,29 @@ class Client:
                 wait_s=wait_s,
                 query_vector=query_vector,
                 as_of=as_of,
+                turn_id=turn_id,
             )
         )
 
     async def fetch_recall(self, agent_id: str, request_id: str) -> Recall:
         return await self.send(requests.fetch_recall(agent_id, request_id))
+
+    async def recalls(
+        self, agent_id: str, *, session_id: str | None = None, limit: int = 50
+    ) -> list[RecallRecord]:
+        return await self.send(
+            requests.recalls(agent_id, session_id=session_id, limit=limit)
+        )
+
+    async def attention(
+        self, agent_id: str, *, session_id: str | None = None, limit: int = 50
+    ) -> list[AttentionItem]:
+        return await self.send(
+            requests.attention(agent_id, session_id=session_id, limit=limit)
+        )
+
+    async def consume_attention(self, agent_id: str, item_ids: Sequence[int]) -> int:
+        return await self.send(requests.consume_attention(agent_id, item_ids))
 
     async def clear(self, agent_id: str) -> ClearReport:
         return await self.send(requests.clear(agent_id))

@@ -19,8 +19,12 @@ from cairn.ipc.messages import (
     AddDirectiveResult,
     ArchiveRequest,
     ArchiveResult,
+    AttentionRequest,
+    AttentionResult,
     ClearRequest,
     ClearResult,
+    ConsumeAttentionRequest,
+    ConsumeAttentionResult,
     DeclareSessionRequest,
     DeclareSessionResult,
     DirectivesApproveRequest,
@@ -49,6 +53,8 @@ from cairn.ipc.messages import (
     PingResult,
     RecallRequest,
     RecallResult,
+    RecallsRequest,
+    RecallsResult,
     ReconfigureRequest,
     ReconfigureResult,
     RememberRequest,
@@ -139,6 +145,7 @@ async def _recall(memory: Memory, request: RecallRequest) -> Response:
         wait_s=request.wait_s,
         query_vector=request.query_vector,
         as_of=request.as_of,
+        turn_id=request.turn_id,
     )
     return RecallResult(id=request.id, recall=recall)
 
@@ -147,6 +154,30 @@ async def _recall(memory: Memory, request: RecallRequest) -> Response:
 async def _fetch_recall(memory: Memory, request: FetchRecallRequest) -> Response:
     recall = await memory.fetch_recall(request.agent_id, request.request_id)
     return FetchRecallResult(id=request.id, recall=recall)
+
+
+@handles(RecallsRequest)
+async def _recalls(memory: Memory, request: RecallsRequest) -> Response:
+    records = await memory.recalls(
+        request.agent_id, session_id=request.session_id, limit=request.limit
+    )
+    return RecallsResult(id=request.id, records=records)
+
+
+@handles(AttentionRequest)
+async def _attention(memory: Memory, request: AttentionRequest) -> Response:
+    items = await memory.attention(
+        request.agent_id, session_id=request.session_id, limit=request.limit
+    )
+    return AttentionResult(id=request.id, items=items)
+
+
+@handles(ConsumeAttentionRequest)
+async def _consume_attention(
+    memory: Memory, request: ConsumeAttentionRequest
+) -> Response:
+    consumed = await memory.consume_attention(request.agent_id, request.item_ids)
+    return ConsumeAttentionResult(id=request.id, consumed=consumed)
 
 
 @handles(ClearRequest)

@@ -21,7 +21,14 @@ import datetime as dt
 
 import msgspec
 
-from cairn.api.reports import ClearReport, DrainReport, ReconfigureReport, RetireReport
+from cairn.api.reports import (
+    AttentionItem,
+    ClearReport,
+    DrainReport,
+    RecallRecord,
+    ReconfigureReport,
+    RetireReport,
+)
 from cairn.api.status import StatusReport
 from cairn.domain import outcomes
 from cairn.domain.directive import Directive
@@ -35,9 +42,13 @@ __all__ = [
     "AddDirectiveResult",
     "ArchiveRequest",
     "ArchiveResult",
+    "AttentionRequest",
+    "AttentionResult",
     "Busy",
     "ClearRequest",
     "ClearResult",
+    "ConsumeAttentionRequest",
+    "ConsumeAttentionResult",
     "DeclareSessionRequest",
     "DeclareSessionResult",
     "DirectivesApproveRequest",
@@ -68,6 +79,8 @@ __all__ = [
     "PingResult",
     "RecallRequest",
     "RecallResult",
+    "RecallsRequest",
+    "RecallsResult",
     "ReconfigureRequest",
     "ReconfigureResult",
     "RememberRequest",
@@ -177,11 +190,34 @@ class RecallRequest(_Request, tag="recall"):
     wait_s: float | None = None
     query_vector: list[float] | None = None
     as_of: dt.datetime | None = None
+    # The host's key for the turn: a second recall of it returns the same contribution.
+    turn_id: str | None = None
 
 
 class FetchRecallRequest(_Request, tag="fetch_recall"):
     agent_id: str
     request_id: str
+
+
+class RecallsRequest(_Request, tag="recalls"):
+    """The agent's recall records (one session's, or all), newest first."""
+
+    agent_id: str
+    session_id: str | None = None
+    limit: int = 50
+
+
+class AttentionRequest(_Request, tag="attention"):
+    """The agent's unconsumed attention items, newest first."""
+
+    agent_id: str
+    session_id: str | None = None
+    limit: int = 50
+
+
+class ConsumeAttentionRequest(_Request, tag="consume_attention"):
+    agent_id: str
+    item_ids: list[int]
 
 
 class ClearRequest(_Request, tag="clear"):
@@ -330,6 +366,18 @@ class FetchRecallResult(_Answer, tag="fetch_recall_result"):
     recall: Recall
 
 
+class RecallsResult(_Answer, tag="recalls_result"):
+    records: list[RecallRecord]
+
+
+class AttentionResult(_Answer, tag="attention_result"):
+    items: list[AttentionItem]
+
+
+class ConsumeAttentionResult(_Answer, tag="consume_attention_result"):
+    consumed: int
+
+
 class ClearResult(_Answer, tag="clear_result"):
     report: ClearReport
 
@@ -460,6 +508,9 @@ REQUESTS: tuple[type[_Request], ...] = (
     ResumeRequest,
     ReconfigureRequest,
     PingRequest,
+    RecallsRequest,
+    AttentionRequest,
+    ConsumeAttentionRequest,
 )
 RESULTS: tuple[type[_Answer], ...] = (
     IngestResult,
@@ -489,6 +540,9 @@ RESULTS: tuple[type[_Answer], ...] = (
     ResumeResult,
     ReconfigureResult,
     PingResult,
+    RecallsResult,
+    AttentionResult,
+    ConsumeAttentionResult,
 )
 
 Request = _Request

@@ -31,8 +31,10 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
     from cairn.api.reports import (
+        AttentionItem,
         ClearReport,
         DrainReport,
+        RecallRecord,
         ReconfigureReport,
         RetireReport,
     )
@@ -53,7 +55,9 @@ __all__ = [
     "Call",
     "add_directive",
     "archive",
+    "attention",
     "clear",
+    "consume_attention",
     "declare_session",
     "directives_approve",
     "directives_create",
@@ -69,6 +73,7 @@ __all__ = [
     "ingest_turn",
     "ping",
     "recall",
+    "recalls",
     "reconfigure",
     "remember",
     "replay_dead_letters",
@@ -221,6 +226,7 @@ def recall(
     wait_s: float | None = None,
     query_vector: Iterable[float] | None = None,
     as_of: dt.datetime | None = None,
+    turn_id: str | None = None,
 ) -> Call[wire.RecallResult, Recall]:
     scopes = recall_context(context, session_id)
     request = wire.RecallRequest(
@@ -235,6 +241,7 @@ def recall(
         wait_s=wait_s,
         query_vector=None if query_vector is None else vector_to_message(query_vector),
         as_of=as_of,
+        turn_id=turn_id,
     )
     return Call(request, wire.RecallResult, lambda r: r.recall)
 
@@ -246,6 +253,34 @@ def fetch_recall(
         id=UNNUMBERED, agent_id=agent_id, request_id=request_id
     )
     return Call(request, wire.FetchRecallResult, lambda r: r.recall)
+
+
+def recalls(
+    agent_id: str, *, session_id: str | None = None, limit: int = 50
+) -> Call[wire.RecallsResult, list[RecallRecord]]:
+    request = wire.RecallsRequest(
+        id=UNNUMBERED, agent_id=agent_id, session_id=session_id, limit=limit
+    )
+    return Call(request, wire.RecallsResult, lambda r: r.records)
+
+
+# -- attention -------------------------------------------------------------------------
+def attention(
+    agent_id: str, *, session_id: str | None = None, limit: int = 50
+) -> Call[wire.AttentionResult, list[AttentionItem]]:
+    request = wire.AttentionRequest(
+        id=UNNUMBERED, agent_id=agent_id, session_id=session_id, limit=limit
+    )
+    return Call(request, wire.AttentionResult, lambda r: r.items)
+
+
+def consume_attention(
+    agent_id: str, item_ids: Sequence[int]
+) -> Call[wire.ConsumeAttentionResult, int]:
+    request = wire.ConsumeAttentionRequest(
+        id=UNNUMBERED, agent_id=agent_id, item_ids=list(item_ids)
+    )
+    return Call(request, wire.ConsumeAttentionResult, lambda r: r.consumed)
 
 
 # -- forgetting ------------------------------------------------------------------------

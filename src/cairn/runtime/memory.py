@@ -41,6 +41,7 @@ from cairn.providers.settings import (
 from cairn.runtime import clearing, lifecycle
 from cairn.runtime.actors.write_coordinator import SharedWrite, SharedWriter
 from cairn.runtime.admission import WriteAdmission
+from cairn.runtime.contributions import read_attention, read_records
 from cairn.runtime.core import RuntimeCore
 from cairn.runtime.database import Database
 from cairn.runtime.directives import DirectiveBook
@@ -57,6 +58,7 @@ from cairn.runtime.scrubbing import Scrubber
 from cairn.runtime.supervisor import AgentServices
 from cairn.runtime.switching import ProviderSwitch
 from cairn.runtime.threads import Limiters, run_in_thread
+from cairn.runtime.writes import ConsumeAttention
 from cairn.store.repair import repair_claims
 from cairn.store.sessions import session_cursor
 from cairn.store.status import agent_counts
@@ -66,6 +68,7 @@ if TYPE_CHECKING:
     import datetime as dt
     from collections.abc import AsyncIterator, Iterable, Sequence
 
+    from cairn.api.reports import AttentionItem, RecallRecord
     from cairn.domain.evidence import Turn
     from cairn.domain.outcomes import ForgetResult, LifecycleResult, RememberResult
     from cairn.domain.scope import Scope
@@ -186,13 +189,18 @@ class Memory:
         wait_s: float | None = None,
         query_vector: Iterable[float] | None = None,
         as_of: dt.datetime | None = None,
+        turn_id: str | None = None,
     ) -> Recall:
         """Recall a bounded contribution for ``query``.
 
         If the work misses ``wait_s`` the answer is ``pending`` with a request ID; the work
         finishes in the background and :meth:`fetch_recall` returns it. With ``as_of`` (an
         aware datetime) the answer is what held then: turns after it are unseen, and each
-        attribute's value is the one current at that moment.
+        attribute's value is the one current at that moment. Every answer is recorded
+        durably before it returns (:meth:`recalls`). ``turn_id`` is the host's key for the
+        turn the prompt is built for: a second recall of the same session and turn returns
+        that turn's contribution again (same request ID and blocks) without retrieving,
+        unless a forget, clear or suppression committed since.
         """
         if not query.strip():
             raise InvalidInputError("the query must not be blank")
@@ -200,8 +208,15 @@ class Memory:
             raise InvalidInputError(
                 "as_of must be timezone-aware (e.g. 2026-03-01T09:00:00+00:00)"
             )
+        if turn_id is not None:
+            if not turn_id.strip():
+                raise InvalidInputError("turn_id must be a non-blank string")
+            # Stored with the recall's record, like the session ID.
+            screen_identifier("turn ID", turn_id)
         if context is None:
             context = RecallContext(session_id=session_id)
+        if context.session_id is not None:
+            screen_identifier("session ID", context.session_id)
         vector: Vectors | None = None
         if query_vector is not None:
             if not isinstance(query_vector, np.ndarray):
@@ -215,6 +230,7 @@ class Memory:
             budget_bytes=budget_bytes or config.budget_bytes,
             query_vector=vector,
             as_of=as_of,
+            turn_id=turn_id,
         )
         supervisor = await self._core.registry.get(agent_id)
         return await supervisor.recall(
@@ -222,7 +238,53 @@ class Memory:
         )
 
     async def fetch_recall(self, agent_id: str, request_id: str) -> Recall:
+        """A recall's answer by its request ID: a pending one's late result (or still
+        ``pending``), or an on-time answer, while its text is kept
+        (``recall_result_retention_s``; a forget, clear or suppression drops it).
+        Unknown, expired or dropped raises UnknownRequestError."""
         return await (await self._core.registry.get(agent_id)).fetch_recall(request_id)
+
+    async def recalls(
+        self, agent_id: str, *, session_id: str | None = None, limit: int = 50
+    ) -> list[RecallRecord]:
+        """The durable records of the agent's recalls (one session's, or all), newest
+        first: what each selected, dropped and allocated, by ID. A record outlives its
+        answer's text (a forget drops the text, never the record)."""
+        _check_limit(limit)
+        if session_id is not None:
+            screen_identifier("session ID", session_id)
+        agent = (await self._core.registry.get(agent_id)).agent_id
+        return await self._core.database.read(
+            lambda reader: read_records(
+                reader.connection, agent, session_id=session_id, limit=limit
+            )
+        )
+
+    async def attention(
+        self, agent_id: str, *, session_id: str | None = None, limit: int = 50
+    ) -> list[AttentionItem]:
+        """The agent's unconsumed notices, newest first: late recall results ready to
+        fetch, and failed, blocked and needs-input events of its tasks (repeats of one
+        task in a session merged, with a count). Event texts are loaded now, so a
+        forgotten or cleared event is never shown."""
+        _check_limit(limit)
+        if session_id is not None:
+            screen_identifier("session ID", session_id)
+        agent = (await self._core.registry.get(agent_id)).agent_id
+        return await self._core.database.read(
+            lambda reader: read_attention(
+                reader.connection, agent, session_id=session_id, limit=limit
+            )
+        )
+
+    async def consume_attention(self, agent_id: str, item_ids: Sequence[int]) -> int:
+        """Mark notices consumed (they leave :meth:`attention`); returns how many of
+        the agent's open items that was. Another agent's IDs change nothing."""
+        ids = tuple(item_ids)
+        if any(isinstance(i, bool) or not isinstance(i, int) for i in ids):
+            raise InvalidInputError("attention item IDs are integers")
+        async with self._core.admission.write(agent_id) as supervisor:
+            return await supervisor.commit(ConsumeAttention(ids))
 
     # -- forgetting ----------------------------------------------------------------------
     async def clear(self, agent_id: str) -> ClearReport:
@@ -398,6 +460,15 @@ class Memory:
         await self._core.registry.stop_all()
         # What the agents' last writes left owed (a failure stays owed for the next open).
         await self._core.scrubber.attempt()
+
+
+# The most records or notices one call returns.
+MAX_LIST_LIMIT = 1000
+
+
+def _check_limit(limit: int) -> None:
+    if isinstance(limit, bool) or not 0 < limit <= MAX_LIST_LIMIT:
+        raise InvalidInputError(f"limit must be an integer from 1 to {MAX_LIST_LIMIT}")
 
 
 @contextlib.asynccontextmanager

@@ -71,6 +71,8 @@ class RecallPlan:
     query_vector: npt.NDArray[np.float32] | None = None
     # Recall what held at this moment (aware datetime) instead of now.
     as_of: dt.datetime | None = None
+    # The host's key for the turn this recall contributes to (cairn.runtime.contributions).
+    turn_id: str | None = None
 
 
 @attrs.frozen

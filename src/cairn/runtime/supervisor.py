@@ -34,6 +34,7 @@ from cairn.runtime.actors.embedding import EmbeddingActor
 from cairn.runtime.actors.ingestion import IngestionActor
 from cairn.runtime.actors.maintenance import AuditBuffer, MaintenanceActor
 from cairn.runtime.actors.write_coordinator import WriteCoordinator
+from cairn.runtime.contributions import Contributions
 from cairn.runtime.database import Database
 from cairn.runtime.fence import AgentFence
 from cairn.runtime.mailbox import Reply, WorkCounter
@@ -47,11 +48,10 @@ from cairn.runtime.writes import (
     IngestTurns,
     ReplayDeadLetters,
     StartClear,
-    StoreRecallResult,
     Write,
     WriteQueue,
 )
-from cairn.serde.recall import recall_from_bytes, recall_to_bytes
+from cairn.serde.recall import recall_from_bytes
 from cairn.store.batches import count_pending
 from cairn.store.evidence import load_events
 from cairn.store.requests import Retention, load_recall_result
@@ -116,12 +116,17 @@ class AgentSupervisor:
     _embedding: EmbeddingActor
     _writer: WriteCoordinator
     _clearing: ClearJobActor
+    _contributions: Contributions
     accepting: bool = True
-    _late: dict[str, Reply[Recall]] = attrs.field(factory=dict)
     # Calls in progress and the trio time of the last one: the registry stops an agent
     # that has had neither for its idle timeout.
     _calls: int = 0
     last_used: float = attrs.field(factory=trio.current_time)
+
+    @property
+    def _late(self) -> dict[str, Reply[Recall]]:
+        """Recalls that missed their wait budget and still run."""
+        return self._contributions.late
 
     # -- what the registry and tests may read ---------------------------------------------
     @property
@@ -275,15 +280,19 @@ class AgentSupervisor:
 
     # -- recall ------------------------------------------------------------------------
     async def recall(self, plan: RecallPlan, wait_s: float) -> Recall:
+        """A turn's recorded contribution, or a new answer, recorded before it returns."""
         with self._call():
-            request_id = uuid.uuid4().hex
-            reply: Reply[Recall] = Reply()
-            self._nursery.start_soon(self._run_recall, plan, request_id, reply)
-            with trio.move_on_after(wait_s):
-                return await reply.wait()
-            # Missed the wait budget: the work goes on; its result is stored for a fetch.
-            self._late[request_id] = reply
-            return Recall(RecallStatus.PENDING, request_id)
+            return await self._contributions.contribute(plan, wait_s, self._answer)
+
+    async def _answer(self, plan: RecallPlan, wait_s: float) -> Recall:
+        request_id = uuid.uuid4().hex
+        reply: Reply[Recall] = Reply()
+        self._nursery.start_soon(self._run_recall, plan, request_id, reply)
+        with trio.move_on_after(wait_s):
+            return await reply.wait()
+        # Missed the wait budget: the work goes on; its result is stored for a fetch.
+        self._late[request_id] = reply
+        return Recall(RecallStatus.PENDING, request_id)
 
     async def _run_recall(
         self, plan: RecallPlan, request_id: str, reply: Reply[Recall]
@@ -306,7 +315,7 @@ class AgentSupervisor:
         except Exception as error:  # noqa: BLE001 - handed to the waiting caller
             reply.fail(error)
             if request_id in self._late:
-                await self._store_late(request_id, "failed", None)
+                await self._store_late(request_id, None)
             return
         except BaseException:
             # Cancelled: the agent stopped or failed under it. Its caller (or a later
@@ -314,34 +323,26 @@ class AgentSupervisor:
             reply.fail(RuntimeClosedError(f"agent {self.agent_id!r} stopped"))
             self._late.pop(request_id, None)
             raise
+        self._contributions.computed(request_id, computed.forget_epoch)
         reply.set(computed.recall)
         if request_id in self._late:
-            await self._store_late(
-                request_id,
-                "ok",
-                recall_to_bytes(computed.recall),
-                computed.forget_epoch,
-            )
+            await self._store_late(request_id, computed.recall, computed.forget_epoch)
 
     async def _store_late(
         self,
         request_id: str,
-        status: str,
-        payload: bytes | None,
+        recall: Recall | None,
         snapshot_epoch: int | None = None,
     ) -> None:
         try:
-            keep = self._services.config.recall_results_per_agent
-            await self._writes.commit(
-                StoreRecallResult(
-                    request_id, status, payload, snapshot_epoch, keep=keep
-                )
-            )
+            # With the recall's record and its attention notice.
+            await self._contributions.complete(request_id, recall, snapshot_epoch)
         finally:
             self._late.pop(request_id, None)
 
     async def fetch_recall(self, request_id: str) -> Recall:
-        """The late result of a ``pending`` recall: still pending, the result, or unknown."""
+        """A recall's answer by request ID: still pending, the result (late, or an
+        on-time answer kept for a fetch), or unknown."""
         with self._call():
             if request_id in self._late:
                 await trio.lowlevel.checkpoint()
@@ -354,7 +355,7 @@ class AgentSupervisor:
             )
             if stored is None:
                 raise UnknownRequestError(
-                    f"no late recall result {request_id!r} (unknown, expired, or"
+                    f"no recall result {request_id!r} (unknown, expired, or"
                     " dropped by a forget, clear or suppression)"
                 )
             status, payload = stored
@@ -582,6 +583,9 @@ async def open_agent_supervisor(
                 audit_max_age=dt.timedelta(seconds=config.audit_retention_s),
                 audit_keep=config.audit_rows_per_agent,
                 batch=config.retention_batch,
+                record_max_age=dt.timedelta(seconds=config.recall_record_retention_s),
+                record_keep=config.recall_records_per_agent,
+                attention_max_age=dt.timedelta(seconds=config.attention_retention_s),
             ),
         )
         await nursery.start(embedding.run)
@@ -605,4 +609,11 @@ async def open_agent_supervisor(
             embedding,
             writer,
             clearing,
+            Contributions(
+                agent_id,
+                database,
+                writes,
+                {},
+                config.recall_results_per_agent,
+            ),
         )

@@ -33,6 +33,11 @@ from cairn.ingestion.intake import prepare_turns
 from cairn.ingestion.validate import ValidatedBatch
 from cairn.runtime.fairness import Priority
 from cairn.runtime.mailbox import Reply
+from cairn.store.attention import (
+    add_event_notices,
+    add_recall_notice,
+    consume_notices,
+)
 from cairn.store.batches import (
     BatchReceipt,
     Lease,
@@ -62,6 +67,7 @@ from cairn.store.directives import (
 from cairn.store.embeddings import store_embeddings
 from cairn.store.evidence import insert_events
 from cairn.store.forget import forget_memory, remember_claim, set_archived
+from cairn.store.recall_records import complete_record, record_returned
 from cairn.store.requests import (
     Pruned,
     Retention,
@@ -84,6 +90,8 @@ __all__ = [
     "ClearBatch",
     "ClearLineage",
     "CommitBatch",
+    "CompleteRecall",
+    "ConsumeAttention",
     "CreateDirective",
     "DeclareSession",
     "FailBatch",
@@ -93,6 +101,7 @@ __all__ = [
     "IngestTurns",
     "PruneRetention",
     "PurgeNamespace",
+    "RecordRecall",
     "ReleaseLease",
     "ReleaseLeases",
     "Remember",
@@ -168,7 +177,10 @@ class IngestTurns(Write["list[IntakeResult]"]):
         prepared = prepare_turns(
             self.turns, context.event_max_bytes, max_segments=context.max_segments
         )
-        return insert_events(connection, context.agent_id, prepared, context.now)
+        results = insert_events(connection, context.agent_id, prepared, context.now)
+        # Critical runtime events reach the attention inbox with the event, or not at all.
+        add_event_notices(connection, context.agent_id, prepared, results, context.now)
+        return results
 
 
 @attrs.frozen
@@ -204,6 +216,113 @@ class StoreRecallResult(Write[bool]):
             self.snapshot_epoch,
             keep=self.keep,
         )
+
+
+@attrs.frozen
+class RecordRecall(Write[bool]):
+    """The record of a recall answer, written before the answer is handed back, and its
+    text (``result``) for a later fetch or a reuse by the same host turn. The text is
+    not stored (``False``) when a forget, clear or suppression committed after the
+    snapshot it was computed on (``snapshot_epoch``; unknown: not stored); the ID-only
+    record is, either way (cairn.store.recall_records)."""
+
+    priority = Priority.INTERACTIVE
+
+    request_id: str
+    session_id: str | None
+    turn_id: str | None
+    status: str
+    manifest: str | None
+    result: bytes | None
+    snapshot_epoch: int | None
+    keep: int | None = attrs.field(default=None, kw_only=True)
+
+    def apply(self, connection: apsw.Connection, context: WriteContext) -> bool:
+        record_returned(
+            connection,
+            context.agent_id,
+            self.request_id,
+            session_id=self.session_id,
+            turn_id=self.turn_id,
+            status=self.status,
+            manifest=self.manifest,
+            snapshot_epoch=self.snapshot_epoch,
+            now=context.now,
+        )
+        if self.result is None or self.snapshot_epoch is None:
+            return False
+        return save_recall_result(
+            connection,
+            context.agent_id,
+            self.request_id,
+            "ok",
+            self.result,
+            context.now,
+            self.snapshot_epoch,
+            keep=self.keep,
+        )
+
+
+@attrs.frozen
+class CompleteRecall(Write[bool]):
+    """A late result (or its failure, ``result is None``): stored as
+    :class:`StoreRecallResult` stores it, the recall's record completed, and a
+    ``recall_ready`` notice added when the result was stored, all in one transaction."""
+
+    request_id: str
+    status: str
+    result: bytes | None
+    manifest: str | None
+    snapshot_epoch: int | None = None
+    keep: int | None = attrs.field(default=None, kw_only=True)
+
+    def apply(self, connection: apsw.Connection, context: WriteContext) -> bool:
+        agent_id, now = context.agent_id, context.now
+        stored = save_recall_result(
+            connection,
+            agent_id,
+            self.request_id,
+            "ok" if self.result is not None else "failed",
+            self.result,
+            now,
+            self.snapshot_epoch,
+            keep=self.keep,
+        )
+        complete_record(
+            connection,
+            agent_id,
+            self.request_id,
+            status=self.status,
+            manifest=self.manifest,
+            snapshot_epoch=self.snapshot_epoch,
+            now=now,
+        )
+        if stored and self.result is not None:
+            session = connection.execute(
+                "SELECT session_id FROM recall_records WHERE agent_id = ?"
+                " AND request_id = ?",
+                (agent_id, self.request_id),
+            ).fetchone()
+            add_recall_notice(
+                connection,
+                agent_id,
+                self.request_id,
+                None if session is None or session[0] is None else str(session[0]),
+                now,
+            )
+        return stored
+
+
+@attrs.frozen
+class ConsumeAttention(Write[int]):
+    """Mark attention items consumed; answers how many of the agent's were open."""
+
+    priority = Priority.INTERACTIVE
+
+    item_ids: tuple[int, ...]
+
+    def apply(self, connection: apsw.Connection, context: WriteContext) -> int:
+        return consume_notices(connection, context.agent_id, self.item_ids, context.now)
 
 
 # -- extraction batches --------------------------------------------------------------------

@@ -31,6 +31,7 @@ _MIGRATIONS: tuple[tuple[str, Callable[[apsw.Connection], None] | None], ...] = 
     ("0005_scoped_forgetting.sql", rekey_claims),
     ("0007_recurrence.sql", None),
     ("0008_succession.sql", backfill_succession),
+    ("0009_contributions.sql", None),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 # A busy writer is normal (one writer connection, several readers): wait rather than fail.

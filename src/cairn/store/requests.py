@@ -1,9 +1,13 @@
-"""Late recall results and the audit trail, and how long they are kept.
+"""Recall results, the audit trail, and how long they (and the recall records and
+attention notices) are kept.
 
-Both tables are bounded per agent: an insert of late results removes the excess over the
-agent's cap in the same transaction (so a flood of ``wait_s=0`` recalls never grows the
-table past it), and maintenance removes expired rows and any remaining excess, a bounded
-number per pass (:func:`prune_retention`).
+``recall_requests`` holds the text of recall answers (late results, and on-time answers
+for a later fetch): a cache, dropped by a forget, clear or suppression. Both it and the
+audit are bounded per agent: an insert of a result removes the excess over the agent's
+cap in the same transaction (so a flood of ``wait_s=0`` recalls never grows the table
+past it), and maintenance removes expired rows and any remaining excess, a bounded number
+per pass (:func:`prune_retention`), and so for the ID-only recall records
+(cairn.store.recall_records) and the attention inbox (cairn.store.attention).
 """
 
 from __future__ import annotations
@@ -12,6 +16,9 @@ import datetime as dt
 from typing import TYPE_CHECKING
 
 import attrs
+
+from cairn.store.attention import drop_recall_notices, prune_notices
+from cairn.store.recall_records import prune_records
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -42,12 +49,19 @@ class Retention:
     audit_max_age: dt.timedelta
     audit_keep: int
     batch: int
+    # Recall records (ID-only) outlive the answers' text; notices go when untouched this
+    # long, consumed or not.
+    record_max_age: dt.timedelta = dt.timedelta(days=30)
+    record_keep: int = 100_000
+    attention_max_age: dt.timedelta = dt.timedelta(days=7)
 
 
 @attrs.frozen
 class Pruned:
     recall_results: int
     audit_rows: int
+    recall_records: int = 0
+    attention_items: int = 0
 
 
 def save_recall_result(
@@ -111,9 +125,11 @@ def append_audit(
 
 
 def drop_late_results(connection: apsw.Connection, agent_id: AgentId) -> None:
-    """Stored late recall answers may quote forgotten, cleared or suppressed text: they
-    are caches and go in the same transaction as the forget, clear or suppression."""
+    """Stored recall answers may quote forgotten, cleared or suppressed text: they are
+    caches and go in the same transaction as the forget, clear or suppression, with the
+    notices that point at them. The ID-only recall records stay (what was selected)."""
     connection.execute("DELETE FROM recall_requests WHERE agent_id = ?", (agent_id,))
+    drop_recall_notices(connection, agent_id)
     connection.execute(
         "UPDATE agents SET forget_epoch = forget_epoch + 1 WHERE agent_id = ?",
         (agent_id,),
@@ -133,7 +149,9 @@ def prune_retention(
 
     Finding the audit cap's boundary walks the agent's newest ``audit_keep`` index
     entries (about 10 ms at 100k rows), so the caller may skip it (``trim_audit``) while
-    few rows were added since the last trim; expired rows are an index seek.
+    few rows were added since the last trim; expired rows are an index seek. The recall
+    records' cap is looked for at the same passes: every computed recall adds one audit
+    row and one record.
     """
     batch = retention.batch
     connection.execute(
@@ -155,7 +173,18 @@ def prune_retention(
         expired += _trim_audit(
             connection, agent_id, retention.audit_keep, limit=batch - expired
         )
-    return Pruned(recall, expired)
+    records = prune_records(
+        connection,
+        agent_id,
+        cutoff=now - retention.record_max_age,
+        keep=retention.record_keep,
+        limit=batch,
+        trim=trim_audit,
+    )
+    notices = prune_notices(
+        connection, agent_id, now - retention.attention_max_age, batch
+    )
+    return Pruned(recall, expired, records, notices)
 
 
 def _trim_recall_results(
