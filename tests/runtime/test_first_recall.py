@@ -40,7 +40,7 @@ async def _complete(memory: Memory, agent: str, request_id: str) -> Recall:
 async def _timed_recall(memory: Memory, agent: str, query: str, **kwargs) -> Recall:  # type: ignore[no-untyped-def]
     started = trio.current_time()
     recall = await memory.recall(agent, query, **kwargs)
-    assert trio.current_time() - started <= WAIT_S  # on time, whatever it holds
+    assert trio.current_time() - started <= WAIT_S + 1e-9  # on time, whatever it holds
     return recall
 
 

@@ -291,9 +291,10 @@ class AgentSupervisor:
         self, run: RecallRun, reply: Reply[Recall], wait_s: float
     ) -> Recall:
         """The complete result if it is ready in time. Otherwise the work goes on (its
-        result is stored for a fetch) and, still within ``wait_s``, the caller gets what
-        is ready: the lexical lists ranked without the query vector (``partial``), or
-        ``pending`` if not even they are in."""
+        result is stored for a fetch) and, within ``wait_s``, the caller gets what is
+        ready: the lexical lists ranked without the query vector (``partial``, ranked from
+        a margin before the end so that it is there at the end), or ``pending`` if not
+        even they are in."""
         deadline = trio.current_time() + wait_s
         with trio.move_on_at(
             deadline - partial_margin_s(self._services.config, wait_s)
@@ -304,7 +305,8 @@ class AgentSupervisor:
         answer = Recall(RecallStatus.PENDING, run.request_id)
         with trio.move_on_at(deadline):
             answer = await run.partial()
-        if reply.done:  # the complete result came in meanwhile: it is the better answer
+            # Until the budget ends the complete result is still the better answer (if
+            # it fails, the partial one stands; a fetch reports the failure).
             with contextlib.suppress(Exception):
                 return await reply.wait()
         return answer
