@@ -22,7 +22,7 @@ A late result is fetched until it is complete (``complete_ms``). Works against c
 from __future__ import annotations
 
 import argparse
-import asyncio
+import asyncio  # noqa: TID251 - the asyncio adapter is one of the scenarios
 import json
 import os
 import subprocess
@@ -36,11 +36,12 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_support import load, pick, summary  # noqa: E402
+from bench_support import load, pick, summary
 
-from cairn import MemoryConfig, Turn, open_memory  # noqa: E402
+from cairn import MemoryConfig, Turn, open_memory
 
 AGENT = "bench"
+SERVE = (sys.executable, "-m", "cairn")
 SCENARIOS = ("in_process", "socket", "stdio", "asyncio")
 TURNS = [
     "I adopted a grey cat called Miso last spring.",
@@ -149,39 +150,37 @@ async def in_process(data_dir: Path, args: argparse.Namespace) -> dict[str, Any]
     return {"open_ms": open_ms, "recalls": records, "embedder_warm": warm}
 
 
-async def over_socket(data_dir: Path, args: argparse.Namespace) -> dict[str, Any]:
-    from cairn.ipc import open_unix_client  # noqa: PLC0415
+def start_server(data_dir: Path, socket_path: Path) -> subprocess.Popen[bytes]:
+    """``cairn serve --socket`` (the configured model), once its readiness line is out."""
+    process = subprocess.Popen(
+        [*SERVE, "--data", str(data_dir), "serve", "--socket", str(socket_path)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=ENV,
+    )
+    assert process.stdout is not None
+    if not process.stdout.readline():
+        raise SystemExit("the server did not start")
+    return process
 
-    with tempfile.TemporaryDirectory(prefix="cairn-fr-", dir="/tmp") as sockets:
-        socket_path = Path(sockets) / "cairn.sock"
-        spawned = time.perf_counter()
-        process = subprocess.Popen(
-            [sys.executable, "-m", "cairn", "--data", str(data_dir), "serve"]
-            + ["--socket", str(socket_path)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=ENV,
+
+async def over_socket(
+    socket_path: Path, ready_ms: float, args: argparse.Namespace
+) -> dict[str, Any]:
+    from cairn.ipc import open_unix_client
+
+    await trio.sleep(args.settle)
+    async with open_unix_client(socket_path) as client:
+        records = await _first_recalls(
+            client.recall, client.fetch_recall, args.recalls, args.wait
         )
-        try:
-            assert process.stdout is not None
-            if not await trio.to_thread.run_sync(process.stdout.readline):
-                raise SystemExit("the server did not start")
-            ready_ms = round((time.perf_counter() - spawned) * 1000, 1)
-            await trio.sleep(args.settle)
-            async with open_unix_client(socket_path) as client:
-                records = await _first_recalls(
-                    client.recall, client.fetch_recall, args.recalls, args.wait
-                )
-                warm = pick(await client.status(), "embedder_warm")
-        finally:
-            process.terminate()
-            process.wait(60)
+        warm = pick(await client.status(), "embedder_warm")
     return {"ready_ms": ready_ms, "recalls": records, "embedder_warm": warm}
 
 
 async def over_stdio(data_dir: Path, args: argparse.Namespace) -> dict[str, Any]:
-    from cairn.ipc import open_stdio_client  # noqa: PLC0415
+    from cairn.ipc import open_stdio_client
 
     spawned = time.perf_counter()
     async with open_stdio_client(data_dir, env=ENV) as client:
@@ -196,7 +195,7 @@ async def over_stdio(data_dir: Path, args: argparse.Namespace) -> dict[str, Any]
 
 
 def concurrent_asyncio(data_dir: Path, args: argparse.Namespace) -> dict[str, Any]:
-    from cairn.hosts.asyncio_host import open_asyncio_memory  # noqa: PLC0415
+    from cairn.hosts.asyncio_host import open_asyncio_memory
 
     async def main() -> dict[str, Any]:
         async with open_asyncio_memory(data_dir) as memory:
@@ -220,8 +219,19 @@ def concurrent_asyncio(data_dir: Path, args: argparse.Namespace) -> dict[str, An
 def run_one(name: str, data_dir: Path, args: argparse.Namespace) -> dict[str, Any]:
     if name == "asyncio":
         result = concurrent_asyncio(data_dir, args)
+    elif name == "socket":
+        with tempfile.TemporaryDirectory(prefix="cairn-fr-", dir="/tmp") as sockets:
+            socket_path = Path(sockets) / "cairn.sock"
+            spawned = time.perf_counter()
+            process = start_server(data_dir, socket_path)
+            ready_ms = round((time.perf_counter() - spawned) * 1000, 1)
+            try:
+                result = trio.run(over_socket, socket_path, ready_ms, args)
+            finally:
+                process.terminate()
+                process.wait(60)
     else:
-        runner = {"in_process": in_process, "socket": over_socket, "stdio": over_stdio}
+        runner = {"in_process": in_process, "stdio": over_stdio}
         result = trio.run(runner[name], data_dir, args)
     result["summary"] = _summarise(result["recalls"])
     if name == "asyncio":

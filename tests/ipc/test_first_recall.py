@@ -25,6 +25,7 @@ from cairn import Degradation, MemoryConfig, RecallStatus, open_memory
 from cairn.ipc import open_stdio_client, open_unix_client
 from cairn.ipc.client import Client
 from cairn.retrieval.types import Recall
+from cairn.runtime.threads import run_in_thread
 from cairn.testing import FixedDomainClock, HashingEmbedder
 
 pytestmark = pytest.mark.subprocess
@@ -66,23 +67,35 @@ async def _cold_client(
     with short_directory() as sockets:
         socket_path = sockets / "cairn.sock"
         log_path = data_dir.parent / "server.log"
-        with log_path.open("ab") as log:
-            process = subprocess.Popen(
-                cold_cairn("--data", str(data_dir), "serve", "--socket", str(socket_path)),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=log,
-                env=env,
-            )
-        server = SocketServer(process, socket_path, log_path)
+        server = await run_in_thread(
+            lambda: _start_socket_server(data_dir, socket_path, log_path, env),
+            limiter=trio.CapacityLimiter(1),
+        )
         try:
-            assert process.stdout is not None
-            ready = await trio.to_thread.run_sync(process.stdout.readline)
-            assert ready, server.log()
             async with open_unix_client(socket_path) as client:
                 yield client
         finally:
             assert server.stop() == 0, server.log()
+
+
+def _start_socket_server(
+    data_dir: Path, socket_path: Path, log_path: Path, env: dict[str, str]
+) -> SocketServer:
+    """``cairn serve --socket`` with the cold model, once its readiness line is out."""
+    with log_path.open("ab") as log:
+        process = subprocess.Popen(
+            cold_cairn("--data", str(data_dir), "serve", "--socket", str(socket_path)),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            env=env,
+        )
+    server = SocketServer(process, socket_path, log_path)
+    assert process.stdout is not None
+    if not process.stdout.readline():
+        server.stop()
+        raise AssertionError(f"server did not start:\n{server.log()}")
+    return server
 
 
 async def _complete(client: Client, request_id: str) -> Recall:

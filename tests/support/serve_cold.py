@@ -32,12 +32,13 @@ def main() -> None:
     from cairn.providers.embedding import Vectors
     from cairn.testing import HashingEmbedder
 
-    loaded = Path(os.environ[LOADED_ENV])
+    loaded = trio.Path(os.environ[LOADED_ENV])
 
     class ColdHashing(HashingEmbedder):
         async def embed_query(self, text: str) -> Vectors:
-            while not loaded.exists():
-                await trio.sleep(0.02)  # the server's own loop polls for the file
+            # A file from the test's process is the signal: polled by the server's loop.
+            while not await loaded.exists():  # noqa: ASYNC110
+                await trio.sleep(0.02)
             return await super().embed_query(text)
 
     app(args=sys.argv[1:], prog_name="cairn", obj=CliContext(embedder=ColdHashing))
