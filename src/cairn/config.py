@@ -21,10 +21,13 @@ class MemoryConfig:
     # Recall: how long a caller waits for the complete result, and the byte budget of the
     # whole contribution (memory block + directive block). A recall that misses the wait
     # answers at its end with what is ready (`partial`: the lexical lists ranked without
-    # the query vector, a ranking started `recall_partial_margin_s` before the end, at
-    # most half the wait, in case the complete result misses), or `pending` if nothing is.
-    recall_wait_s: float = attrs.field(default=0.25, validator=_positive)
-    recall_partial_margin_s: float = attrs.field(default=0.1, validator=_positive)
+    # the query vector, a ranking started when `recall_partial_share` of the wait is left,
+    # in case the complete result misses), or `pending` if nothing is. Measured in
+    # design/recall.md ("First recalls").
+    recall_wait_s: float = attrs.field(default=0.5, validator=_positive)
+    recall_partial_share: float = attrs.field(
+        default=0.5, validator=[attrs.validators.gt(0), attrs.validators.lt(1)]
+    )
     budget_bytes: int = attrs.field(default=4096, validator=_positive)
     directive_share: float = 0.25
     recall_k: int = attrs.field(default=10, validator=_positive)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
+import pytest
 import trio
 import trio.testing
 from tests.fakes import ColdQueries
@@ -14,10 +16,12 @@ from tests.helpers import turn
 
 from cairn import Degradation, Memory, MemoryConfig, RecallStatus, open_memory
 from cairn.domain.scope import RecallContext, Scope
+from cairn.errors import TransientProviderError
+from cairn.providers.embedding import Vectors
 from cairn.providers.gateway import WARM_UP_TEXT, WarmState
 from cairn.retrieval.types import Recall
 from cairn.runtime.core import runtime_core
-from cairn.testing import FixedDomainClock
+from cairn.testing import FixedDomainClock, HashingEmbedder
 
 WAIT_S = 0.25
 CONFIG = MemoryConfig(recall_wait_s=WAIT_S, maintenance_interval_s=3600)
@@ -190,3 +194,58 @@ async def test_a_partial_answer_keeps_suppression_scope_and_budget(
         assert small.items
         assert small.manifest.dropped_ids  # what did not fit is named
         embedder.loaded.set()
+
+
+async def test_recalls_during_the_warm_up_wait_for_it_and_never_open_the_breaker(
+    tmp_path: Path, thread_safe_clock: trio.testing.MockClock
+) -> None:
+    embedder = ColdQueries()
+    # A query deadline far shorter than the model's load: cold, every query would miss it.
+    config = attrs.evolve(
+        CONFIG, query_deadline_floor_s=0.1, query_deadline_ceiling_s=0.1
+    )
+    async with open_memory(
+        tmp_path, config, clock=FixedDomainClock(), embedder=embedder
+    ) as memory:
+        await memory.ingest("a", TURNS[:2])
+        await memory.wait_idle("a")
+        firsts = [
+            await _timed_recall(memory, "a", "Miso camera")
+            for _ in range(config.breaker_failures + 1)
+        ]
+        assert [first.status for first in firsts] == [RecallStatus.PARTIAL] * 4
+        embedder.loaded.set()
+        for first in firsts:
+            complete = await _complete(memory, "a", first.request_id)
+            assert complete.manifest is not None
+            assert complete.manifest.degradations == ()
+        assert (await memory.status()).agent("a").query_breaker == "closed"
+
+
+class FailingWarmUp(ColdQueries):
+    """The provider is down for the warm-up at open, up for every later query."""
+
+    async def embed_query(self, text: str) -> Vectors:
+        if text == WARM_UP_TEXT:
+            await trio.lowlevel.checkpoint()
+            raise TransientProviderError("provider down")
+        return await HashingEmbedder.embed_query(self, text)
+
+
+async def test_a_failed_warm_up_is_logged_and_changes_nothing_else(
+    tmp_path: Path,
+    thread_safe_clock: trio.testing.MockClock,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with open_memory(
+        tmp_path, CONFIG, clock=FixedDomainClock(), embedder=FailingWarmUp()
+    ) as memory:
+        await memory.ingest("a", TURNS[:1])
+        await memory.wait_idle("a")
+        assert (await memory.status()).embedder_warm == "failed"
+        recall = await _timed_recall(memory, "a", "cat Miso")
+        assert recall.status is RecallStatus.OK
+        assert recall.manifest is not None
+        assert recall.manifest.degradations == ()
+        assert (await memory.status()).agent("a").query_breaker == "closed"
+    assert "warming the query embedder testing/hashing-v1 failed" in caplog.text

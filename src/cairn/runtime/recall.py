@@ -110,9 +110,10 @@ class RecallServices:
 
 
 def partial_margin_s(config: MemoryConfig, wait_s: float) -> float:
-    """How long before the wait budget ends a partial answer starts to be ranked: the
-    configured margin, at most half the budget (a short budget still waits for a while)."""
-    return min(config.recall_partial_margin_s, wait_s / 2)
+    """How long before the wait budget ends a partial answer starts to be ranked: its share
+    of the budget. Concurrent recalls rank their partial answers one after another on the
+    reader connections, so the margin grows with the budget rather than being fixed."""
+    return wait_s * config.recall_partial_share
 
 
 @attrs.define(eq=False)
