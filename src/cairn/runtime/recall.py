@@ -70,7 +70,6 @@ __all__ = [
     "RecallPlan",
     "RecallRun",
     "RecallServices",
-    "compute_recall",
     "partial_margin_s",
 ]
 
@@ -292,10 +291,3 @@ class RecallRun:
             manifest=manifest,
         )
         return recall, epoch
-
-
-async def compute_recall(
-    plan: RecallPlan, *, request_id: str, services: RecallServices
-) -> ComputedRecall:
-    """The complete result of one recall (no partial answer is wanted)."""
-    return await RecallRun(plan, request_id, services).complete()

@@ -300,8 +300,9 @@ class AgentSupervisor:
             deadline - partial_margin_s(self._services.config, wait_s)
         ):
             return await reply.wait()
-        if not reply.done:
-            self._late[run.request_id] = reply
+        if reply.done:  # it finished just as the margin began
+            return await reply.wait()
+        self._late[run.request_id] = reply
         answer = Recall(RecallStatus.PENDING, run.request_id)
         with trio.move_on_at(deadline):
             answer = await run.partial()
