@@ -10,7 +10,7 @@ import trio
 from cairn.providers.embedding import Vectors
 from cairn.testing import HashingEmbedder
 
-__all__ = ["GatedDocuments"]
+__all__ = ["ColdQueries", "GatedDocuments"]
 
 
 class GatedDocuments(HashingEmbedder):
@@ -29,3 +29,21 @@ class GatedDocuments(HashingEmbedder):
         self.waiting.set()
         await self.gate.wait()
         return await super().embed_documents(texts)
+
+
+class ColdQueries(HashingEmbedder):
+    """A query model that is still loading until the test opens ``loaded``: every query
+    (the warm-up at open first) waits for it there, a trio-native block. ``queries`` lists
+    the texts asked for, ``queried`` is set at the first. Documents are instant."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loaded = trio.Event()
+        self.queried = trio.Event()
+        self.queries: list[str] = []
+
+    async def embed_query(self, text: str) -> Vectors:
+        self.queries.append(text)
+        self.queried.set()
+        await self.loaded.wait()
+        return await super().embed_query(text)

@@ -18,9 +18,16 @@ def _positive(_: object, attribute: attrs.Attribute[Any], value: float) -> None:
 class MemoryConfig:
     """Knobs of one memory runtime. Defaults serve the embedded, offline case."""
 
-    # Recall: how long a caller waits before getting `pending`, and the byte budget of the
-    # whole contribution (memory block + directive block).
-    recall_wait_s: float = attrs.field(default=0.25, validator=_positive)
+    # Recall: how long a caller waits for the complete result, and the byte budget of the
+    # whole contribution (memory block + directive block). A recall that misses the wait
+    # answers at its end with what is ready (`partial`: the lexical lists ranked without
+    # the query vector, a ranking started when `recall_partial_share` of the wait is left,
+    # in case the complete result misses), or `pending` if nothing is. Measured in
+    # design/recall.md ("First recalls").
+    recall_wait_s: float = attrs.field(default=0.5, validator=_positive)
+    recall_partial_share: float = attrs.field(
+        default=0.5, validator=[attrs.validators.gt(0), attrs.validators.lt(1)]
+    )
     budget_bytes: int = attrs.field(default=4096, validator=_positive)
     directive_share: float = 0.25
     recall_k: int = attrs.field(default=10, validator=_positive)
@@ -68,6 +75,9 @@ class MemoryConfig:
     # [floor, ceiling], and a circuit breaker per (agent, provider, model).
     query_deadline_floor_s: float = attrs.field(default=0.8, validator=_positive)
     query_deadline_ceiling_s: float = attrs.field(default=2.0, validator=_positive)
+    # The query embedder warms in the background at open (model load, one short text); a
+    # query meanwhile waits at most this long for it, outside the deadline and breaker.
+    query_warmup_wait_s: float = attrs.field(default=10.0, validator=_positive)
     breaker_failures: int = attrs.field(default=3, validator=_positive)
     breaker_window_s: float = attrs.field(default=30.0, validator=_positive)
     breaker_cooldown_s: float = attrs.field(default=30.0, validator=_positive)

@@ -298,7 +298,7 @@ async def test_a_cached_late_recall_is_dropped_by_a_clear(
         await memory.ingest("a", [turn("e1", "I adopted a grey cat called Miso.")])
         await memory.wait_idle("a")
         stored = await memory.recall("a", "cat Miso")
-        assert stored.status is RecallStatus.PENDING
+        assert stored.status is RecallStatus.PARTIAL
         embedder.gate.set()
         await _until_stored(memory, "a", stored.request_id)
         assert (
@@ -343,7 +343,7 @@ async def test_a_suppressed_topic_drops_cached_late_results(
         await memory.ingest("a", [turn("e1", "My ex-partner Tomas moved to Porto.")])
         await memory.wait_idle("a")
         late = await memory.recall("a", "Tomas Porto")
-        assert late.status is RecallStatus.PENDING
+        assert late.status is RecallStatus.PARTIAL
         embedder.gate.set()
         await _until_stored(memory, "a", late.request_id)
         await memory.directives.create("a", "Tomas", kind="suppress_topic")

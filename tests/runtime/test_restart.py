@@ -42,8 +42,9 @@ async def test_restart_keeps_everything(
     assert [i.id for i in after.items] == [i.id for i in before.items]
     for key in ("events", "claims", "embeddings"):
         assert getattr(status_after, key) == getattr(status_before, key)
-    # Only the query was embedded after the restart: vectors were loaded, not recomputed.
-    assert embedder.calls == 1
+    # Only the warm-up text and the query were embedded after the restart: vectors were
+    # loaded, not recomputed.
+    assert embedder.calls == 2
 
 
 async def test_lost_vector_file_is_rebuilt_from_blobs(
@@ -65,4 +66,4 @@ async def test_lost_vector_file_is_rebuilt_from_blobs(
         assert supervisor.projection.index is not None
         assert len(supervisor.projection.index) >= 1
     assert any("postcards" in item.text for item in recall.items)
-    assert embedder.calls == 1
+    assert embedder.calls == 2  # the warm-up text and the query

@@ -93,6 +93,9 @@ class StatusReport:
     data_dir: str
     embedder: EmbedderIdentity
     agents: tuple[AgentStatus, ...]
+    # Whether the query embedder has warmed up (loaded and embedded one text) since open
+    # or the last switch: `cold`, `warming`, `warm` or `failed`.
+    embedder_warm: str = "cold"
 
     @property
     def agent_ids(self) -> tuple[str, ...]:

@@ -202,8 +202,12 @@ def _print_recall(recall: Recall, as_json: bool, query_id: str | None = None) ->
         emit_json(data if query_id is None else {"id": query_id, **data})
         return
     console = stdout_console()
-    if recall.status != "ok":
-        console.print(f"pending: request {recall.request_id}")
+    if recall.status == "pending":
+        console.print(
+            f"pending: nothing was ready in time; the result is stored as request"
+            f" {recall.request_id}",
+            markup=False,
+        )
         return
     table = Table(
         "#",
@@ -226,6 +230,13 @@ def _print_recall(recall: Recall, as_json: bool, query_id: str | None = None) ->
         console.print(table)
     else:
         console.print("(no memory matched)")
+    if recall.status == "partial":
+        missing = ", ".join(recall.manifest.degradations) if recall.manifest else ""
+        console.print(
+            f"partial ({missing}): what was ready in time; the complete result is"
+            f" stored as request {recall.request_id}",
+            markup=False,
+        )
 
 
 def _read_queries(path: Path) -> list[tuple[str, str, str | None]]:

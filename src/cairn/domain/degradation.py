@@ -23,3 +23,7 @@ class Degradation(enum.StrEnum):
     """Even the rarest query term was too common for the lexical posting budget."""
     REINDEXING = "reindexing"
     """The projection is being (re-)built for the active embedding identity."""
+    VECTOR_PENDING = "vector_pending"
+    """The answer was due before the vector side (query embedding, vector scan) was done:
+    it is ranked from the lexical lists (a ``partial`` recall), and the complete result
+    is stored under the recall's request ID for ``fetch_recall``."""

@@ -6,9 +6,19 @@ failure or an open breaker is not an error for recall: it answers without a vect
 why, and recall carries on with lexical and evidence candidates
 (tests/providers/test_gateway.py). Batch embedding, warm-up and dimension discovery never
 pass through the breaker.
+
+The gateway also warms the serving embedder (:meth:`QueryEmbeddingGateway.keep_warm`, run
+by the runtime from open): a cold model loads in seconds, far past any query deadline, so it
+is loaded and made to embed one short text before the first recall needs it. A query that
+arrives while that warm-up is still running waits for it (at most ``warmup_wait_s``, outside
+the deadline and the breaker: a cold start is not the provider failing), then is embedded
+under the deadline as usual. A failed warm-up is logged and changes nothing else.
 """
 
 from __future__ import annotations
+
+import enum
+import logging
 
 import attrs
 import trio
@@ -21,7 +31,31 @@ from cairn.providers.http.config import MAX_QUERY_CODE_POINTS
 from cairn.providers.http.deadline import AdaptiveDeadline
 from cairn.vectors.identity import EmbeddingIdentity
 
-__all__ = ["QueryEmbedding", "QueryEmbeddingGateway"]
+__all__ = ["QueryEmbedding", "QueryEmbeddingGateway", "WarmState"]
+
+logger = logging.getLogger("cairn.providers")
+
+# What the warm-up embeds: short, and in no way a user's text.
+WARM_UP_TEXT = "warm-up"
+
+
+class WarmState(enum.StrEnum):
+    COLD = "cold"
+    """No warm-up has run for the serving embedder (yet)."""
+    WARMING = "warming"
+    WARM = "warm"
+    """Loaded and embedded one text: the next query pays only its own time."""
+    FAILED = "failed"
+    """The warm-up failed (logged): queries go through the deadline as they would cold."""
+
+
+@attrs.define(eq=False)
+class _WarmUp:
+    """The warm-up of one embedder: its state, and an event set once it has ended."""
+
+    embedder: EmbeddingProvider
+    state: WarmState = WarmState.COLD
+    ended: trio.Event = attrs.field(factory=trio.Event)
 
 
 @attrs.frozen
@@ -46,8 +80,20 @@ class QueryEmbeddingGateway:
     failure_threshold: int = 3
     window_s: float = 30.0
     cooldown_s: float = 30.0
+    warmup_wait_s: float = 10.0
     _deadlines: dict[tuple[str, str], AdaptiveDeadline] = attrs.field(factory=dict)
     _breakers: dict[tuple[str, str, str], CircuitBreaker] = attrs.field(factory=dict)
+    _warm_up: _WarmUp = attrs.field(init=False)
+    # Set by a switch: the warm-up loop warms the new embedder.
+    _switched: trio.Event = attrs.field(factory=trio.Event, init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._warm_up = _WarmUp(self.embedder)
+
+    @property
+    def warm_state(self) -> WarmState:
+        """Whether the serving embedder is warm (cold, warming, warm or failed)."""
+        return self._warm_up.state
 
     def _keys(
         self, agent_id: str, identity: EmbeddingIdentity | None = None
@@ -85,6 +131,8 @@ class QueryEmbeddingGateway:
         """Serve queries with ``embedder`` from now on; a config switch clears all state."""
         self.embedder = embedder
         self.reset()
+        self._warm_up = _WarmUp(embedder)
+        self._switched.set()
 
     def reset(self, agent_id: str | None = None) -> None:
         """Forget breaker state (config switch, agent clean-up or shutdown)."""
@@ -95,11 +143,51 @@ class QueryEmbeddingGateway:
         for key in [key for key in self._breakers if key[0] == agent_id]:
             del self._breakers[key]
 
+    async def keep_warm(self) -> None:
+        """Warm the serving embedder now and again after every switch; runs until
+        cancelled (the runtime's life)."""
+        while True:
+            switched = self._switched = trio.Event()
+            await self.warm_up()
+            await switched.wait()
+
+    async def warm_up(self) -> WarmState:
+        """Load the serving embedder and embed one short text; never raises a failure."""
+        warm_up = self._warm_up
+        if warm_up.state is not WarmState.COLD:
+            await trio.lowlevel.checkpoint()
+            return warm_up.state
+        warm_up.state = WarmState.WARMING
+        identity = warm_up.embedder.identity
+        try:
+            await warm_up.embedder.embed_query(WARM_UP_TEXT)
+        except Exception:  # a failed warm-up only leaves the model cold
+            warm_up.state = WarmState.FAILED
+            logger.warning(
+                "warming the query embedder %s/%s failed; recall embeds cold",
+                identity.provider,
+                identity.model,
+                exc_info=True,
+            )
+        except BaseException:
+            warm_up.state = WarmState.COLD  # cancelled: the runtime is closing
+            raise
+        else:
+            warm_up.state = WarmState.WARM
+        finally:
+            warm_up.ended.set()
+        return warm_up.state
+
     async def embed_query(self, agent_id: str, text: str) -> QueryEmbedding:
         """The query's vector, or none and why. Cancellation propagates (never a failure)."""
         # One embedder for the whole call, even if a config switch lands meanwhile.
         embedder = self.embedder
         identity = embedder.identity
+        warm_up = self._warm_up
+        if warm_up.embedder is embedder and warm_up.state is WarmState.WARMING:
+            # The model is loading: the query's own deadline starts once it is loaded.
+            with trio.move_on_after(self.warmup_wait_s):
+                await warm_up.ended.wait()
         breaker = self.breaker(agent_id, identity)
         if not breaker.allow():
             await trio.lowlevel.checkpoint()

@@ -22,7 +22,12 @@ __all__ = [
 
 class RecallStatus(enum.StrEnum):
     OK = "ok"
+    """The complete result."""
+    PARTIAL = "partial"
+    """Missed the wait budget: ranked from what was ready (the lexical lists), the
+    manifest says what is missing; ``fetch_recall(request_id)`` returns the complete one."""
     PENDING = "pending"
+    """Missed the wait budget with nothing ready: only ``request_id``; fetch it later."""
 
 
 class Standing(enum.StrEnum):
@@ -97,7 +102,8 @@ class Manifest:
 
 @attrs.frozen
 class Recall:
-    """A recall answer. ``pending`` carries only ``request_id``: fetch the rest later."""
+    """A recall answer. ``pending`` carries only ``request_id``: fetch the rest later;
+    ``partial`` carries what was ready on time, and its complete result is fetched later."""
 
     status: RecallStatus
     request_id: str

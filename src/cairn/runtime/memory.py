@@ -193,9 +193,12 @@ class Memory:
     ) -> Recall:
         """Recall a bounded contribution for ``query``.
 
-        If the work misses ``wait_s`` the answer is ``pending`` with a request ID; the work
-        finishes in the background and :meth:`fetch_recall` returns it. With ``as_of`` (an
-        aware datetime) the answer is what held then: turns after it are unseen, and each
+        If the work misses ``wait_s`` the answer is ``partial``, within ``wait_s``: what
+        was ready (the lexical candidates, ranked without the query vector; the manifest
+        says ``vector_pending``), with a request ID; or ``pending`` with only the request
+        ID if nothing was ready. The work finishes in the background and
+        :meth:`fetch_recall` returns the complete result. With ``as_of`` (an aware
+        datetime) the answer is what held then: turns after it are unseen, and each
         attribute's value is the one current at that moment. Every answer is recorded
         durably before it returns (:meth:`recalls`). ``turn_id`` is the host's key for the
         turn the prompt is built for: a second recall of the same session and turn returns
@@ -432,6 +435,7 @@ class Memory:
             str(core.path),
             EmbedderIdentity.of(self.embedder.identity),
             tuple(agents.values()),
+            embedder_warm=core.gateway.warm_state.value,
         )
 
     # -- drain -------------------------------------------------------------------------
@@ -562,6 +566,7 @@ async def _open_runtime(
         failure_threshold=config.breaker_failures,
         window_s=config.breaker_window_s,
         cooldown_s=config.breaker_cooldown_s,
+        warmup_wait_s=config.query_warmup_wait_s,
     )
     body_error: BaseException | None = None
     try:
@@ -580,6 +585,8 @@ async def _open_runtime(
                 wake_scrub=scrubber.wake,
             )
             await nursery.start(scrubber.run)
+            # The query embedder loads in the background, so the first recall finds it warm.
+            nursery.start_soon(gateway.keep_warm)
             registry = AgentRegistry(services, nursery)
             admission = WriteAdmission(registry, scrubber)
             registry.on_start = admission.started

@@ -1,4 +1,13 @@
-"""One recall, end to end: query embedding, candidates, ranking, budget and rendering."""
+"""One recall, end to end: query embedding, candidates, ranking, budget and rendering.
+
+A recall runs in two phases that overlap. The lexical lists (claim and event FTS, a reader
+thread, milliseconds) are read first, beside the vector side (the query embedding, which a
+cold model can hold up for seconds, then the exact scan of the projection). The complete
+result validates and ranks every list in one snapshot. An answer due before the vector side
+is done is ranked from the lexical lists already read (:meth:`RecallRun.partial`): the same
+validation, suppression, scope and budget, without the query vector, and the manifest says
+``vector_pending``; the complete result goes on and is stored for ``fetch_recall``.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +20,11 @@ import numpy as np
 import numpy.typing as npt
 import trio
 
+from cairn.clock import DomainClock
+from cairn.config import MemoryConfig
+from cairn.domain.ids import AgentId
 from cairn.domain.scope import RecallContext
+from cairn.providers.gateway import QueryEmbeddingGateway
 from cairn.retrieval.attributes import AskedQuestion, with_attribute_list
 from cairn.retrieval.budget import allocate
 from cairn.retrieval.candidates import (
@@ -40,24 +53,26 @@ from cairn.retrieval.types import (
     RecallItem,
     RecallStatus,
 )
+from cairn.runtime.actors.maintenance import AuditBuffer
+from cairn.runtime.database import Database
+from cairn.runtime.projection import Projection
 from cairn.runtime.threads import run_in_thread
 from cairn.store.directives import active_directives
 from cairn.store.fts import query_terms
 from cairn.store.requests import forget_epoch
+from cairn.vectors.index import ExactVectorIndex
 
 if TYPE_CHECKING:
-    from cairn.clock import DomainClock
-    from cairn.config import MemoryConfig
     from cairn.domain.directive import ActiveDirective
-    from cairn.domain.ids import AgentId
-    from cairn.providers.gateway import QueryEmbeddingGateway
-    from cairn.runtime.actors.maintenance import AuditBuffer
-    from cairn.runtime.database import Database, Reader
-    from cairn.runtime.projection import Projection
-    from cairn.vectors.identity import EmbeddingIdentity
-    from cairn.vectors.index import ExactVectorIndex
+    from cairn.runtime.database import Reader
 
-__all__ = ["ComputedRecall", "RecallPlan", "compute_recall"]
+__all__ = [
+    "ComputedRecall",
+    "RecallPlan",
+    "RecallRun",
+    "RecallServices",
+    "partial_margin_s",
+]
 
 
 @attrs.frozen
@@ -84,147 +99,221 @@ class ComputedRecall:
     forget_epoch: int
 
 
-def _searchable_index(
-    projection: Projection,
-    query_identity: EmbeddingIdentity | None,
-    degradations: list[Degradation],
-) -> ExactVectorIndex | None:
-    """The projection's index if the query vector fits it; otherwise ``None``, and why."""
-    index, index_identity = projection.index, projection.identity
-    if projection.reindexing:
-        degradations.append(Degradation.REINDEXING)
-    elif index is None:
-        degradations.append(Degradation.VECTOR_UNAVAILABLE)
-    if index is not None and query_identity != index_identity:
-        # The embedder switched between embedding the query and reading the slot: the
-        # vector and the projection are of different spaces and must never meet.
-        index = None
-        if Degradation.REINDEXING not in degradations:
-            degradations.append(Degradation.REINDEXING)
-    return index
+@attrs.frozen
+class RecallServices:
+    """What a recall of one agent reads and where it records what it showed."""
+
+    agent_id: AgentId
+    database: Database
+    gateway: QueryEmbeddingGateway
+    projection: Projection
+    config: MemoryConfig
+    clock: DomainClock
+    audit: AuditBuffer
+    vector_limiter: trio.CapacityLimiter
 
 
-async def compute_recall(
-    plan: RecallPlan,
-    *,
-    request_id: str,
-    agent_id: AgentId,
-    database: Database,
-    gateway: QueryEmbeddingGateway,
-    projection: Projection,
-    config: MemoryConfig,
-    clock: DomainClock,
-    audit: AuditBuffer,
-    vector_limiter: trio.CapacityLimiter,
-) -> ComputedRecall:
-    now = clock.now()
-    degradations: list[Degradation] = []
-    query_vector = plan.query_vector
-    query_identity = (
-        projection.identity
-    )  # a caller's vector is taken to fit the projection
-    if query_vector is None:
-        embedded = await gateway.embed_query(agent_id, plan.query)
-        query_vector = embedded.vector
-        query_identity = embedded.identity
-        if embedded.degradation is not None:
-            degradations.append(embedded.degradation)
-    index = _searchable_index(projection, query_identity, degradations)
-    question = AskedQuestion.of(plan.query)
-    request = CandidateRequest(
-        agent_id=agent_id,
-        terms=query_terms(plan.query),
-        scopes=plan.context.applicable(),
-        query_vector=query_vector,
-        lexical_limit=config.lexical_candidates,
-        vector_limit=config.vector_candidates,
-        now=now,
-        as_of=plan.as_of,
-        want=plan.k,
-        refill_cap=config.vector_refill_cap,
+def partial_margin_s(config: MemoryConfig, wait_s: float) -> float:
+    """How long before the wait budget ends a partial answer starts to be ranked: its share
+    of the budget. Concurrent recalls rank their partial answers one after another on the
+    reader connections, so the margin grows with the budget rather than being fixed."""
+    return wait_s * config.recall_partial_share
+
+
+@attrs.define(eq=False)
+class RecallRun:
+    """One recall in progress. :meth:`complete` computes the whole result;
+    :meth:`partial` answers from the lexical lists :meth:`complete` has read so far."""
+
+    plan: RecallPlan
+    request_id: str
+    services: RecallServices
+    now: dt.datetime = attrs.field(init=False)
+    _terms: list[str] = attrs.field(init=False)
+    # The claim and event FTS lists, once read (``_lexical_read`` is set then).
+    _lexical: ProposedLists = attrs.field(factory=lambda: ProposedLists({}), init=False)
+    _lexical_read: trio.Event = attrs.field(factory=trio.Event, init=False)
+    # The vector side's query vector and index, kept for refilling the vector lists.
+    _query_vector: npt.NDArray[np.float32] | None = attrs.field(
+        default=None, init=False
     )
+    _index: ExactVectorIndex | None = attrs.field(default=None, init=False)
 
-    # Lexical search (a reader thread) and the exact vector scan (a CPU-bound numpy call
-    # in its own thread) run side by side; then one snapshot validates every candidate.
-    lexical_lists = ProposedLists({})
-    vector_lists: ProposedLists | None = None
+    def __attrs_post_init__(self) -> None:
+        # One moment for both answers: the partial one is the complete one minus vectors.
+        self.now = self.services.clock.now()
+        self._terms = list(query_terms(self.plan.query))
 
-    async def lexical() -> None:
-        nonlocal lexical_lists
-        lexical_lists = await database.read(
+    def _request(
+        self, query_vector: npt.NDArray[np.float32] | None = None
+    ) -> CandidateRequest:
+        config = self.services.config
+        return CandidateRequest(
+            agent_id=self.services.agent_id,
+            terms=self._terms,
+            scopes=self.plan.context.applicable(),
+            query_vector=query_vector,
+            lexical_limit=config.lexical_candidates,
+            vector_limit=config.vector_candidates,
+            now=self.now,
+            as_of=self.plan.as_of,
+            want=self.plan.k,
+            refill_cap=config.vector_refill_cap,
+        )
+
+    async def complete(self) -> ComputedRecall:
+        """Lexical lists and the vector side side by side, then one snapshot validates
+        every candidate and ranks them."""
+        degradations: list[Degradation] = []
+        vector_lists: list[ProposedLists] = []
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._read_lexical)
+            nursery.start_soon(self._search_vectors, vector_lists, degradations)
+        recall, epoch = await self._answer(
+            RecallStatus.OK, vector_lists[0] if vector_lists else None, degradations
+        )
+        return ComputedRecall(recall, epoch)
+
+    async def partial(self) -> Recall:
+        """The answer from what is ready: the lexical lists (waited for if still being
+        read) ranked without the query vector. Cancel it at the deadline for ``pending``."""
+        await self._lexical_read.wait()
+        degradations = [Degradation.VECTOR_PENDING]
+        if self.services.projection.reindexing:
+            degradations.append(Degradation.REINDEXING)
+        recall, _ = await self._answer(RecallStatus.PARTIAL, None, degradations)
+        return recall
+
+    async def _read_lexical(self) -> None:
+        request = self._request()
+        self._lexical = await self.services.database.read(
             lambda reader: lexical_candidates(reader.lexical, request)
         )
+        self._lexical_read.set()
 
-    async def vector(vector_index: ExactVectorIndex) -> None:
-        nonlocal vector_lists
-        vector_lists = await run_in_thread(
-            lambda: vector_candidates(vector_index, request), limiter=vector_limiter
+    async def _search_vectors(
+        self, found: list[ProposedLists], degradations: list[Degradation]
+    ) -> None:
+        """The query vector (the caller's or the gateway's), then the exact scan of the
+        agent's projection; what is missing is said in ``degradations``."""
+        services = self.services
+        projection = services.projection
+        query_vector = self.plan.query_vector
+        query_identity = None
+        if query_vector is None:
+            embedded = await services.gateway.embed_query(
+                services.agent_id, self.plan.query
+            )
+            query_vector, query_identity = embedded.vector, embedded.identity
+            if embedded.degradation is not None:
+                degradations.append(embedded.degradation)
+        await projection.wait_ready()
+        index, index_identity = projection.index, projection.identity
+        if self.plan.query_vector is not None:
+            query_identity = index_identity  # a caller's vector is taken to fit it
+        if projection.reindexing:
+            degradations.append(Degradation.REINDEXING)
+        elif index is None:
+            degradations.append(Degradation.VECTOR_UNAVAILABLE)
+        if index is not None and query_identity != index_identity:
+            # The embedder switched between embedding the query and reading the slot: the
+            # vector and the projection are of different spaces and must never meet.
+            index = None
+            if Degradation.REINDEXING not in degradations:
+                degradations.append(Degradation.REINDEXING)
+        if index is None or query_vector is None:
+            return
+        request = self._request(query_vector)
+        vector_index: ExactVectorIndex = index
+        self._query_vector, self._index = query_vector, index
+        found.append(
+            await run_in_thread(
+                lambda: vector_candidates(vector_index, request),
+                limiter=services.vector_limiter,
+            )
         )
 
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(lexical)
-        if index is not None and query_vector is not None:
-            nursery.start_soon(vector, index)
+    async def _answer(
+        self,
+        status: RecallStatus,
+        vector: ProposedLists | None,
+        degradations: list[Degradation],
+    ) -> tuple[Recall, int]:
+        """Validate and rank the lexical lists and ``vector`` (refilled while filtering
+        leaves it short) in one snapshot, fit the budget, render, audit."""
+        services, plan, now = self.services, self.plan, self.now
+        agent_id, config = services.agent_id, services.config
+        lexical = self._lexical
+        index = None if vector is None else self._index
+        request = self._request(None if vector is None else self._query_vector)
+        question = AskedQuestion.of(plan.query)
+        as_of = plan.as_of is not None
 
-    def validate_and_rank(
-        reader: Reader,
-    ) -> tuple[Candidates, list[RecallItem], list[ActiveDirective], int]:
-        # Ranking is pure Python work of a few milliseconds: it runs here, in the reader
-        # thread, rather than on the trio loop.
-        candidates = validate_with_refill(
-            reader.connection, request, lexical_lists, vector_lists, index
-        )
-        directives = active_directives(reader.connection, agent_id)
-        # Suppressed topics leave before ranking and the audit row (never "accessed").
-        hidden = hidden_events(reader.connection, agent_id, candidates.events)
-        candidates, _ = suppress_candidates(
-            candidates, topic_matcher(directives), hidden
-        )
-        candidates = with_attribute_list(
-            candidates, question, request.moment, as_of=plan.as_of is not None
-        )
-        ranked = rank_candidates(
-            candidates,
-            request.moment,
-            config.fusion_weights(),
-            config.rrf_k,
-            as_of=plan.as_of is not None,
-        )
-        epoch = forget_epoch(reader.connection, agent_id)
-        return candidates, ranked[: plan.k], directives, epoch
+        def validate_and_rank(
+            reader: Reader,
+        ) -> tuple[Candidates, list[RecallItem], list[ActiveDirective], int]:
+            # Ranking is pure Python work of a few milliseconds: it runs here, in the
+            # reader thread, rather than on the trio loop.
+            candidates = validate_with_refill(
+                reader.connection, request, lexical, vector, index
+            )
+            directives = active_directives(reader.connection, agent_id)
+            # Suppressed topics leave before ranking and the audit row (never "accessed").
+            hidden = hidden_events(reader.connection, agent_id, candidates.events)
+            candidates, _ = suppress_candidates(
+                candidates, topic_matcher(directives), hidden
+            )
+            candidates = with_attribute_list(
+                candidates, question, request.moment, as_of=as_of
+            )
+            ranked = rank_candidates(
+                candidates,
+                request.moment,
+                config.fusion_weights(),
+                config.rrf_k,
+                as_of=as_of,
+            )
+            epoch = forget_epoch(reader.connection, agent_id)
+            return candidates, ranked[: plan.k], directives, epoch
 
-    candidates, ranked, directives, epoch = await database.read(validate_and_rank)
-    if candidates.lexical_exhausted or candidates.vector_exhausted:
-        degradations.append(Degradation.CANDIDATE_BUDGET_EXHAUSTED)
-    directive_lines = directive_render_lines(directives)
-    directive_demand = render_directives(directive_lines, plan.budget_bytes).text
-    allocation = allocate(
-        plan.budget_bytes, config.directive_share, len(directive_demand.encode("utf-8"))
-    )
-    directive_block = render_directives(directive_lines, allocation.directive_bytes)
-    memory_block = render_memory(ranked, allocation.memory_bytes)
-    selected = set(memory_block.included)
-    items = tuple(item for item in ranked if item.id in selected)
-    manifest = Manifest(
-        selected_ids=memory_block.included,
-        dropped_ids=memory_block.dropped,
-        dropped_directive_ids=directive_block.dropped,
-        allocation=allocation,
-        degradations=tuple(degradations),
-        candidates=candidates.proposed,
-    )
-    audit.add(
-        agent_id,
-        now,
-        "recall",
-        json.dumps({"request_id": request_id, "selected": list(memory_block.included)}),
-    )
-    recall = Recall(
-        status=RecallStatus.OK,
-        request_id=request_id,
-        items=items,
-        memory_block=memory_block.text,
-        directive_block=directive_block.text,
-        manifest=manifest,
-    )
-    return ComputedRecall(recall, epoch)
+        candidates, ranked, directives, epoch = await services.database.read(
+            validate_and_rank
+        )
+        degradations = list(degradations)
+        if candidates.lexical_exhausted or candidates.vector_exhausted:
+            degradations.append(Degradation.CANDIDATE_BUDGET_EXHAUSTED)
+        directive_lines = directive_render_lines(directives)
+        directive_demand = render_directives(directive_lines, plan.budget_bytes).text
+        allocation = allocate(
+            plan.budget_bytes,
+            config.directive_share,
+            len(directive_demand.encode("utf-8")),
+        )
+        directive_block = render_directives(directive_lines, allocation.directive_bytes)
+        memory_block = render_memory(ranked, allocation.memory_bytes)
+        selected = set(memory_block.included)
+        items = tuple(item for item in ranked if item.id in selected)
+        manifest = Manifest(
+            selected_ids=memory_block.included,
+            dropped_ids=memory_block.dropped,
+            dropped_directive_ids=directive_block.dropped,
+            allocation=allocation,
+            degradations=tuple(degradations),
+            candidates=candidates.proposed,
+        )
+        detail: dict[str, object] = {
+            "request_id": self.request_id,
+            "selected": list(memory_block.included),
+        }
+        if status is not RecallStatus.OK:
+            detail["status"] = status.value
+        services.audit.add(agent_id, now, "recall", json.dumps(detail))
+        recall = Recall(
+            status=status,
+            request_id=self.request_id,
+            items=items,
+            memory_block=memory_block.text,
+            directive_block=directive_block.text,
+            manifest=manifest,
+        )
+        return recall, epoch

@@ -41,7 +41,12 @@ from cairn.runtime.mailbox import Reply, WorkCounter
 from cairn.runtime.messages import EmbedJob
 from cairn.runtime.projection import Projection
 from cairn.runtime.providers import ActiveEmbedder
-from cairn.runtime.recall import RecallPlan, compute_recall
+from cairn.runtime.recall import (
+    RecallPlan,
+    RecallRun,
+    RecallServices,
+    partial_margin_s,
+)
 from cairn.runtime.threads import Limiters
 from cairn.runtime.writes import (
     DeclareSession,
@@ -286,32 +291,53 @@ class AgentSupervisor:
 
     async def _answer(self, plan: RecallPlan, wait_s: float) -> Recall:
         request_id = uuid.uuid4().hex
+        run = RecallRun(plan, request_id, self._recall_services())
         reply: Reply[Recall] = Reply()
-        self._nursery.start_soon(self._run_recall, plan, request_id, reply)
-        with trio.move_on_after(wait_s):
-            return await reply.wait()
-        # Missed the wait budget: the work goes on; its result is stored for a fetch.
-        self._late[request_id] = reply
-        return Recall(RecallStatus.PENDING, request_id)
+        self._nursery.start_soon(self._run_recall, run, reply)
+        return await self._answer_on_time(run, reply, wait_s)
 
-    async def _run_recall(
-        self, plan: RecallPlan, request_id: str, reply: Reply[Recall]
-    ) -> None:
+    async def _answer_on_time(
+        self, run: RecallRun, reply: Reply[Recall], wait_s: float
+    ) -> Recall:
+        """The complete result if it is ready in time. Otherwise the work goes on (its
+        result is stored for a fetch) and, within ``wait_s``, the caller gets what is
+        ready: the lexical lists ranked without the query vector (``partial``, ranked from
+        a margin before the end so that it is there at the end), or ``pending`` if not
+        even they are in."""
+        deadline = trio.current_time() + wait_s
+        with trio.move_on_at(
+            deadline - partial_margin_s(self._services.config, wait_s)
+        ):
+            return await reply.wait()
+        if reply.done:  # it finished just as the margin began
+            return await reply.wait()
+        self._late[run.request_id] = reply
+        answer = Recall(RecallStatus.PENDING, run.request_id)
+        with trio.move_on_at(deadline):
+            answer = await run.partial()
+            # Until the budget ends the complete result is still the better answer (if
+            # it fails, the partial one stands; a fetch reports the failure).
+            with contextlib.suppress(Exception):
+                return await reply.wait()
+        return answer
+
+    def _recall_services(self) -> RecallServices:
         services = self._services
+        return RecallServices(
+            agent_id=self.agent_id,
+            database=services.database,
+            gateway=services.gateway,
+            projection=self._projection,
+            config=services.config,
+            clock=services.clock,
+            audit=self._audit,
+            vector_limiter=services.limiters.vector_search,
+        )
+
+    async def _run_recall(self, run: RecallRun, reply: Reply[Recall]) -> None:
+        request_id = run.request_id
         try:
-            await self._projection.wait_ready()
-            computed = await compute_recall(
-                plan,
-                request_id=request_id,
-                agent_id=self.agent_id,
-                database=services.database,
-                gateway=services.gateway,
-                projection=self._projection,
-                config=services.config,
-                clock=services.clock,
-                audit=self._audit,
-                vector_limiter=services.limiters.vector_search,
-            )
+            computed = await run.complete()
         except Exception as error:  # noqa: BLE001 - handed to the waiting caller
             reply.fail(error)
             if request_id in self._late:
@@ -341,8 +367,9 @@ class AgentSupervisor:
             self._late.pop(request_id, None)
 
     async def fetch_recall(self, request_id: str) -> Recall:
-        """A recall's answer by request ID: still pending, the result (late, or an
-        on-time answer kept for a fetch), or unknown."""
+        """A recall's answer by request ID: still pending, the complete result (of a
+        ``pending`` or ``partial`` answer, or an on-time answer kept for a fetch), or
+        unknown."""
         with self._call():
             if request_id in self._late:
                 await trio.lowlevel.checkpoint()
