@@ -325,3 +325,15 @@ def test_without_a_speaker_the_subject_is_the_user() -> None:
     assert (draft.subject, draft.predicate) == ("user", "uses:editor")
     (zh,) = _extract("我改用Vim了。", speaker=None)
     assert (zh.subject, zh.predicate) == ("user", "uses:editor")
+
+
+@pytest.mark.parametrize(
+    "text", ["我周五下午要去看牙医。", "周五下午我要去看牙医。", "我周五晚上八点要去看牙医。"]
+)
+def test_a_part_of_the_day_after_a_day_keeps_the_plan(text: str) -> None:
+    """周五下午 is a day and its afternoon: the plan after it is still read."""
+    (draft,) = _keyed(text, "plan:牙医")
+    assert draft.kind is ClaimKind.PLAN
+    assert draft.temporal is not None
+    assert draft.temporal.valid_from is not None
+    assert draft.temporal.valid_from.date() == dt.date(2024, 5, 3)

@@ -738,6 +738,18 @@ def _build(rule: _Rule, match: re.Match[str], clause: _Clause) -> ClaimDraft | N
     )
 
 
+# 周五下午, 明天晚上八点: the part of the day (and a clock time) after a day belongs to it.
+_PART_OF_DAY = re.compile(
+    r"(?:上午|下午|中午|晚上|早上|早晨|傍晚|凌晨|夜里|白天)"
+    r"(?:[\d一二三四五六七八九十两]{1,3}点(?:半|[\d一二三四五六七八九十]{1,3}分)?)?"
+)
+
+
+def _after_part_of_day(text: str, position: int, end: int) -> int:
+    match = _PART_OF_DAY.match(text, position, end)
+    return match.end() if match else position
+
+
 def _skip_discourse(sentence: Sentence, position: int, end: int) -> int:
     match = _DISCOURSE.match(sentence.text, position, end)
     return match.end() if match else position
@@ -794,7 +806,9 @@ def _clause_claim(
     if not text.startswith("我", position) and (
         lead := sentence.leading_time(position, end)
     ):
-        position = _skip_discourse(sentence, lead.end, end)
+        position = _skip_discourse(
+            sentence, _after_part_of_day(text, lead.end, end), end
+        )
     if text.startswith("我", position):
         plural = text.startswith("我们", position)
         subject_end = position + (2 if plural else 1)
@@ -804,7 +818,7 @@ def _clause_claim(
         return _rescheduled(sentence, span_start, end), None
     predicate_start = subject_end
     if (middle := sentence.leading_time(subject_end, end)) is not None:
-        predicate_start = middle.end
+        predicate_start = _after_part_of_day(text, middle.end, end)
     clause = _Clause(sentence, span_start, lead, subject_end, end, plural)
     for index, match in _CHAIN.matches(text, predicate_start, end):
         rule = _RULES[index]
