@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from cairn.store.evidence import event_fts_body
+from cairn.store.evidence import event_fts_row, write_event_fts
 from cairn.store.fts_purge import request_fts_purge
 from cairn.store.tombstones import (
     event_content_hash,
@@ -112,17 +112,15 @@ def _reindex_replies(
             "UPDATE events SET context_rowid = NULL WHERE rowid = ?", (rowid,)
         )
         connection.execute("DELETE FROM event_fts WHERE rowid = ?", (rowid,))
-        connection.execute(
-            "INSERT INTO event_fts (rowid, body) VALUES (?, ?)",
-            (
-                rowid,
-                event_fts_body(
-                    agent_id,
-                    None if speaker is None else str(speaker),
-                    str(text),
-                    dt.datetime.fromisoformat(str(occurred_at)),
-                    None,
-                ),
+        write_event_fts(
+            connection,
+            int(rowid),  # type: ignore[arg-type]
+            event_fts_row(
+                agent_id,
+                None if speaker is None else str(speaker),
+                str(text),
+                dt.datetime.fromisoformat(str(occurred_at)),
+                None,
             ),
         )
         # Its vector was embedded with the forgotten words: the sweep embeds it again.

@@ -6,10 +6,17 @@ before querying we look up each term's document frequency in the caller's namesp
 keep the rarest terms within a posting budget: common words carry little bm25 signal
 anyway. If even the rarest term is over budget, the query runs newest-first without
 ranking the whole doclist, and the result says the candidate budget was exhausted.
+
+An event's row has two columns, its own words and the turn it replies to; bm25 weighs the
+second at ``CONTEXT_WEIGHT``, so the context still finds a reply whose own words miss the
+question. A reply found through its context alone never ranks above the turn it answers:
+bm25 normalises by the whole row's length, so a weight alone cannot promise that for a
+short reply to a turn that followed a long one (design/recall.md).
 """
 
 from __future__ import annotations
 
+import json
 import time
 from typing import TYPE_CHECKING
 
@@ -33,6 +40,9 @@ MAX_POSTINGS = 3_000
 # it; pruning only needs an estimate, so counts are cached per connection for a while.
 FREQUENCY_TTL_S = 30.0
 FREQUENCY_CACHE_SIZE = 50_000
+# bm25 weight of event_fts's context column (the body's is 1): measured on LoCoMo dev,
+# design/recall.md "Evidence is indexed with its conversational context".
+CONTEXT_WEIGHT = 0.5
 
 
 @attrs.frozen
@@ -142,26 +152,85 @@ class LexicalSearcher:
         prefixes = [
             namespace(agent_id, scope.kind.value, scope.key) for scope in scopes
         ]
-        return self._search("claim_fts", prefixes, terms, limit)
+        return self._search("claim_fts", prefixes, terms, limit, "bm25()")
 
     def search_events(
         self, agent_id: str, terms: Sequence[str], limit: int
     ) -> LexicalResult:
-        return self._search("event_fts", [namespace(agent_id)], terms, limit)
+        kept, exhausted = self.prune("event_fts", [namespace(agent_id)], terms)
+        if not kept:
+            return LexicalResult([])
+        # The third column is the score of the body alone: 0 when only the context matched.
+        rows = self.connection.execute(
+            "SELECT rowid, rank, bm25(event_fts, 1.0, 0.0) FROM event_fts"  # noqa: S608 - fixed order
+            " WHERE event_fts MATCH ? AND rank MATCH ?"
+            f" ORDER BY {_order(exhausted=exhausted)} LIMIT ?",
+            (_expression(kept), f"bm25(1.0, {CONTEXT_WEIGHT!r})", limit),
+        )
+        hits: list[LexicalHit] = []
+        context_only: list[int] = []
+        for rowid, rank, body_rank in rows:
+            hits.append(LexicalHit(int(rowid), -float(rank)))
+            if float(body_rank) == 0.0:
+                context_only.append(int(rowid))
+        if context_only:
+            hits = _after_answered_turns(hits, self._answered_turns(context_only))
+        return LexicalResult(hits, exhausted)
+
+    def _answered_turns(self, rowids: Sequence[int]) -> dict[int, int]:
+        """The turn each of ``rowids`` replies to (its indexed context), by rowid."""
+        return {
+            int(rowid): int(context)
+            for rowid, context in self.connection.execute(
+                "SELECT rowid, context_rowid FROM events"
+                " WHERE rowid IN (SELECT value FROM json_each(?))"
+                " AND context_rowid IS NOT NULL",
+                (json.dumps(list(rowids)),),
+            )
+        }
 
     def _search(
-        self, table: str, prefixes: Sequence[str], terms: Sequence[str], limit: int
+        self,
+        table: str,
+        prefixes: Sequence[str],
+        terms: Sequence[str],
+        limit: int,
+        rank: str,
     ) -> LexicalResult:
         kept, exhausted = self.prune(table, prefixes, terms)
         if not kept:
             return LexicalResult([])
-        expression = " OR ".join(map(quote_term, kept))
-        # Newest-first needs no bm25 over the whole doclist: the bounded fallback.
-        order = "rowid DESC" if exhausted else "rank"
         rows = self.connection.execute(
             f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ?"  # noqa: S608 - names are ours
-            f" ORDER BY {order} LIMIT ?",
-            (expression, limit),
+            f" AND rank MATCH ? ORDER BY {_order(exhausted=exhausted)} LIMIT ?",
+            (_expression(kept), rank, limit),
         )
         hits = [LexicalHit(int(rowid), -float(rank)) for rowid, rank in rows]
         return LexicalResult(hits, exhausted)
+
+
+def _expression(kept: Sequence[str]) -> str:
+    return " OR ".join(map(quote_term, kept))
+
+
+def _order(*, exhausted: bool) -> str:
+    # Newest-first needs no bm25 over the whole doclist: the bounded fallback.
+    return "rowid DESC" if exhausted else "rank"
+
+
+def _after_answered_turns(
+    hits: list[LexicalHit], answered: dict[int, int]
+) -> list[LexicalHit]:
+    """``hits`` with every reply in ``answered`` moved just below the turn it answers, when
+    that turn is a hit ranked lower; the moved reply takes that turn's score (a tie)."""
+    ordered = list(hits)
+    for reply, turn in answered.items():
+        rowids = [hit.rowid for hit in ordered]
+        if turn not in rowids or reply not in rowids:
+            continue
+        here, there = rowids.index(reply), rowids.index(turn)
+        if there < here:
+            continue
+        moved = ordered.pop(here)
+        ordered.insert(there, LexicalHit(moved.rowid, ordered[there - 1].score))
+    return ordered
