@@ -168,24 +168,34 @@ class LexicalSearcher:
             (_expression(kept), f"bm25(1.0, {CONTEXT_WEIGHT!r})", limit),
         )
         hits: list[LexicalHit] = []
-        context_only: list[int] = []
+        context_only: set[int] = set()
         for rowid, rank, body_rank in rows:
             hits.append(LexicalHit(int(rowid), -float(rank)))
             if float(body_rank) == 0.0:
-                context_only.append(int(rowid))
+                context_only.add(int(rowid))
         if context_only:
-            hits = _after_answered_turns(hits, self._answered_turns(context_only))
+            answered = self._answered_turns(
+                [hit.rowid for hit in hits if hit.rowid not in context_only]
+            )
+            hits = _after_answered_turns(
+                hits,
+                {
+                    reply: turn
+                    for reply, turn in answered.items()
+                    if reply in context_only
+                },
+            )
         return LexicalResult(hits, exhausted)
 
-    def _answered_turns(self, rowids: Sequence[int]) -> dict[int, int]:
-        """The turn each of ``rowids`` replies to (its indexed context), by rowid."""
+    def _answered_turns(self, turns: Sequence[int]) -> dict[int, int]:
+        """Replies to ``turns`` (events indexed with one of them as context): reply rowid
+        to turn rowid. One seek each in the ``events_context`` index, never the table."""
         return {
-            int(rowid): int(context)
-            for rowid, context in self.connection.execute(
-                "SELECT rowid, context_rowid FROM events"
-                " WHERE rowid IN (SELECT value FROM json_each(?))"
-                " AND context_rowid IS NOT NULL",
-                (json.dumps(list(rowids)),),
+            int(reply): int(turn)
+            for turn, reply in self.connection.execute(
+                "SELECT e.context_rowid, e.rowid FROM json_each(?) AS wanted"
+                " CROSS JOIN events e ON e.context_rowid = wanted.value",
+                (json.dumps(list(turns)),),
             )
         }
 
@@ -222,15 +232,21 @@ def _after_answered_turns(
     hits: list[LexicalHit], answered: dict[int, int]
 ) -> list[LexicalHit]:
     """``hits`` with every reply in ``answered`` moved just below the turn it answers, when
-    that turn is a hit ranked lower; the moved reply takes that turn's score (a tie)."""
-    ordered = list(hits)
-    for reply, turn in answered.items():
-        rowids = [hit.rowid for hit in ordered]
-        if turn not in rowids or reply not in rowids:
+    that turn is a hit ranked lower; the moved reply takes that turn's score (a tie).
+
+    One pass: a reply waits until its turn is placed. A turn is never a context-only reply
+    itself (the words its reply matched are its own text), so no chain forms.
+    """
+    position = {hit.rowid: index for index, hit in enumerate(hits)}
+    waiting: dict[int, list[LexicalHit]] = {}
+    ordered: list[LexicalHit] = []
+    for index, hit in enumerate(hits):
+        turn = answered.get(hit.rowid)
+        if turn is not None and position.get(turn, -1) > index:
+            waiting.setdefault(turn, []).append(hit)
             continue
-        here, there = rowids.index(reply), rowids.index(turn)
-        if there < here:
-            continue
-        moved = ordered.pop(here)
-        ordered.insert(there, LexicalHit(moved.rowid, ordered[there - 1].score))
+        ordered.append(hit)
+        ordered.extend(
+            LexicalHit(reply.rowid, hit.score) for reply in waiting.pop(hit.rowid, ())
+        )
     return ordered

@@ -9,3 +9,7 @@ CREATE VIRTUAL TABLE event_fts USING fts5 (
     content = '', contentless_delete = 1,
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
+
+-- Replies by the turn they answer: search (store/search.py) and forgetting
+-- (store/forget_evidence.py) look them up; covering, so the events rows are not read.
+CREATE INDEX events_context ON events (context_rowid);
