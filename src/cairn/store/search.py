@@ -171,20 +171,25 @@ class LexicalSearcher:
         context_only: set[int] = set()
         for rowid, rank, body_rank in rows:
             hits.append(LexicalHit(int(rowid), -float(rank)))
-            if float(body_rank) == 0.0:
+            if body_rank == 0:
                 context_only.add(int(rowid))
-        if context_only:
-            answered = self._answered_turns(
-                [hit.rowid for hit in hits if hit.rowid not in context_only]
-            )
-            hits = _after_answered_turns(
-                hits,
-                {
-                    reply: turn
-                    for reply, turn in answered.items()
-                    if reply in context_only
-                },
-            )
+        # A reply's turn is older (a smaller rowid) than the reply: only body hits ranked
+        # below a context-only hit and older than one can be a turn it has to follow.
+        first = next(
+            (index for index, hit in enumerate(hits) if hit.rowid in context_only), None
+        )
+        if first is not None:
+            newest = max(context_only)
+            turns = [
+                hit.rowid
+                for hit in hits[first + 1 :]
+                if hit.rowid not in context_only and hit.rowid < newest
+            ]
+            if turns:
+                answered = self._answered_turns(turns)
+                hits = _after_answered_turns(
+                    hits, {r: t for r, t in answered.items() if r in context_only}
+                )
         return LexicalResult(hits, exhausted)
 
     def _answered_turns(self, turns: Sequence[int]) -> dict[int, int]:
