@@ -101,11 +101,12 @@ def _reindex_replies(
     connection: apsw.Connection, agent_id: AgentId, rowids: Sequence[int]
 ) -> tuple[int, ...]:
     wanted = json.dumps(list(rowids))
+    # Driven from the forgotten rows through index events_context, never the agent's turns.
     replies = connection.execute(
-        "SELECT rowid, speaker, text, occurred_at FROM events WHERE agent_id = ?"
-        " AND context_rowid IN (SELECT value FROM json_each(?))"
-        " AND rowid NOT IN (SELECT value FROM json_each(?))",
-        (agent_id, wanted, wanted),
+        "SELECT e.rowid, e.speaker, e.text, e.occurred_at FROM json_each(?) AS gone"
+        " CROSS JOIN events e ON e.context_rowid = gone.value WHERE e.agent_id = ?"
+        " AND e.rowid NOT IN (SELECT value FROM json_each(?))",
+        (json.dumps(sorted(set(rowids))), agent_id, wanted),
     ).fetchall()
     for rowid, speaker, text, occurred_at in replies:
         connection.execute(
