@@ -3,6 +3,7 @@ inside the index, before LIMIT), pruning within a posting budget."""
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import apsw
@@ -11,6 +12,7 @@ import pytest
 from cairn.domain.scope import Scope
 from cairn.store import search
 from cairn.store.connection import open_connection
+from cairn.store.evidence import event_fts_row, write_event_fts
 from cairn.store.fts import index_text, namespace, query_terms
 from cairn.store.search import LexicalSearcher
 
@@ -145,3 +147,54 @@ def test_a_term_missing_a_moment_ago_is_found_once_stored(
     assert [
         hit.rowid for hit in searcher.search_claims("a", terms, scopes, 10).hits
     ] == [7]
+
+
+def _add_turns(connection: apsw.Connection, agent: str, texts: list[str]) -> None:
+    """One session of turns, each indexed with the one before it, as intake does."""
+    when = dt.datetime(2026, 1, 5, 9, tzinfo=dt.UTC)
+    for rowid, text in enumerate(texts, start=1):
+        context = rowid - 1 if rowid > 1 else None
+        connection.execute(
+            "INSERT INTO events (rowid, agent_id, event_id, session_id, role, kind,"
+            " text, content_hash, occurred_at, received_at, context_rowid)"
+            " VALUES (?, ?, ?, 's1', 'user', 'message', ?, ?, ?, ?, ?)",
+            (
+                rowid,
+                agent,
+                f"t{rowid}",
+                text,
+                f"h{rowid}",
+                when.isoformat(),
+                when.isoformat(),
+                context,
+            ),
+        )
+        write_event_fts(
+            connection,
+            rowid,
+            event_fts_row(
+                agent, None, text, when, None if context is None else texts[rowid - 2]
+            ),
+        )
+
+
+@pytest.mark.parametrize("budget", [search.MAX_POSTINGS, 1])
+def test_a_reply_found_through_its_context_ranks_below_the_turn_it_answers(
+    connection: apsw.Connection, monkeypatch: pytest.MonkeyPatch, budget: int
+) -> None:
+    # Ranked by bm25 (the reply's row is the shorter one), and newest-first when the
+    # term is over the posting budget (the reply is the newer one).
+    monkeypatch.setattr(search, "MAX_POSTINGS", budget)
+    _add_turns(
+        connection,
+        "a",
+        [
+            "最近工作特别忙，每天加班到很晚，周末也要去公司开会，感觉整个人都累坏了。",
+            "我每天早上都喝咖啡。",
+            "真不错！",
+        ],
+    )
+    result = LexicalSearcher(connection).search_events("a", query_terms("咖啡"), 5)
+    assert result.exhausted == (budget == 1)
+    assert [hit.rowid for hit in result.hits] == [2, 3]
+    assert result.hits[0].score >= result.hits[1].score

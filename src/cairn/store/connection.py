@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import apsw
 
 from cairn.errors import SchemaVersionError
+from cairn.store.integrity import refill_event_fts
 from cairn.store.rekey import rekey_claims
 from cairn.store.succession import backfill_succession
 
@@ -29,6 +30,7 @@ _MIGRATIONS: tuple[tuple[str, Callable[[apsw.Connection], None] | None], ...] = 
     ("0003_forgetting.sql", None),
     ("0004_retention.sql", None),
     ("0005_scoped_forgetting.sql", rekey_claims),
+    ("0006_event_context_column.sql", refill_event_fts),
     ("0007_recurrence.sql", None),
     ("0008_succession.sql", backfill_succession),
     ("0009_contributions.sql", None),

@@ -45,16 +45,18 @@ __all__ = [
     "EVENT_COLUMNS",
     "EVENT_FROM",
     "NOT_CLEARING",
+    "EventFtsRow",
     # Re-exported: the results intake returns (defined in cairn.domain.outcomes).
     "IntakeOutcome",
     "IntakeResult",
     "content_hash",
     "event_from_row",
-    "event_fts_body",
+    "event_fts_row",
     "insert_events",
     "load_events",
     "mark_extracted",
     "stored_turn",
+    "write_event_fts",
 ]
 
 
@@ -182,15 +184,16 @@ def _insert_row(
         ),
     )
     rowid = connection.last_insert_rowid()
-    body = _fts_body(
-        prefix,
-        event.speaker,
-        text,
-        occurred_at,
-        None if previous is None else str(previous[1]),
-    )
-    connection.execute(
-        "INSERT INTO event_fts (rowid, body) VALUES (?, ?)", (rowid, body)
+    write_event_fts(
+        connection,
+        rowid,
+        _fts_row(
+            prefix,
+            event.speaker,
+            text,
+            occurred_at,
+            None if previous is None else str(previous[1]),
+        ),
     )
     return rowid
 
@@ -318,32 +321,53 @@ def insert_events(
     return results
 
 
-def event_fts_body(
+@attrs.frozen
+class EventFtsRow:
+    """An event's row in ``event_fts``: its own words, and those of the turn it replies to.
+
+    Two columns so that recall can weigh them apart (store/search.py): the preceding turn
+    helps find a reply whose own words miss the question, but must not rank the reply
+    above the turn that said it (design/recall.md measures the weight).
+    """
+
+    body: str
+    context: str
+
+
+def event_fts_row(
     agent_id: str,
     speaker: str | None,
     text: str,
     occurred_at: dt.datetime,
     context: str | None,
-) -> str:
+) -> EventFtsRow:
     """The event's row in ``event_fts``, from its stored columns and the text of the turn
     it replies to (so a damaged contentless index can be rebuilt from the events table).
 
-    Indexed with the turn: the speaker's name ("what does Ana like?"), the date in words
-    ("when did…"), and the turn it replies to, whose words a question about the reply
-    often uses (design/recall.md measures each).
+    The body holds the turn with the speaker's name ("what does Ana like?") and the date
+    in words ("when did…"); the context column the turn it replies to, whose words a
+    question about the reply often uses (design/recall.md measures each).
     """
-    return _fts_body(namespace(agent_id), speaker, text, occurred_at, context)
+    return _fts_row(namespace(agent_id), speaker, text, occurred_at, context)
 
 
-def _fts_body(
+def write_event_fts(connection: apsw.Connection, rowid: int, row: EventFtsRow) -> None:
+    connection.execute(
+        "INSERT INTO event_fts (rowid, body, context) VALUES (?, ?, ?)",
+        (rowid, row.body, row.context),
+    )
+
+
+def _fts_row(
     prefix: str,
     speaker: str | None,
     text: str,
     occurred_at: dt.datetime,
     context: str | None,
-) -> str:
-    return index_text(
-        f"{speaker or ''} {text} {occurred_at:%d %B %Y} {context or ''}", prefix
+) -> EventFtsRow:
+    return EventFtsRow(
+        index_text(f"{speaker or ''} {text} {occurred_at:%d %B %Y}", prefix),
+        index_text(context or "", prefix),
     )
 
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from cairn.store.evidence import event_fts_body
+from cairn.store.evidence import event_fts_row, write_event_fts
 from cairn.store.fts_purge import request_fts_purge
 from cairn.store.tombstones import (
     event_content_hash,
@@ -101,28 +101,27 @@ def _reindex_replies(
     connection: apsw.Connection, agent_id: AgentId, rowids: Sequence[int]
 ) -> tuple[int, ...]:
     wanted = json.dumps(list(rowids))
+    # Driven from the forgotten rows through index events_context, never the agent's turns.
     replies = connection.execute(
-        "SELECT rowid, speaker, text, occurred_at FROM events WHERE agent_id = ?"
-        " AND context_rowid IN (SELECT value FROM json_each(?))"
-        " AND rowid NOT IN (SELECT value FROM json_each(?))",
-        (agent_id, wanted, wanted),
+        "SELECT e.rowid, e.speaker, e.text, e.occurred_at FROM json_each(?) AS gone"
+        " CROSS JOIN events e ON e.context_rowid = gone.value WHERE e.agent_id = ?"
+        " AND e.rowid NOT IN (SELECT value FROM json_each(?))",
+        (json.dumps(sorted(set(rowids))), agent_id, wanted),
     ).fetchall()
     for rowid, speaker, text, occurred_at in replies:
         connection.execute(
             "UPDATE events SET context_rowid = NULL WHERE rowid = ?", (rowid,)
         )
         connection.execute("DELETE FROM event_fts WHERE rowid = ?", (rowid,))
-        connection.execute(
-            "INSERT INTO event_fts (rowid, body) VALUES (?, ?)",
-            (
-                rowid,
-                event_fts_body(
-                    agent_id,
-                    None if speaker is None else str(speaker),
-                    str(text),
-                    dt.datetime.fromisoformat(str(occurred_at)),
-                    None,
-                ),
+        write_event_fts(
+            connection,
+            int(rowid),  # type: ignore[arg-type]
+            event_fts_row(
+                agent_id,
+                None if speaker is None else str(speaker),
+                str(text),
+                dt.datetime.fromisoformat(str(occurred_at)),
+                None,
             ),
         )
         # Its vector was embedded with the forgotten words: the sweep embeds it again.

@@ -3,8 +3,8 @@
 The lexical indexes are contentless FTS5 tables, so FTS5's own ``'rebuild'`` cannot refill
 them (it reads the content table, and there is none). Every FTS row is a function of its
 claim or event row (:func:`~cairn.store.claims.claim_fts_body`,
-:func:`~cairn.store.evidence.event_fts_body`), so a rebuild here creates the table afresh
-from its stored DDL and writes every body again, in one transaction.
+:func:`~cairn.store.evidence.event_fts_row`), so a rebuild here creates the table afresh
+from its stored DDL and writes every row again, in one transaction.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import apsw
 import attrs
 
 from cairn.store.claims import claim_fts_body
-from cairn.store.evidence import event_fts_body
+from cairn.store.evidence import event_fts_row
 from cairn.vectors.keys import EmbedTarget
 
 if TYPE_CHECKING:
@@ -28,10 +28,12 @@ __all__ = [
     "FtsTable",
     "OrphanCounts",
     "delete_orphan_embeddings",
+    "fill_event_fts",
     "fts_integrity",
     "fts_row_gaps",
     "orphan_counts",
     "rebuild_fts",
+    "refill_event_fts",
     "sqlite_integrity",
 ]
 
@@ -164,7 +166,7 @@ def delete_orphan_embeddings(connection: apsw.Connection) -> int:
     return connection.changes()
 
 
-def _claim_bodies(connection: apsw.Connection) -> Iterator[tuple[int, str]]:
+def _claim_rows(connection: apsw.Connection) -> Iterator[tuple[int, str]]:
     for rowid, agent_id, text, predicate, scope, scope_key in connection.execute(
         "SELECT rowid, agent_id, text, predicate, scope, scope_key FROM claims"
         " ORDER BY rowid"
@@ -181,31 +183,48 @@ def _claim_bodies(connection: apsw.Connection) -> Iterator[tuple[int, str]]:
         )
 
 
-def _event_bodies(connection: apsw.Connection) -> Iterator[tuple[int, str]]:
+def _event_rows(connection: apsw.Connection) -> Iterator[tuple[int, str, str]]:
     for rowid, agent_id, speaker, text, occurred_at, context in connection.execute(
         "SELECT e.rowid, e.agent_id, e.speaker, e.text, e.occurred_at, p.text"
         " FROM events e LEFT JOIN events p ON p.rowid = e.context_rowid"
         " ORDER BY e.rowid"
     ):
-        yield (
-            int(rowid),
-            event_fts_body(
-                str(agent_id),
-                None if speaker is None else str(speaker),
-                str(text),
-                dt.datetime.fromisoformat(str(occurred_at)),
-                None if context is None else str(context),
-            ),
+        row = event_fts_row(
+            str(agent_id),
+            None if speaker is None else str(speaker),
+            str(text),
+            dt.datetime.fromisoformat(str(occurred_at)),
+            None if context is None else str(context),
         )
+        yield int(rowid), row.body, row.context
+
+
+def _fill_claim_fts(connection: apsw.Connection) -> int:
+    rows = list(_claim_rows(connection))
+    connection.executemany("INSERT INTO claim_fts (rowid, body) VALUES (?, ?)", rows)
+    return len(rows)
+
+
+def fill_event_fts(connection: apsw.Connection) -> int:
+    """Write every event's row into an empty ``event_fts``; returns how many."""
+    rows = list(_event_rows(connection))
+    connection.executemany(
+        "INSERT INTO event_fts (rowid, body, context) VALUES (?, ?, ?)", rows
+    )
+    return len(rows)
+
+
+def refill_event_fts(connection: apsw.Connection) -> None:
+    """The Python step of migration 0006: its script created ``event_fts`` with the
+    context column, empty; every event's row is written again from the events table."""
+    fill_event_fts(connection)
 
 
 def rebuild_fts(connection: apsw.Connection, table: FtsTable) -> int:
-    """Empty ``table`` and write every body again from its owner rows; returns how many.
+    """Empty ``table`` and write every row again from its owner rows; returns how many.
 
     The caller owns the transaction: the index is never seen half rebuilt.
     """
-    bodies = _claim_bodies if table == "claim_fts" else _event_bodies
-    rows = list(bodies(connection))
     # Dropped and created again from its own stored DDL rather than emptied with
     # 'delete-all': that resets the index's structure cookie, and another connection's
     # cached structure can then pass as current and read pages that no longer exist. A
@@ -213,11 +232,8 @@ def rebuild_fts(connection: apsw.Connection, table: FtsTable) -> int:
     row = connection.execute(
         "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?", (table,)
     ).fetchone()
-    assert row is not None  # noqa: S101 - created by the first migration
+    assert row is not None  # noqa: S101 - created by the migrations
     connection.execute(f"DROP TABLE {table}")
     connection.execute(str(row[0]))
-    connection.executemany(
-        f"INSERT INTO {table} (rowid, body) VALUES (?, ?)",  # noqa: S608 - fixed names
-        rows,
-    )
-    return len(rows)
+    fill = _fill_claim_fts if table == "claim_fts" else fill_event_fts
+    return fill(connection)

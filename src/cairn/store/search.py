@@ -6,10 +6,17 @@ before querying we look up each term's document frequency in the caller's namesp
 keep the rarest terms within a posting budget: common words carry little bm25 signal
 anyway. If even the rarest term is over budget, the query runs newest-first without
 ranking the whole doclist, and the result says the candidate budget was exhausted.
+
+An event's row has two columns, its own words and the turn it replies to; bm25 weighs the
+second at ``CONTEXT_WEIGHT``, so the context still finds a reply whose own words miss the
+question. A reply found through its context alone never ranks above the turn it answers:
+bm25 normalises by the whole row's length, so a weight alone cannot promise that for a
+short reply to a turn that followed a long one (design/recall.md).
 """
 
 from __future__ import annotations
 
+import json
 import time
 from typing import TYPE_CHECKING
 
@@ -33,6 +40,9 @@ MAX_POSTINGS = 3_000
 # it; pruning only needs an estimate, so counts are cached per connection for a while.
 FREQUENCY_TTL_S = 30.0
 FREQUENCY_CACHE_SIZE = 50_000
+# bm25 weight of event_fts's context column (the body's is 1): measured on LoCoMo dev,
+# design/recall.md "Evidence is indexed with its conversational context".
+CONTEXT_WEIGHT = 0.5
 
 
 @attrs.frozen
@@ -142,26 +152,106 @@ class LexicalSearcher:
         prefixes = [
             namespace(agent_id, scope.kind.value, scope.key) for scope in scopes
         ]
-        return self._search("claim_fts", prefixes, terms, limit)
+        return self._search("claim_fts", prefixes, terms, limit, "bm25()")
 
     def search_events(
         self, agent_id: str, terms: Sequence[str], limit: int
     ) -> LexicalResult:
-        return self._search("event_fts", [namespace(agent_id)], terms, limit)
+        kept, exhausted = self.prune("event_fts", [namespace(agent_id)], terms)
+        if not kept:
+            return LexicalResult([])
+        # The third column is the score of the body alone: 0 when only the context matched.
+        rows = self.connection.execute(
+            "SELECT rowid, rank, bm25(event_fts, 1.0, 0.0) FROM event_fts"  # noqa: S608 - fixed order
+            " WHERE event_fts MATCH ? AND rank MATCH ?"
+            f" ORDER BY {_order(exhausted=exhausted)} LIMIT ?",
+            (_expression(kept), f"bm25(1.0, {CONTEXT_WEIGHT!r})", limit),
+        )
+        hits: list[LexicalHit] = []
+        context_only: set[int] = set()
+        for rowid, rank, body_rank in rows:
+            hits.append(LexicalHit(int(rowid), -float(rank)))
+            if body_rank == 0:
+                context_only.add(int(rowid))
+        # A reply's turn is older (a smaller rowid) than the reply: only body hits ranked
+        # below a context-only hit and older than one can be a turn it has to follow.
+        first = next(
+            (index for index, hit in enumerate(hits) if hit.rowid in context_only), None
+        )
+        if first is not None:
+            newest = max(context_only)
+            turns = [
+                hit.rowid
+                for hit in hits[first + 1 :]
+                if hit.rowid not in context_only and hit.rowid < newest
+            ]
+            if turns:
+                answered = self._answered_turns(turns)
+                hits = _after_answered_turns(
+                    hits, {r: t for r, t in answered.items() if r in context_only}
+                )
+        return LexicalResult(hits, exhausted)
+
+    def _answered_turns(self, turns: Sequence[int]) -> dict[int, int]:
+        """Replies to ``turns`` (events indexed with one of them as context): reply rowid
+        to turn rowid. One seek each in the ``events_context`` index, never the table."""
+        return {
+            int(reply): int(turn)
+            for turn, reply in self.connection.execute(
+                "SELECT e.context_rowid, e.rowid FROM json_each(?) AS wanted"
+                " CROSS JOIN events e ON e.context_rowid = wanted.value",
+                (json.dumps(list(turns)),),
+            )
+        }
 
     def _search(
-        self, table: str, prefixes: Sequence[str], terms: Sequence[str], limit: int
+        self,
+        table: str,
+        prefixes: Sequence[str],
+        terms: Sequence[str],
+        limit: int,
+        rank: str,
     ) -> LexicalResult:
         kept, exhausted = self.prune(table, prefixes, terms)
         if not kept:
             return LexicalResult([])
-        expression = " OR ".join(map(quote_term, kept))
-        # Newest-first needs no bm25 over the whole doclist: the bounded fallback.
-        order = "rowid DESC" if exhausted else "rank"
         rows = self.connection.execute(
             f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ?"  # noqa: S608 - names are ours
-            f" ORDER BY {order} LIMIT ?",
-            (expression, limit),
+            f" AND rank MATCH ? ORDER BY {_order(exhausted=exhausted)} LIMIT ?",
+            (_expression(kept), rank, limit),
         )
         hits = [LexicalHit(int(rowid), -float(rank)) for rowid, rank in rows]
         return LexicalResult(hits, exhausted)
+
+
+def _expression(kept: Sequence[str]) -> str:
+    return " OR ".join(map(quote_term, kept))
+
+
+def _order(*, exhausted: bool) -> str:
+    # Newest-first needs no bm25 over the whole doclist: the bounded fallback.
+    return "rowid DESC" if exhausted else "rank"
+
+
+def _after_answered_turns(
+    hits: list[LexicalHit], answered: dict[int, int]
+) -> list[LexicalHit]:
+    """``hits`` with every reply in ``answered`` moved just below the turn it answers, when
+    that turn is a hit ranked lower; the moved reply takes that turn's score (a tie).
+
+    One pass: a reply waits until its turn is placed. A turn is never a context-only reply
+    itself (the words its reply matched are its own text), so no chain forms.
+    """
+    position = {hit.rowid: index for index, hit in enumerate(hits)}
+    waiting: dict[int, list[LexicalHit]] = {}
+    ordered: list[LexicalHit] = []
+    for index, hit in enumerate(hits):
+        turn = answered.get(hit.rowid)
+        if turn is not None and position.get(turn, -1) > index:
+            waiting.setdefault(turn, []).append(hit)
+            continue
+        ordered.append(hit)
+        ordered.extend(
+            LexicalHit(reply.rowid, hit.score) for reply in waiting.pop(hit.rowid, ())
+        )
+    return ordered
