@@ -328,7 +328,8 @@ def test_without_a_speaker_the_subject_is_the_user() -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["我周五下午要去看牙医。", "周五下午我要去看牙医。", "我周五晚上八点要去看牙医。"]
+    "text",
+    ["我周五下午要去看牙医。", "周五下午我要去看牙医。", "我周五晚上八点要去看牙医。"],
 )
 def test_a_part_of_the_day_after_a_day_keeps_the_plan(text: str) -> None:
     """周五下午 is a day and its afternoon: the plan after it is still read."""
