@@ -112,7 +112,7 @@ __all__ = [
 # wait_cleared; IntakeResult.rejection.
 # 3: forget takes ``item_id`` (a claim or a stored turn) and answers with the new
 # ForgetResult; remember requires ``by``; intake may answer ``suppressed``.
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 
 
 class _Message(msgspec.Struct, tag_field="type", kw_only=True):
