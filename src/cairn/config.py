@@ -46,7 +46,7 @@ class MemoryConfig:
     weight_event_vector: float = 1.0
     # Claims holding a value of the attribute the question asks for ("where does she
     # live" -> lives_in), newest first: the answer to a changed fact (design/recall.md).
-    weight_claim_attribute: float = 2.0
+    weight_claim_attribute: float = 1.0
     rrf_k: int = attrs.field(default=10, validator=_positive)
     # Ingestion: events are cut into segments of at most `event_max_bytes` UTF-8 bytes; a
     # batch holds up to `extraction_batch` events (and `extraction_batch_bytes` of text,
