@@ -68,19 +68,17 @@ class _Group:
     evidence: RecallItem | None = None
     event_rowid: int | None = None
 
-    @property
-    def history_only(self) -> bool:
-        items = [*self.claims, *([self.evidence] if self.evidence else [])]
-        return bool(items) and all(i.standing is Standing.HISTORY for i in items)
-
-    @property
-    def has_history(self) -> bool:
-        items = [*self.claims, *([self.evidence] if self.evidence else [])]
-        return any(i.standing is Standing.HISTORY for i in items)
-
-    def final_score(self) -> float:
-        own = self.score * (HISTORY_WEIGHT if self.history_only else 1.0)
-        return max(own, self.inherited)
+    def order_key(self, key: str) -> tuple[float, bool, str]:
+        """Best first; at equal scores, what holds now before what it replaced. A group
+        stating only history ranks at :data:`HISTORY_WEIGHT` of its score, a group whose
+        claim replaced a found one at least at that one's."""
+        standings = [item.standing for item in self.claims]
+        if self.evidence is not None:
+            standings.append(self.evidence.standing)
+        history = [standing is Standing.HISTORY for standing in standings]
+        only_history = bool(history) and all(history)
+        own = self.score * (HISTORY_WEIGHT if only_history else 1.0)
+        return (-max(own, self.inherited), any(history), key)
 
 
 @attrs.define
@@ -202,8 +200,10 @@ def rank_candidates(
     rrf_k: int = RRF_K,
     *,
     as_of: bool = False,
+    limit: int | None = None,
 ) -> list[RecallItem]:
-    """Ranked items at ``now`` (the recall's ``as_of`` moment when ``as_of``)."""
+    """Ranked items at ``now`` (the recall's ``as_of`` moment when ``as_of``), at most
+    ``limit`` of them."""
     ranking = _Ranking(candidates, now, as_of)
     groups = ranking.groups
     scores = weighted_rrf(candidates.lists, weights, rrf_k)
@@ -229,14 +229,10 @@ def rank_candidates(
     _rank_successors(ranking)
     for group in groups.values():
         ranking.mark_evidence(group)
-    ordered = sorted(
-        groups.items(),
-        # At equal scores, what holds now goes before what it replaced.
-        key=lambda pair: (-pair[1].final_score(), pair[1].has_history, pair[0]),
-    )
+    ordered = sorted((group.order_key(key), group) for key, group in groups.items())
     items: list[RecallItem] = []
     seen: set[str] = set()
-    for _, group in ordered:
+    for (negative_score, _, _), group in ordered:
         members = sorted(
             group.claims,
             key=lambda item: (item.standing is Standing.HISTORY, -item.score, item.id),
@@ -248,7 +244,9 @@ def rank_candidates(
             if fingerprint in seen:
                 continue
             seen.add(fingerprint)
-            items.append(attrs.evolve(item, score=round(group.final_score(), 6)))
+            items.append(attrs.evolve(item, score=round(-negative_score, 6)))
+            if limit is not None and len(items) >= limit:
+                return items
     return items
 
 

@@ -272,6 +272,7 @@ class RecallRun:
                 config.fusion_weights(),
                 config.rrf_k,
                 as_of=as_of,
+                limit=plan.k,
             )
             epoch = forget_epoch(reader.connection, agent_id)
             return candidates, ranked[: plan.k], directives, epoch

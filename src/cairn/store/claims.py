@@ -204,11 +204,12 @@ _LOAD_CLAIMS = (
     "SELECT c.rowid, c.claim_id, c.kind, c.lifecycle, c.origin, c.text, c.confidence,"
     " c.temporal_confidence, c.valid_from, c.valid_until, c.time_precision, c.timezone,"
     " c.scope, c.scope_key, c.revision, c.subject, c.predicate,"
-    " (SELECT json_group_array(e.event_id) FROM claim_sources s"
+    # One pass over the claim's sources: their event IDs, and whether all are the
+    # assistant's.
+    " (SELECT json_object('ids', json_group_array(e.event_id),"
+    "   'assistant', min(e.role = 'assistant')) FROM claim_sources s"
     "   JOIN events e ON e.rowid = s.event_rowid WHERE s.claim_rowid = c.rowid),"
-    " c.recurrence, c.evidence_at, c.superseded_at,"
-    " (SELECT min(e.role = 'assistant') FROM claim_sources s"
-    "   JOIN events e ON e.rowid = s.event_rowid WHERE s.claim_rowid = c.rowid)"
+    " c.recurrence, c.evidence_at, c.superseded_at"
     # CROSS JOIN drives the lookup from the candidate list (a rowid probe each) instead of
     # letting the planner scan the agent's index.
     " FROM json_each(?) AS wanted CROSS JOIN claims c ON c.rowid = wanted.value"
@@ -245,6 +246,7 @@ def load_claims(
     )
     claims: dict[int, Claim] = {}
     for row in rows:
+        sources = json.loads(str(row[17]))
         temporal = None
         if row[10] is not None:
             temporal = TemporalSpan(
@@ -268,11 +270,11 @@ def load_claims(
             revision=int(row[14]),
             subject=None if row[15] is None else str(row[15]),
             predicate=None if row[16] is None else str(row[16]),
-            source_event_ids=tuple(EventId(e) for e in json.loads(str(row[17]))),
+            source_event_ids=tuple(EventId(e) for e in sources["ids"]),
             recurrence=_recurrence(row[18]),
             evidence_at=_parse_time(row[19]),
             superseded_at=_parse_time(row[20]),
-            from_assistant=bool(row[21]),
+            from_assistant=bool(sources["assistant"]),
         )
         claims[claim.rowid] = claim
     return claims
