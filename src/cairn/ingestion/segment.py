@@ -2,7 +2,7 @@
 
 Each segment becomes its own evidence row, so every part of a long message stays indexed,
 embedded, extracted and recallable, and a claim cites a verbatim span of one segment. The
-segments concatenate back to the message exactly (tests/ingestion/test_intake.py).
+segments concatenate back to the message exactly (tests/ingestion/test_segment.py).
 """
 
 from __future__ import annotations

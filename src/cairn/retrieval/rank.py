@@ -10,7 +10,7 @@ A question about something that changed ("where does Mei live now?") usually mat
 old value's words best. So a candidate that is history at the recall's moment passes its
 group's score to the value that replaced it (``Candidates.successors``), whose group ranks
 first; a group that states only history ranks at :data:`HISTORY_WEIGHT` of its score, and
-its items say they are history and until when they held (tests/retrieval/test_succession.py).
+its items say they are history and until when they held (tests/retrieval/test_current_value.py, tests/retrieval/test_rank_succession.py).
 """
 
 from __future__ import annotations

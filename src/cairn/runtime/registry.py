@@ -9,7 +9,7 @@ nursery. What ends that task never reaches the root nursery:
   keep serving, and the next call for the agent starts it again after a bounded
   exponential backoff; after ``agent_max_failures`` failures within
   ``agent_failure_window_s`` calls get :class:`AgentUnavailableError` until the window
-  has passed (tests/runtime/test_isolation.py);
+  has passed (tests/runtime/test_agent_failure.py);
 - an agent with no call and nothing owed for ``agent_idle_timeout_s`` is stopped (its
   supervisor drains, publishes and closes), so idle agents cost no tasks and no memory;
   its next call starts it again.

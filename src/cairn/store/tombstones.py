@@ -4,7 +4,7 @@ A tombstone holds hashes only, never text. Two kinds:
 
 - a claim tombstone (``tombstones``): the claim's provenance key and content hash. Both
   are scoped: the same words in two scopes are two memories, and forgetting one leaves the
-  other (tests/runtime/test_forget_scope.py).
+  other (tests/runtime/test_forget_evidence.py::test_scopes_are_never_merged_or_widened).
 - an evidence tombstone (``evidence_tombstones``): the hash of a forgotten or cleared turn's
   event ID, and for an explicitly forgotten turn also of its normalised text, so neither a
   replay, an import of an older export nor the same words under a fresh ID store it again.
