@@ -29,7 +29,7 @@ from cairn.ingestion.temporal_calendar import (
 if TYPE_CHECKING:
     from cairn.domain.temporal import TemporalSpan
 
-__all__ = ["RULES"]
+__all__ = ["MONTH_NUMBERS", "MONTH_WITH_DAY", "RULES"]
 
 _CONFIDENCE_ON_WEEKDAY = 0.85
 _CONFIDENCE_NAMED_MONTH = 0.9
@@ -46,14 +46,14 @@ _WEEKDAYS = (
 _WEEKDAY = r"(?P<weekday>monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
 _NOT_RECURRING = r"(?<!every )(?<!each )"
 
-_MONTHS = {
+MONTH_NUMBERS = {
     "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7,
     "august": 8, "september": 9, "october": 10, "november": 11, "december": 12,
     "jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9,
     "sept": 9, "oct": 10, "nov": 11, "dec": 12,
 }  # fmt: skip
 # Next to a day number any spelling is a month; standing alone only a capitalised full name.
-_MONTH_WITH_DAY = (
+MONTH_WITH_DAY = (
     r"(?P<month>january|february|march|april|may|june|july|august|september|october"
     r"|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\b\.?"
 )
@@ -154,7 +154,7 @@ def _iso_date(match: re.Match[str], anchor: Anchor) -> TemporalSpan:
 
 
 def _named_date(match: re.Match[str], anchor: Anchor) -> TemporalSpan | None:
-    month = _MONTHS[match["month"].lower()]
+    month = MONTH_NUMBERS[match["month"].lower()]
     day_number = int(match["day"])
     if match["year"]:
         day = dt.date(int(match["year"]), month, day_number)
@@ -165,12 +165,12 @@ def _named_date(match: re.Match[str], anchor: Anchor) -> TemporalSpan | None:
 
 def _month_year(match: re.Match[str], anchor: Anchor) -> TemporalSpan:
     return anchor.month(
-        int(match["year"]), _MONTHS[match["month"].lower()], CONFIDENCE_EXPLICIT
+        int(match["year"]), MONTH_NUMBERS[match["month"].lower()], CONFIDENCE_EXPLICIT
     )
 
 
 def _named_month(match: re.Match[str], anchor: Anchor) -> TemporalSpan:
-    month = _MONTHS[match["month"].lower()]
+    month = MONTH_NUMBERS[match["month"].lower()]
     qualifier = match["q"].lower()
     if qualifier == "this":
         return anchor.month(anchor.today.year, month, CONFIDENCE_WEEKDAY)
@@ -254,7 +254,7 @@ RULES: tuple[TimeRule, ...] = (
         _DIGITS,
     ),
     _rule(
-        r"\b" + _MONTH_WITH_DAY + r"\s*" + _DAY_NUMBER + r"(?:,?\s+" + _YEAR + r")?",
+        r"\b" + MONTH_WITH_DAY + r"\s*" + _DAY_NUMBER + r"(?:,?\s+" + _YEAR + r")?",
         _named_date,
         _DIGITS,
     ),
@@ -262,7 +262,7 @@ RULES: tuple[TimeRule, ...] = (
         r"(?<![\d/.-])\b(?:the\s+)?"
         + _DAY_NUMBER
         + r"\s+(?:of\s+)?"
-        + _MONTH_WITH_DAY
+        + MONTH_WITH_DAY
         + r"(?:,?\s+"
         + _YEAR
         + r")?",

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from cairn.domain.temporal import RecurrenceKind
 from cairn.ingestion.temporal_calendar import Anchor
+from cairn.ingestion.temporal_en import MONTH_NUMBERS, MONTH_WITH_DAY
 from cairn.ingestion.temporal_recurrence_rules import (
     WEEKEND,
     WORKWEEK,
@@ -45,20 +46,10 @@ _PLURAL_LIST = (
 )
 _EVERY = r"\b(?:every|each)\s+(?:single\s+)?"
 _ORDINAL = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?\b"
-_MONTHS = {
-    "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7,
-    "august": 8, "september": 9, "october": 10, "november": 11, "december": 12,
-    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9,
-    "sept": 9, "oct": 10, "nov": 11, "dec": 12,
-}  # fmt: skip
-_MONTH = (
-    r"(?P<month>january|february|march|april|may|june|july|august|september|october"
-    r"|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\b\.?"
-)
 # Both orders, "May 3" and "the 3rd of May" (a pattern can name a group only once).
 _MONTH_DATES = (
-    rf"{_MONTH}\s*{_ORDINAL}",
-    rf"(?:the\s+)?{_ORDINAL}\s+(?:of\s+)?{_MONTH}",
+    rf"{MONTH_WITH_DAY}\s*{_ORDINAL}",
+    rf"(?:the\s+)?{_ORDINAL}\s+(?:of\s+)?{MONTH_WITH_DAY}",
 )
 
 
@@ -80,7 +71,7 @@ def _monthly(match: re.Match[str]) -> Repeat:
 
 
 def _yearly(match: re.Match[str]) -> Repeat:
-    month = _MONTHS[match["month"].lower().rstrip(".")]
+    month = MONTH_NUMBERS[match["month"].lower().rstrip(".")]
     return Repeat(RecurrenceKind.YEARLY, day=int(match["day"]), month=month)
 
 
@@ -186,7 +177,7 @@ def _until(
         if stated is None and month is not None:
             # "until June": the next June (the normaliser wants "in June" for a month).
             anchor = Anchor.at(reference, timezone, "future")
-            number = _MONTHS[month["month"].lower()]
+            number = MONTH_NUMBERS[month["month"].lower()]
             stated = anchor.month(anchor.nearest_month(number), number, 1.0)
         if stated is not None:
             inclusive = bool(match["through"]) or inclusive_by_default(stated)
