@@ -46,10 +46,25 @@ ALLOWED = {
         "store",
         "providers",
         "ipc",
+        "stress",
+    },
+    # The stress harness drives every surface (embedded, socket clients, real server
+    # processes) and checks the data directory underneath, with the testing embedder.
+    "stress": {
+        "api",
+        "domain",
+        "serde",
+        "runtime",
+        "retrieval",
+        "store",
+        "providers",
+        "vectors",
+        "ipc",
+        "testing",
     },
     "data": set(),
 }
-LEAVES = {"errors", "clock", "config"}
+LEAVES = {"errors", "clock", "config", "crashpoints"}
 # Read by mypy only (its body is under TYPE_CHECKING): it names every surface of the API
 # to check each against the Protocols, so it imports upwards on purpose.
 TYPE_CHECKS_ONLY = {Path("api/conformance.py")}
