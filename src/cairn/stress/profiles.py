@@ -1,0 +1,80 @@
+"""How much each mode of the harness does: ``quick`` (under a minute), ``ci`` (what CI
+runs) and ``long`` (the big one)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+import attrs
+
+__all__ = ["PROFILES", "Profile"]
+
+
+@attrs.frozen
+class Profile:
+    name: str
+    agents: int
+    """Agents per workload run (each with its own canary)."""
+    clients: int
+    """Concurrent client tasks per workload run."""
+    operations: int
+    """Operations per workload run (over all clients)."""
+    workload_runs: int
+    """In-process workload runs, each with its own derived seed."""
+    socket_runs: int
+    """Workload runs against a real server over its socket, one client connection each."""
+    kill_trials: int
+    """SIGKILLs of a real server at a random moment of a workload."""
+    crash_point_seeds: int
+    """Seeds per named crash point."""
+    fault_indexes: int
+    """Fault positions tried per write operation and fault kind (0: every one)."""
+    load_seconds: float
+    """How long the socket load test runs."""
+    load_clients: int
+
+
+PROFILES: Final = {
+    profile.name: profile
+    for profile in (
+        Profile(
+            "quick",
+            agents=3,
+            clients=4,
+            operations=120,
+            workload_runs=4,
+            socket_runs=1,
+            kill_trials=4,
+            crash_point_seeds=1,
+            fault_indexes=6,
+            load_seconds=5.0,
+            load_clients=8,
+        ),
+        Profile(
+            "ci",
+            agents=4,
+            clients=6,
+            operations=200,
+            workload_runs=40,
+            socket_runs=3,
+            kill_trials=24,
+            crash_point_seeds=3,
+            fault_indexes=0,
+            load_seconds=30.0,
+            load_clients=16,
+        ),
+        Profile(
+            "long",
+            agents=8,
+            clients=12,
+            operations=600,
+            workload_runs=500,
+            socket_runs=40,
+            kill_trials=200,
+            crash_point_seeds=10,
+            fault_indexes=0,
+            load_seconds=600.0,
+            load_clients=16,
+        ),
+    )
+}

@@ -1,0 +1,96 @@
+"""What a harness run found: per mode, the trials run, the figures behind each invariant,
+and every violation with the seed and the shortest history that shows it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+__all__ = ["INVARIANTS", "ModeResult", "StressReport", "Violation"]
+
+INVARIANTS = {
+    "I1": "no lost acknowledged write",
+    "I2": "no resurrection of forgotten, cleared or retired text",
+    "I3": "no cross-agent read",
+    "I4": "no stale commit",
+    "I5": "exactly-once receipts",
+    "I6": "integrity (SQLite, doctor, vector projection)",
+    "I7": "no forgotten plaintext on disk",
+    "I8": "no hang",
+}
+
+
+@attrs.frozen
+class Violation:
+    invariant: str
+    """``I1`` … ``I8`` (:data:`INVARIANTS`)."""
+    message: str
+    mode: str
+    seed: int
+    history: tuple[str, ...] = ()
+    """The shortest history found that shows it, one line per event."""
+
+    def __attrs_post_init__(self) -> None:
+        if self.invariant not in INVARIANTS:
+            raise ValueError(f"unknown invariant {self.invariant!r}")
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "invariant": self.invariant,
+            "meaning": INVARIANTS[self.invariant],
+            "message": self.message,
+            "mode": self.mode,
+            "seed": self.seed,
+            "history": list(self.history),
+        }
+
+
+@attrs.define
+class ModeResult:
+    mode: str
+    trials: int = 0
+    operations: int = 0
+    seconds: float = 0.0
+    figures: dict[str, float] = attrs.field(factory=dict)
+    """Counts behind the invariants (acknowledged writes checked, kills, faults …)."""
+    violations: list[Violation] = attrs.field(factory=list)
+
+    def count(self, figure: str, amount: float = 1) -> None:
+        self.figures[figure] = self.figures.get(figure, 0) + amount
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "trials": self.trials,
+            "operations": self.operations,
+            "seconds": round(self.seconds, 2),
+            "figures": dict(sorted(self.figures.items())),
+            "violations": [violation.as_json() for violation in self.violations],
+        }
+
+
+@attrs.define
+class StressReport:
+    seed: int
+    profile: str
+    data_dir: str
+    modes: list[ModeResult] = attrs.field(factory=list)
+
+    @property
+    def violations(self) -> list[Violation]:
+        return [violation for mode in self.modes for violation in mode.violations]
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "seed": self.seed,
+            "profile": self.profile,
+            "data_dir": self.data_dir,
+            "modes": [mode.as_json() for mode in self.modes],
+            "replay": f"cairn --data DIR stress --seed {self.seed} --profile {self.profile}",
+        }

@@ -1,0 +1,263 @@
+"""The seeded workload: what every client of a run does, decided before anything runs.
+
+A run is a few *phases*. In each, every client runs its share of operations one after
+another while the clients run concurrently, so operations of one agent race each other
+(a clear against an ingest, a forget against the embedding of what it forgets). Between
+phases the runtime settles and may restart or switch its embedder. Every write carries
+a fresh marker (:mod:`cairn.stress.markers`) so the checker can tell exactly which write
+a recalled or stored text came from. The same seed gives the same operations, in the
+same order, for the same clients.
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+from typing import TYPE_CHECKING
+
+import attrs
+
+from cairn.stress.markers import MarkerSource
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = ["Kind", "Operation", "Phase", "Workload", "generate"]
+
+
+class Kind(enum.StrEnum):
+    INGEST = "ingest"
+    """A user turn stating a fact that carries the marker."""
+    EVENT = "event"
+    """A runtime event (a tool result) that carries the marker."""
+    REMEMBER = "remember"
+    """An explicit remember by the user."""
+    EDIT = "edit"
+    """A turn that replaces ``target``'s turn in its session with a new marker."""
+    DELETE = "delete"
+    """A deletion of ``target``'s turn."""
+    REPLAY = "replay"
+    """The host sends ``target``'s turn again, byte for byte."""
+    FORGET = "forget"
+    """Recall ``target``, then forget the item that carries it."""
+    ARCHIVE = "archive"
+    UNARCHIVE = "unarchive"
+    RECALL = "recall"
+    """Recall ``target`` (any agent's marker): checks what comes back."""
+    DIRECTIVE = "directive"
+    """A standing instruction made by the user, carrying the marker."""
+    CLEAR = "clear"
+    RETIRE = "retire"
+    DRAIN = "drain"
+    """Drain and resume the whole runtime while the other clients go on."""
+    MAINTENANCE = "maintenance"
+
+
+WRITES = frozenset({Kind.INGEST, Kind.EVENT, Kind.REMEMBER, Kind.EDIT, Kind.DIRECTIVE})
+
+
+@attrs.frozen
+class Operation:
+    kind: Kind
+    agent: str
+    marker: str | None = None
+    """The new marker this operation writes (writes only)."""
+    target: str | None = None
+    """The marker an operation acts on (forget, archive, edit, replay, recall)."""
+    event_id: str | None = None
+    session_id: str | None = None
+    text: str | None = None
+    replaces: str | None = None
+    """Event ID an edit or deletion replaces."""
+
+    def describe(self) -> str:
+        parts = [self.kind.value, self.agent]
+        if self.marker:
+            parts.append(f"+{self.marker}")
+        if self.target:
+            parts.append(f"@{self.target}")
+        if self.event_id:
+            parts.append(f"#{self.event_id}")
+        return " ".join(parts)
+
+
+@attrs.frozen
+class Phase:
+    clients: tuple[tuple[Operation, ...], ...]
+    """One sequence of operations per client."""
+    restart_after: bool
+    switch_after: bool
+    """Switch the embedder to the other identity after the phase (A→B, then B→A …)."""
+
+
+@attrs.frozen
+class Workload:
+    seed: int
+    agents: tuple[str, ...]
+    phases: tuple[Phase, ...]
+
+    def operations(self) -> list[Operation]:
+        return [
+            operation
+            for phase in self.phases
+            for client in phase.clients
+            for operation in client
+        ]
+
+
+_FACTS = (
+    "My locker code word is {m}.",
+    "I named my new bicycle {m} last weekend.",
+    "Our project codename at work is {m}.",
+    "My grandmother's village is called {m}.",
+    "我的猫叫 {m}。",
+    "我们的新项目代号是 {m}。",
+)
+_EVENTS = ("tool result: build {m} finished", "tool result: ticket {m} created")
+_REMEMBERED = (
+    "Remember that the spare key is under {m}.",
+    "记住：备用钥匙在 {m} 下面。",
+)
+_DIRECTIVES = ("Always mention {m} when you greet me.",)
+
+# Relative weights of what a client does; global operations are rarer than writes.
+_WEIGHTS = {
+    Kind.INGEST: 24,
+    Kind.EVENT: 6,
+    Kind.REMEMBER: 8,
+    Kind.EDIT: 3,
+    Kind.DELETE: 2,
+    Kind.REPLAY: 4,
+    Kind.FORGET: 8,
+    Kind.ARCHIVE: 3,
+    Kind.UNARCHIVE: 2,
+    Kind.RECALL: 14,
+    Kind.DIRECTIVE: 2,
+    Kind.CLEAR: 1,
+    Kind.RETIRE: 1,
+    Kind.DRAIN: 1,
+    Kind.MAINTENANCE: 2,
+}
+
+
+@attrs.define
+class _Planner:
+    rng: random.Random
+    agents: tuple[str, ...]
+    marker: MarkerSource
+    # Per agent: markers planned so far, by how they were written, for later targets.
+    turns: dict[str, list[tuple[str, str, str]]] = attrs.field(factory=dict)
+    remembered: dict[str, list[str]] = attrs.field(factory=dict)
+    counter: int = 0
+
+    def _event_id(self) -> str:
+        self.counter += 1
+        return f"e{self.counter}"
+
+    def next(self, *, drains: bool) -> Operation:
+        kinds = list(_WEIGHTS)
+        if not drains:
+            kinds.remove(Kind.DRAIN)
+        kind = self.rng.choices(kinds, [_WEIGHTS[k] for k in kinds])[0]
+        agent = self.rng.choice(self.agents)
+        turns = self.turns.setdefault(agent, [])
+        remembered = self.remembered.setdefault(agent, [])
+        if kind in {Kind.EDIT, Kind.DELETE, Kind.REPLAY, Kind.FORGET} and not turns:
+            kind = Kind.INGEST
+        if kind in {Kind.ARCHIVE, Kind.UNARCHIVE} and not remembered:
+            kind = Kind.REMEMBER
+        session = f"s{self.rng.randrange(3)}"
+        if kind is Kind.INGEST or kind is Kind.EVENT:
+            marker = self.marker()
+            template = self.rng.choice(_FACTS if kind is Kind.INGEST else _EVENTS)
+            event_id = self._event_id()
+            text = template.format(m=marker)
+            turns.append((marker, event_id, session))
+            return Operation(kind, agent, marker, None, event_id, session, text)
+        if kind is Kind.REMEMBER:
+            marker = self.marker()
+            remembered.append(marker)
+            text = self.rng.choice(_REMEMBERED).format(m=marker)
+            return Operation(kind, agent, marker, text=text)
+        if kind is Kind.DIRECTIVE:
+            marker = self.marker()
+            return Operation(kind, agent, marker, text=_DIRECTIVES[0].format(m=marker))
+        if kind in {Kind.EDIT, Kind.DELETE, Kind.REPLAY, Kind.FORGET}:
+            target, event_id, target_session = self.rng.choice(turns)
+            if kind is Kind.FORGET:
+                return Operation(kind, agent, target=target)
+            if kind is Kind.REPLAY:
+                return Operation(kind, agent, target=target, event_id=event_id)
+            new_id = self._event_id()
+            if kind is Kind.DELETE:
+                return Operation(
+                    kind, agent, None, target, new_id, target_session, replaces=event_id
+                )
+            marker = self.marker()
+            turns.append((marker, new_id, target_session))
+            text = self.rng.choice(_FACTS).format(m=marker)
+            return Operation(
+                kind, agent, marker, target, new_id, target_session, text, event_id
+            )
+        if kind in {Kind.ARCHIVE, Kind.UNARCHIVE}:
+            return Operation(kind, agent, target=self.rng.choice(remembered))
+        if kind is Kind.RECALL:
+            # Mostly this agent's own markers; sometimes another agent's (must not leak).
+            owner = self.rng.choice(self.agents)
+            pool = [m for m, _, _ in self.turns.get(owner, [])] + self.remembered.get(
+                owner, []
+            )
+            target = self.rng.choice(pool) if pool else None
+            return Operation(kind, agent, target=target)
+        return Operation(kind, agent)
+
+
+def generate(
+    seed: int,
+    *,
+    agents: int,
+    clients: int,
+    operations: int,
+    phases: int = 3,
+    restarts: bool = True,
+    switches: bool = True,
+    drains: bool = True,
+    agent_prefix: str = "agent",
+) -> Workload:
+    """The workload of ``seed``: ``operations`` spread over ``clients`` and ``phases``."""
+    rng = random.Random(seed)
+    names = tuple(f"{agent_prefix}-{n}" for n in range(agents))
+    planner = _Planner(rng, names, MarkerSource(rng))
+    per_phase = max(1, operations // phases)
+    built = []
+    for number in range(phases):
+        lanes: list[list[Operation]] = [[] for _ in range(clients)]
+        for _ in range(per_phase):
+            rng.choice(lanes).append(planner.next(drains=drains))
+        last = number == phases - 1
+        built.append(
+            Phase(
+                tuple(tuple(lane) for lane in lanes),
+                restart_after=restarts and not last and rng.random() < 0.5,
+                switch_after=switches and not last and rng.random() < 0.35,
+            )
+        )
+    return Workload(seed, names, tuple(built))
+
+
+def without(workload: Workload, dropped: Sequence[Operation]) -> Workload:
+    """The same workload minus some operations (for shrinking a failing history)."""
+    gone = {id(operation) for operation in dropped}
+    return attrs.evolve(
+        workload,
+        phases=tuple(
+            attrs.evolve(
+                phase,
+                clients=tuple(
+                    tuple(op for op in lane if id(op) not in gone)
+                    for lane in phase.clients
+                ),
+            )
+            for phase in workload.phases
+        ),
+    )
