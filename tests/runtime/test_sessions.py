@@ -4,14 +4,19 @@ that point; a forked session does not re-extract the prefix it shares with its p
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import TEST_CONFIG
 from tests.helpers import turn
 
-from cairn import Memory
+from cairn import Memory, open_memory
 from cairn.errors import InvalidInputError
 from cairn.runtime.core import runtime_core
+from cairn.runtime.transfer import export_memory, import_memory
+from cairn.testing import FixedDomainClock, HashingEmbedder
 
 AGENT = "a"
 
@@ -148,3 +153,47 @@ async def test_a_fork_does_not_replay_the_extracted_prefix(memory: Memory) -> No
 async def test_a_fork_point_must_exist(memory: Memory) -> None:
     with pytest.raises(InvalidInputError, match="fork point"):
         await memory.declare_session(AGENT, "fork", forked_from=("s1", "nope"))
+
+
+async def test_edited_and_deleted_messages_stay_withdrawn_through_export_and_import(
+    memory: Memory, tmp_path: Path
+) -> None:
+    """An export of a session with an edit and a deletion: the deletion marker (no text)
+    does not break the export, and the replaced messages arrive withdrawn on import,
+    never recalled there."""
+    await memory.ingest(
+        AGENT,
+        [
+            turn("m1", "My locker code word is Quillfeather."),
+            turn("m2", "My bicycle is called Thornbramble."),
+            turn("m3", "My locker code word is Moonwhistle.", replaces="m1"),
+            turn("m4", "", kind="message_deleted", replaces="m2"),
+        ],
+    )
+    await memory.wait_idle(AGENT)
+    export = tmp_path / "export.jsonl"
+    with export.open("w", encoding="utf-8") as sink:
+        await export_memory(memory, sink, AGENT)
+    records = [json.loads(line) for line in export.read_text().splitlines()[1:]]
+    events = {r["id"]: r for r in records if r["type"] == "event"}
+    assert set(events) == {"m1", "m2", "m3"}
+    assert events["m1"].get("withdrawn") and events["m2"].get("withdrawn")
+    assert not events["m3"].get("withdrawn")
+    async with open_memory(
+        tmp_path / "imported",
+        TEST_CONFIG,
+        clock=FixedDomainClock(),
+        embedder=HashingEmbedder(),
+    ) as imported:
+        await import_memory(imported, export)
+        await imported.wait_idle(AGENT)
+        for withdrawn in ("Quillfeather", "Thornbramble"):
+            recall = await imported.recall(AGENT, withdrawn)
+            assert withdrawn not in recall.memory_block
+        assert (
+            "Moonwhistle" in (await imported.recall(AGENT, "Moonwhistle")).memory_block
+        )
+        again = tmp_path / "again.jsonl"
+        with again.open("w", encoding="utf-8") as sink:
+            await export_memory(imported, sink, AGENT)
+    assert again.read_text().splitlines()[1:] == export.read_text().splitlines()[1:]

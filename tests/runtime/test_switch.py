@@ -24,6 +24,7 @@ from cairn.providers.http.client import open_http_client
 from cairn.providers.http.text import HttpTextConfig
 from cairn.providers.http.text_openai import OpenAICompatibleTextProvider
 from cairn.runtime.core import runtime_core
+from cairn.runtime.upkeep import check
 from cairn.runtime.writes import StoreEmbeddings
 from cairn.testing import FixedDomainClock, HashingEmbedder
 from cairn.vectors.codec import decode_vectors, encode_vector
@@ -448,3 +449,43 @@ async def test_a_stop_cancels_a_hung_extraction_call(tmp_path: Path) -> None:
     assert counts.events == 1
     assert counts.events_pending_extraction == 0
     assert len(server.requests) == 1
+
+
+async def test_a_forget_after_a_switch_leaves_no_vector_of_it_in_any_projection_file(
+    data_dir: Path,
+) -> None:
+    """Only the serving identity keeps a projection file: the old identity's would never
+    see the forget and keep the forgotten turn's vector on disk. Switching back rebuilds
+    it from the blobs, without the forgotten one, and doctor calls the state healthy."""
+    model_a, model_b = HashingEmbedder(dimension=64), OtherModel()
+    async with open_memory(
+        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=model_a
+    ) as memory:
+        await memory.ingest("a", TURNS)
+        await memory.wait_idle("a")
+        supervisor = await runtime_core(memory).registry.get("a")
+        await supervisor.run_maintenance_pass()  # A's projection file is written
+        vectors = runtime_core(memory).vectors
+        a_file = vectors.path_for("a", model_a.identity)
+        assert a_file.exists()
+        assert await memory.use_embedder(model_b)
+        with trio.fail_after(30):
+            await memory.wait_idle("a")
+            await supervisor.projection.caught_up.wait()
+        assert not a_file.exists()
+        recall = await memory.recall("a", "grey cat Miso")
+        (item,) = [i for i in recall.items if i.kind == "evidence" and "Miso" in i.text]
+        await memory.forget("a", item.id)
+        await memory.wait_idle("a")
+        await supervisor.run_maintenance_pass()
+        report = await check(memory)
+        assert report.ok, report.problems
+        assert not a_file.exists()
+        assert await memory.use_embedder(model_a)
+        with trio.fail_after(30):
+            await supervisor.projection.caught_up.wait()
+        assert supervisor.projection.index is not None
+        assert len(supervisor.projection.index) == len(
+            [row for row in await _blobs(memory, "a") if row[0] == "hashing-v1"]
+        )
+        assert not vectors.path_for("a", model_b.identity).exists()

@@ -94,11 +94,19 @@ class ProjectionState(enum.StrEnum):
     """Its keys differ from the blobs'."""
     CORRUPT = "corrupt"
     IDENTITY_MISMATCH = "identity_mismatch"
+    NOT_SERVING = "not_serving"
+    """Blobs of an identity that does not serve, and no file: none is kept for it."""
+    KEPT_NOT_SERVING = "kept_not_serving"
+    """A file of an identity that does not serve (deleted when its agent next starts)."""
 
     @property
     def healthy(self) -> bool:
         """Nothing to rebuild."""
-        return self in {ProjectionState.OK, ProjectionState.EMPTY}
+        return self in {
+            ProjectionState.OK,
+            ProjectionState.EMPTY,
+            ProjectionState.NOT_SERVING,
+        }
 
 
 @attrs.frozen

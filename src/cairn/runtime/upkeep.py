@@ -182,6 +182,12 @@ def _projection(
         state = ProjectionState.IDENTITY_MISMATCH
     if state is ProjectionState.MISSING and not blob_keys:
         state = ProjectionState.EMPTY
+    if identity != active:
+        state = (
+            ProjectionState.NOT_SERVING
+            if state in {ProjectionState.MISSING, ProjectionState.EMPTY}
+            else ProjectionState.KEPT_NOT_SERVING
+        )
     missing, extra = len(blob_keys - keys), len(keys - blob_keys)
     if state is ProjectionState.OK and (missing or extra):
         state = ProjectionState.STALE
@@ -302,6 +308,7 @@ async def repair(memory: Memory, report: DoctorReport) -> list[str]:
     operator decides).
     """
     done: list[str] = []
+    active = memory.embedder.identity
     for table, entry in report.fts.items():
         if entry.failed or entry.out_of_step:
             rebuild: SharedWrite[int] = SharedWrite(
@@ -321,6 +328,18 @@ async def repair(memory: Memory, report: DoctorReport) -> list[str]:
         if projection.state.healthy:
             continue
         agent, identity = projection.agent, projection.identity
+        if not projection.active:
+            await run_in_thread(
+                functools.partial(
+                    runtime_core(memory).vectors.discard_others, agent, active
+                ),
+                limiter=runtime_core(memory).limiters.index,
+            )
+            done.append(
+                f"deleted the projection of {agent} ({projection.identity_key}),"
+                " an identity that does not serve"
+            )
+            continue
         count = await _rebuild_projection(memory, agent, identity)
         done.append(
             f"rebuilt projection of {agent} ({projection.identity_key})"

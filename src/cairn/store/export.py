@@ -95,6 +95,9 @@ def _events(connection: apsw.Connection, agent: AgentId) -> Iterator[dict[str, A
             kind,
             hidden,
         ) = row
+        if str(kind) == EventKind.MESSAGE_DELETED:
+            # A deletion carries no text; the message it withdrew is exported withdrawn.
+            continue
         turn = Turn(
             EventId(str(event_id)),
             SessionId(str(session)),
@@ -127,6 +130,10 @@ def _events(connection: apsw.Connection, agent: AgentId) -> Iterator[dict[str, A
         # must stay so wherever the export is imported.
         if hidden:
             record["hidden"] = True
+        # An edited, retried or deleted message: kept as the session's record, never
+        # recalled or extracted again, wherever the export is imported.
+        if ExtractionState(int(done)) is ExtractionState.WITHDRAWN:
+            record["withdrawn"] = True
         yield record
 
 

@@ -207,8 +207,9 @@ class _Planner:
             pool = [m for m, _, _ in self.turns.get(owner, [])] + self.remembered.get(
                 owner, []
             )
-            target = self.rng.choice(pool) if pool else None
-            return Operation(kind, agent, target=target)
+            return Operation(
+                kind, agent, target=self.rng.choice(pool) if pool else None
+            )
         return Operation(kind, agent)
 
 

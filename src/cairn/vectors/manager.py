@@ -202,6 +202,28 @@ class VectorStoreManager:
         if entry is not None and entry.index.version != entry.saved_version:
             self._save(agent_id, identity, entry)
 
+    def discard_others(self, agent_id: str, serving: EmbeddingIdentity) -> int:
+        """Let go of and delete every projection of the agent but ``serving``'s.
+
+        A projection of an identity that does not serve is never updated, so a forget or
+        clear would leave its deleted vectors in the file: it is not kept. Switching
+        back rebuilds it from the stored blobs (no embedding call). Returns the files
+        deleted.
+        """
+        self._check_open()
+        for key in [k for k in self._entries if k[0] == agent_id and k[1] != serving]:
+            del self._entries[key]
+        directory = self.agent_dir(agent_id)
+        keep = self.path_for(agent_id, serving)
+        deleted = 0
+        for path in directory.glob(f"*{FILE_SUFFIX}") if directory.exists() else ():
+            if path != keep:
+                path.unlink(missing_ok=True)
+                deleted += 1
+        if deleted:
+            fsync_directory(directory)
+        return deleted
+
     def drop_agent(self, agent_id: str) -> None:
         """Forget the agent's indexes and delete its directory with every file in it."""
         self._check_open()

@@ -151,13 +151,12 @@ class EmbeddingActor:
     async def _warm_up(self) -> None:
         agent_id, identity = self.agent_id, self.active.identity
         generation, caught_up = self.active.generation, self.projection.caught_up
-        previous = self._served_identity
-        if previous is not None and previous != identity:
-            # The old projection is saved and let go; switching back reloads it.
-            await run_in_thread(
-                lambda: self.vectors.release(agent_id, previous),
-                limiter=self.limiters.index,
-            )
+        # Only the serving identity keeps a projection: another identity's file would
+        # keep vectors a forget or clear deleted (switching back rebuilds from blobs).
+        await run_in_thread(
+            lambda: self.vectors.discard_others(agent_id, identity),
+            limiter=self.limiters.index,
+        )
         self._served_identity = identity
         index = await run_in_thread(
             lambda: self.vectors.get(agent_id, identity), limiter=self.limiters.index

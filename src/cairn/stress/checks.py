@@ -1,0 +1,199 @@
+"""The checks run against a settled runtime and its data directory: what recall and export
+show against what the history says (I1, I2, I3), stored vectors against their identity
+(I4), receipts (I5), integrity (I6) and the files themselves (I7)."""
+
+from __future__ import annotations
+
+import functools
+import io
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from cairn.domain.ids import AgentId
+from cairn.runtime.core import runtime_core
+from cairn.runtime.threads import run_in_thread
+from cairn.runtime.transfer import export_memory
+from cairn.runtime.upkeep import check
+from cairn.store.evidence import load_events
+from cairn.stress.embedders import embedders_by_key
+from cairn.stress.markers import marker_tail
+from cairn.vectors.codec import decode_vector
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from pathlib import Path
+
+    from cairn.api.protocol import MemoryApi
+    from cairn.runtime.memory import Memory
+    from cairn.stress.execute import Executor
+    from cairn.stress.model import Expectations
+
+__all__ = ["Finding", "check_answers", "check_directory", "files_holding"]
+
+Finding = tuple[str, str]
+"""(invariant, what was found)."""
+
+
+async def check_answers(
+    api: MemoryApi,
+    expected: Expectations,
+    executor: Executor,
+    *,
+    wait_s: float,
+    directives: bool = True,
+) -> list[Finding]:
+    """Recall every decided marker: the live ones must come back, the gone ones never; and
+    every answer is scanned for other agents' markers (through the executor)."""
+    findings: list[Finding] = []
+    agents = set(expected.live) | set(expected.gone) | set(expected.directives)
+    for agent in sorted(agents):
+        for marker in sorted(expected.live.get(agent, ())):
+            recall = await api.recall(agent, marker, wait_s=wait_s)
+            executor.scan_recall(agent, recall)
+            if not _shows(recall, marker):
+                findings.append(
+                    (
+                        "I1",
+                        f"{agent}: acknowledged {marker} is not recalled ({recall.status})",
+                    )
+                )
+        for marker in sorted(expected.gone.get(agent, ())):
+            recall = await api.recall(agent, marker, wait_s=wait_s)
+            executor.scan_recall(agent, recall)
+            if _shows(recall, marker):
+                findings.append(("I2", f"{agent}: {marker} is recalled after it went"))
+        wanted = expected.directives.get(agent, set()) if directives else set()
+        if wanted:
+            recall = await api.recall(agent, "hello", wait_s=wait_s)
+            executor.scan_recall(agent, recall)
+            findings.extend(
+                ("I1", f"{agent}: directive {marker} is not in the directive block")
+                for marker in sorted(wanted)
+                if marker not in recall.directive_block
+            )
+    return findings
+
+
+def _shows(recall: Any, marker: str) -> bool:
+    return marker in recall.memory_block or any(
+        marker in item.text for item in recall.items
+    )
+
+
+async def check_directory(
+    memory: Memory, expected: Expectations, executor: Executor
+) -> list[Finding]:
+    """What only the engine's own process can see: exports, stored vectors, receipts,
+    integrity and the bytes of every file. Run on a settled, drained memory."""
+    findings: list[Finding] = []
+    for agent in sorted(set(expected.owners.values())):
+        sink = io.StringIO()
+        await export_memory(memory, sink, agent)
+        exported = sink.getvalue()
+        executor.scan(agent, exported, "export")
+        # Erased text must not be exported at all; text that is only gone from recall
+        # (a hidden source, a withdrawn message) is exported as the record it is, and the
+        # import round trip checks it stays out of recall there too.
+        findings.extend(
+            ("I2", f"{agent}: erased {marker} is in the export")
+            for marker in sorted(expected.gone.get(agent, ()))
+            if marker in expected.erased and marker in exported
+        )
+    findings.extend(await _stored_vectors(memory))
+    findings.extend(await _receipts(memory))
+    report = await check(memory)
+    findings.extend(("I6", f"doctor: {problem}") for problem in report.problems)
+    tails = [marker_tail(marker) for marker in sorted(expected.erased)]
+    held = await run_in_thread(
+        functools.partial(files_holding, memory.path, tails),
+        limiter=runtime_core(memory).limiters.store_read,
+    )
+    findings.extend(
+        ("I7", f"forgotten text …{tail} is in {', '.join(sorted(paths))}")
+        for tail, paths in sorted(held.items())
+    )
+    return findings
+
+
+async def _stored_vectors(memory: Memory) -> list[Finding]:
+    """Every stored vector equals its text embedded by its identity's model: a vector
+    computed under another identity (a stale commit across a switch) does not."""
+    embedders = embedders_by_key()
+
+    def read(reader: Any) -> list[tuple[str, str, str, int, bytes, str | None]]:
+        connection = reader.connection
+        rows = []
+        for key, target, agent, rowid, blob, claim_text in connection.execute(
+            "SELECT e.identity_key, e.target, e.agent_id, e.target_rowid, e.vector,"
+            " c.text FROM embeddings AS e LEFT JOIN claims AS c"
+            " ON e.target = 'claim' AND c.rowid = e.target_rowid"
+        ):
+            text = claim_text
+            if target == "event":
+                events = load_events(connection, AgentId(agent), [rowid])
+                text = events[rowid].embedding_text() if rowid in events else None
+            rows.append((key, target, agent, rowid, bytes(blob), text))
+        return rows
+
+    findings: list[Finding] = []
+    for key, target, agent, rowid, blob, text in await runtime_core(
+        memory
+    ).database.read(read):
+        embedder = embedders.get(key)
+        if embedder is None or text is None:
+            continue
+        stored = decode_vector(blob, embedder.dimension).astype(np.float32)
+        expected = (await embedder.embed_documents([text]))[0]
+        if not np.allclose(stored, expected, atol=2e-3):
+            findings.append(
+                (
+                    "I4",
+                    f"{agent}: the {target} {rowid} vector is not its text under {key}",
+                )
+            )
+    return findings
+
+
+async def _receipts(memory: Memory) -> list[Finding]:
+    """A batch publishes once: no claim is stored twice, no batch is left open."""
+
+    def read(reader: Any) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+        connection = reader.connection
+        doubled = [
+            (str(agent), int(count))
+            for agent, count in connection.execute(
+                "SELECT agent_id, count(*) FROM claims WHERE lifecycle = 'active'"
+                " GROUP BY agent_id, kind, content_hash, scope, scope_key"
+                " HAVING count(*) > 1"
+            )
+        ]
+        unsettled = [
+            (str(agent), int(count))
+            for agent, count in connection.execute(
+                "SELECT agent_id, count(*) FROM event_batches WHERE status = 'open'"
+                " GROUP BY agent_id"
+            )
+        ]
+        return doubled, unsettled
+
+    doubled, unsettled = await runtime_core(memory).database.read(read)
+    return [
+        ("I5", f"{agent}: a claim is stored {count} times") for agent, count in doubled
+    ] + [("I5", f"{agent}: {count} batches still open") for agent, count in unsettled]
+
+
+def files_holding(root: Path, fragments: Iterable[str]) -> dict[str, list[str]]:
+    """Which files under ``root`` hold which fragment in their raw bytes."""
+    wanted = [(fragment, fragment.lower().encode()) for fragment in fragments]
+    found: dict[str, list[str]] = {}
+    if not wanted:
+        return found
+    for path in root.rglob("*"):
+        if not path.is_file():
+            continue
+        blob = path.read_bytes().lower()
+        for fragment, encoded in wanted:
+            if encoded in blob:
+                found.setdefault(fragment, []).append(str(path))
+    return found

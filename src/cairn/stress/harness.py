@@ -1,0 +1,165 @@
+"""``cairn stress``: every mode of a profile, each trial with a seed derived from the run's
+seed, so ``--seed N --profile P`` replays the same trials (``--mode`` and ``--trial``
+narrow it to one). A failing workload trial is shrunk to the shortest history that still
+shows it; its data directory is kept, passing ones are removed."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from typing import TYPE_CHECKING
+
+import trio
+
+from cairn.stress.report import ModeResult, StressReport, Violation
+from cairn.stress.runner import run_in_process, run_over_socket
+from cairn.stress.shrink import shrink
+from cairn.stress.workload import generate
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from pathlib import Path
+
+    from cairn.stress.profiles import Profile
+    from cairn.stress.runner import RunResult
+    from cairn.stress.workload import Workload
+
+__all__ = ["MODES", "run_stress", "trial_seed"]
+
+MODES = ("workload", "socket", "crash-points", "kills", "faults", "load")
+SHRINK_ATTEMPTS = 24
+SHRINK_BUDGET_S = 120.0
+
+
+def trial_seed(seed: int, mode: str, trial: int) -> int:
+    """The seed of one trial: stable across runs, machines and Python versions."""
+    digest = hashlib.blake2b(f"{seed}:{mode}:{trial}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 1
+
+
+def _workload(seed: int, profile: Profile, *, socket: bool) -> Workload:
+    return generate(
+        seed,
+        agents=profile.agents,
+        clients=profile.clients,
+        operations=profile.operations,
+        switches=not socket,
+        # Over the socket a drain would stop the shared server for every client; the
+        # socket mode's restarts are real SIGTERM drains instead.
+        drains=not socket,
+    )
+
+
+def _count(mode: ModeResult, result: RunResult) -> None:
+    mode.trials += 1
+    mode.operations += len(result.history.calls)
+    mode.count("acknowledged writes checked recallable", result.checked_live)
+    mode.count("gone memories checked absent", result.checked_gone)
+    mode.count("erased memories checked off the disk", result.checked_erased)
+    mode.count("memories left undecided by overlapping calls", result.undecided)
+    mode.count("restarts", result.restarts)
+    mode.count("embedder switches", result.switches)
+    for outcome in ("ok", "fail", "unknown"):
+        mode.count(
+            f"calls {outcome}",
+            sum(1 for c in result.history.calls if c.outcome and c.outcome == outcome),
+        )
+
+
+async def _workload_mode(
+    name: str,
+    root: Path,
+    seed: int,
+    profile: Profile,
+    trials: Sequence[int],
+    progress: Callable[[str], None],
+) -> ModeResult:
+    mode = ModeResult(name)
+    socket = name == "socket"
+    for trial in trials:
+        trial_root = root / f"{name}-{trial}"
+        attempt = 0
+
+        async def run(workload: Workload, trial_root: Path = trial_root) -> RunResult:
+            nonlocal attempt
+            attempt += 1
+            directory = trial_root / f"attempt-{attempt}"
+            directory.mkdir(parents=True)
+            if socket:
+                socket_path = directory / "s.sock"
+                return await run_over_socket(
+                    directory / "data", socket_path, workload, profile.clients
+                )
+            return await run_in_process(directory / "data", workload)
+
+        workload_seed = trial_seed(seed, name, trial)
+        result = await run(_workload(workload_seed, profile, socket=socket))
+        _count(mode, result)
+        if result.failed:
+            progress(f"{name} trial {trial}: {result.findings[0][1]}; shrinking")
+            shortest = await shrink(
+                run, result, attempts=SHRINK_ATTEMPTS, budget_s=SHRINK_BUDGET_S
+            )
+            lines = shortest.history.lines()
+            mode.violations.extend(
+                Violation(invariant, message, name, workload_seed, lines)
+                for invariant, message in shortest.findings
+            )
+            progress(f"{name} trial {trial}: kept {trial_root}")
+        else:
+            shutil.rmtree(trial_root, ignore_errors=True)
+            progress(f"{name} trial {trial}: ok ({len(result.history.calls)} calls)")
+    return mode
+
+
+async def _external(name: str, root: Path, seed: int, profile: Profile) -> ModeResult:
+    """The modes that run real processes and faults, each in its own module."""
+    if name == "crash-points":
+        from cairn.stress.crash import run_crash_points  # noqa: PLC0415
+
+        return await run_crash_points(root, seed, profile)
+    if name == "kills":
+        from cairn.stress.crash import run_kill_trials  # noqa: PLC0415
+
+        return await run_kill_trials(root, seed, profile)
+    if name == "faults":
+        from cairn.stress.faults import run_faults  # noqa: PLC0415
+
+        return await run_faults(root, seed, profile)
+    from cairn.stress.load import run_load  # noqa: PLC0415
+
+    return await run_load(root, seed, profile)
+
+
+async def run_stress(
+    root: Path,
+    seed: int,
+    profile: Profile,
+    *,
+    modes: Sequence[str] = MODES,
+    trial: int | None = None,
+    progress: Callable[[str], None] = lambda _: None,
+) -> StressReport:
+    """Run ``modes`` of ``profile`` under ``root`` (trial directories are made there)."""
+    report = StressReport(seed, profile.name, str(root))
+    for name in modes:
+        started = trio.current_time()
+        mode_root = root / name
+        mode_root.mkdir(parents=True, exist_ok=True)
+        if name in {"workload", "socket"}:
+            count = profile.workload_runs if name == "workload" else profile.socket_runs
+            trials = range(count) if trial is None else [trial]
+            result = await _workload_mode(
+                name, mode_root, seed, profile, trials, progress
+            )
+        else:
+            result = await _external(name, mode_root, seed, profile)
+        result.seconds = trio.current_time() - started
+        report.modes.append(result)
+        progress(
+            f"{name}: {result.trials} trials, {len(result.violations)} violations,"
+            f" {result.seconds:.1f} s"
+        )
+        if not result.violations:
+            shutil.rmtree(mode_root, ignore_errors=True)
+    return report

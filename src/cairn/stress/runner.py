@@ -1,0 +1,308 @@
+"""One workload run, in process or against a real server over its socket, and what it
+found.
+
+In process, the clients call the embedded memory concurrently; between phases the memory
+settles, is checked, and may restart (close and reopen on the same directory) or switch
+its embedder (A→B, later B→A). Over the socket, each client has its own connection to a
+real ``cairn serve`` process; a restart there is a real stop (SIGTERM, which drains) and
+a new server. Both end with every check: the answers (I1–I3) through the surface the run
+used, and then, in process, what only the data directory shows (I2 exports, I4–I7).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import attrs
+import trio
+
+from cairn.config import MemoryConfig
+from cairn.ipc.client import open_unix_client
+from cairn.runtime.core import runtime_core
+from cairn.runtime.memory import open_memory
+from cairn.runtime.transfer import export_memory, import_memory
+from cairn.runtime.upkeep import known_agents
+from cairn.stress.checks import Finding, check_answers, check_directory
+from cairn.stress.embedders import DIMENSION, ReversedHashingEmbedder
+from cairn.stress.execute import Executor
+from cairn.stress.history import History
+from cairn.stress.markers import MARKER_PATTERN
+from cairn.stress.model import Expectations, expectations
+from cairn.stress.workload import Workload
+from cairn.testing import FixedDomainClock, HashingEmbedder
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from cairn.api.protocol import MemoryApi
+    from cairn.runtime.memory import Memory
+    from cairn.stress.workload import Operation
+
+__all__ = ["RunResult", "run_in_process", "run_over_socket"]
+
+# Generous next to the engine's own budgets: a call that takes longer is a hang (I8).
+CALL_BUDGET_S = 60.0
+STOP_BUDGET_S = 60.0
+
+CONFIG = MemoryConfig(
+    recall_wait_s=30.0,
+    embed_linger_s=0.001,
+    extraction_linger_s=0.001,
+    maintenance_interval_s=3600,
+)
+
+
+@attrs.define
+class RunResult:
+    workload: Workload
+    history: History
+    findings: list[Finding] = attrs.field(factory=list)
+    checked_live: int = 0
+    checked_gone: int = 0
+    checked_erased: int = 0
+    undecided: int = 0
+    restarts: int = 0
+    switches: int = 0
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.findings)
+
+
+def _executor(workload: Workload, history: History) -> Executor:
+    owners = {op.marker: op.agent for op in workload.operations() if op.marker}
+    originals = {
+        op.event_id: op
+        for op in workload.operations()
+        if op.event_id is not None and op.text is not None
+    }
+    return Executor(history, owners, originals, CALL_BUDGET_S)
+
+
+def _executor_findings(executor: Executor) -> list[Finding]:
+    findings: list[Finding] = [
+        ("I3", f"{leak.agent} saw {leak.marker} of {leak.owner} in {leak.where}")
+        for leak in executor.leaks
+    ]
+    findings += [
+        ("I8", f"no answer within {CALL_BUDGET_S:.0f} s: {call.operation.describe()}")
+        for call in executor.hangs
+    ]
+    findings += [
+        ("TE", f"untyped error from {call.operation.describe()}: {text}")
+        for call, text in executor.untyped
+    ]
+    return findings
+
+
+async def _phase(
+    apis: list[MemoryApi], lanes: tuple[tuple[Operation, ...], ...], executor: Executor
+) -> None:
+    async def lane(client: int, operations: tuple[Operation, ...]) -> None:
+        api = apis[client % len(apis)]
+        for operation in operations:
+            await executor.run(api, operation, client)
+
+    async with trio.open_nursery() as nursery:
+        for client, operations in enumerate(lanes):
+            nursery.start_soon(lane, client, operations)
+
+
+async def _settle(api: MemoryApi) -> None:
+    with trio.fail_after(STOP_BUDGET_S):
+        await api.wait_idle()
+
+
+async def _check(
+    api: MemoryApi, result: RunResult, executor: Executor, memory: Memory | None
+) -> None:
+    expected = expectations(result.workload, result.history)
+    result.undecided = expected.undecided
+    result.checked_live = sum(len(v) for v in expected.live.values())
+    result.checked_gone = sum(len(v) for v in expected.gone.values())
+    result.checked_erased = len(expected.erased)
+    result.findings += await check_answers(api, expected, executor, wait_s=30.0)
+    if memory is not None:
+        await _publish_projections(memory)
+        result.findings += await check_directory(memory, expected, executor)
+        result.findings += await _import_round_trip(memory, expected, executor)
+
+
+async def _publish_projections(memory: Memory) -> None:
+    """Let every agent's projection catch up and be saved, so the files can be checked."""
+    with trio.fail_after(STOP_BUDGET_S):
+        for agent in await known_agents(memory):
+            supervisor = await runtime_core(memory).registry.get(agent)
+            await supervisor.projection.caught_up.wait()
+            await supervisor.run_maintenance_pass()
+
+
+async def _import_round_trip(
+    memory: Memory, expected: Expectations, executor: Executor
+) -> list[Finding]:
+    """Export everything, import it into an empty directory: nothing that went comes
+    back there either (directives arrive as drafts, so only memories are compared)."""
+    export = memory.path.parent / "export.jsonl"
+    with export.open("w", encoding="utf-8") as sink:
+        await export_memory(memory, sink)
+    async with _memory(
+        memory.path.parent / "imported", HashingEmbedder(DIMENSION)
+    ) as imported:
+        await import_memory(imported, export)
+        await _settle(imported)
+        findings = await check_answers(
+            imported, expected, executor, wait_s=30.0, directives=False
+        )
+    return [(invariant, f"after import: {message}") for invariant, message in findings]
+
+
+@contextlib.asynccontextmanager
+async def _memory(data_dir: Path, embedder: HashingEmbedder) -> AsyncIterator[Memory]:
+    async with open_memory(
+        data_dir, CONFIG, clock=FixedDomainClock(), embedder=embedder
+    ) as memory:
+        yield memory
+
+
+async def run_in_process(data_dir: Path, workload: Workload) -> RunResult:
+    history = History()
+    result = RunResult(workload, history)
+    executor = _executor(workload, history)
+    embedders = [HashingEmbedder(DIMENSION), ReversedHashingEmbedder(DIMENSION)]
+    active = 0
+
+    async def maintain(memory: Memory, agent: str) -> None:
+        supervisor = await runtime_core(memory).registry.get(agent)
+        await supervisor.run_maintenance_pass()
+
+    memory_scope = _memory(data_dir, embedders[active])
+    memory = await memory_scope.__aenter__()
+    try:
+        for phase in workload.phases:
+            executor.maintenance = lambda agent, m=memory: maintain(m, agent)
+            await _phase([memory], phase.clients, executor)
+            await _settle(memory)
+            if phase.switch_after:
+                active = 1 - active
+                await memory.use_embedder(embedders[active])
+                result.switches += 1
+            if phase.restart_after:
+                await memory_scope.__aexit__(None, None, None)
+                memory_scope = _memory(data_dir, embedders[active])
+                memory = await memory_scope.__aenter__()
+                result.restarts += 1
+        await _settle(memory)
+        with trio.fail_after(STOP_BUDGET_S):
+            await memory.drain(timeout_s=STOP_BUDGET_S / 2)
+    finally:
+        await memory_scope.__aexit__(None, None, None)
+    # Checked after a clean stop and a fresh open: what was acknowledged survives the
+    # restart, and the files on disk (the saved vector projection included) agree.
+    async with _memory(data_dir, embedders[active]) as memory:
+        await _settle(memory)
+        await _check(memory, result, executor, memory)
+    result.findings += _executor_findings(executor)
+    return result
+
+
+@attrs.define
+class _Server:
+    process: trio.Process
+    socket: Path
+    log: Path
+
+
+async def _start_server(data_dir: Path, socket: Path, log: Path) -> _Server:
+    environment = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("CAIRN_EMBEDDING_") and k != "CAIRN_CONFIG"
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "cairn.stress.server",
+        "--data",
+        str(data_dir),
+        "serve",
+        "--socket",
+        str(socket),
+    ]
+    with log.open("ab") as sink:
+        process = await trio.lowlevel.open_process(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=sink,
+            env=environment,
+        )
+    if process.stdout is None:
+        raise RuntimeError("the server process has no output pipe")
+    with trio.fail_after(STOP_BUDGET_S):
+        line = b""
+        while not line.endswith(b"\n"):
+            chunk = await process.stdout.receive_some(1)
+            if not chunk:
+                raise RuntimeError(f"the server did not start; see {log}")
+            line += chunk
+    return _Server(process, socket, log)
+
+
+async def _stop_server(server: _Server) -> list[Finding]:
+    findings: list[Finding] = []
+    server.process.send_signal(signal.SIGTERM)
+    with trio.move_on_after(STOP_BUDGET_S) as waited:
+        code = await server.process.wait()
+        if code != 0:
+            findings.append(("I8", f"the server exited {code} on SIGTERM"))
+    if waited.cancelled_caught:
+        findings.append(("I8", f"the server did not stop within {STOP_BUDGET_S:.0f} s"))
+        server.process.kill()
+        await server.process.wait()
+    if server.process.stdout is not None:
+        await server.process.stdout.aclose()
+    return findings
+
+
+async def run_over_socket(
+    data_dir: Path, socket: Path, workload: Workload, clients: int
+) -> RunResult:
+    """The workload through real clients of a real server (no embedder switches: the
+    socket has no call for one; a restart is a real stop and start)."""
+    history = History()
+    result = RunResult(workload, history)
+    executor = _executor(workload, history)
+    log = data_dir.parent / f"{data_dir.name}.server.log"
+    server = await _start_server(data_dir, socket, log)
+    try:
+        for phase in workload.phases:
+            async with contextlib.AsyncExitStack() as stack:
+                apis: list[MemoryApi] = [
+                    await stack.enter_async_context(open_unix_client(socket))
+                    for _ in range(clients)
+                ]
+                await _phase(apis, phase.clients, executor)
+                await _settle(apis[0])
+            if phase.restart_after:
+                result.findings += await _stop_server(server)
+                server = await _start_server(data_dir, socket, log)
+                result.restarts += 1
+        async with open_unix_client(socket) as client:
+            await _settle(client)
+            await _check(client, result, executor, None)
+    finally:
+        result.findings += await _stop_server(server)
+    # What only the data directory shows, with the server gone; and the server's log.
+    async with _memory(data_dir, HashingEmbedder(DIMENSION)) as memory:
+        await _check(memory, result, executor, memory)
+    logged = await trio.Path(log).read_text(errors="replace")
+    for marker in MARKER_PATTERN.findall(logged):
+        result.findings.append(("I7", f"the server log holds {marker}"))
+    result.findings += _executor_findings(executor)
+    return result
