@@ -177,7 +177,8 @@ async def test_edited_and_deleted_messages_stay_withdrawn_through_export_and_imp
     records = [json.loads(line) for line in export.read_text().splitlines()[1:]]
     events = {r["id"]: r for r in records if r["type"] == "event"}
     assert set(events) == {"m1", "m2", "m3"}
-    assert events["m1"].get("withdrawn") and events["m2"].get("withdrawn")
+    assert events["m1"].get("withdrawn")
+    assert events["m2"].get("withdrawn")
     assert not events["m3"].get("withdrawn")
     async with open_memory(
         tmp_path / "imported",
