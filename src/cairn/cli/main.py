@@ -19,6 +19,7 @@ from cairn.cli import (  # noqa: F401
     commands_memory,
     commands_providers,
     commands_status,
+    commands_stress,
     commands_transfer,
     commands_upkeep,
 )

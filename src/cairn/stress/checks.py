@@ -29,7 +29,13 @@ if TYPE_CHECKING:
     from cairn.stress.execute import Executor
     from cairn.stress.model import Expectations
 
-__all__ = ["Finding", "check_answers", "check_directory", "files_holding"]
+__all__ = [
+    "Finding",
+    "check_answers",
+    "check_directory",
+    "check_files",
+    "files_holding",
+]
 
 Finding = tuple[str, str]
 """(invariant, what was found)."""
@@ -104,16 +110,23 @@ async def check_directory(
     findings.extend(await _receipts(memory))
     report = await check(memory)
     findings.extend(("I6", f"doctor: {problem}") for problem in report.problems)
-    tails = [marker_tail(marker) for marker in sorted(expected.erased)]
+    findings.extend(await check_files(memory, expected))
+    return findings
+
+
+async def check_files(memory: Memory, expected: Expectations) -> list[Finding]:
+    """No file of the data directory (database, WAL, vector files) holds erased text.
+    Run it while the memory is open: a clean close checkpoints and deletes the WAL,
+    which would hide text the runtime itself failed to scrub."""
+    tails = {marker_tail(marker): marker for marker in sorted(expected.erased)}
     held = await run_in_thread(
-        functools.partial(files_holding, memory.path, tails),
+        functools.partial(files_holding, memory.path, list(tails)),
         limiter=runtime_core(memory).limiters.store_read,
     )
-    findings.extend(
-        ("I7", f"forgotten text …{tail} is in {', '.join(sorted(paths))}")
+    return [
+        ("I7", f"forgotten text {tails[tail]} is in {', '.join(sorted(paths))}")
         for tail, paths in sorted(held.items())
-    )
-    return findings
+    ]
 
 
 async def _stored_vectors(memory: Memory) -> list[Finding]:

@@ -89,8 +89,6 @@ class Executor:
     history: History
     owners: dict[str, str]
     """Marker → the agent that writes it."""
-    originals: dict[str, Operation]
-    """Event ID → the operation that first sent it (for replays)."""
     call_budget_s: float
     recall_wait_s: float = 30.0
     claim_ids: dict[str, str] = attrs.field(factory=dict)
@@ -144,8 +142,8 @@ class Executor:
         kind = operation.kind
         if kind in {Kind.INGEST, Kind.EVENT, Kind.EDIT, Kind.DELETE, Kind.REPLAY}:
             source = operation
-            if kind is Kind.REPLAY:
-                source = self.originals[_given(operation.event_id)]
+            if operation.original is not None:
+                source = operation.original
             report = await api.ingest(agent, [turn_of(source)])
             result = report.results[0]
             if result.outcome is IntakeOutcome.REJECTED:

@@ -73,6 +73,7 @@ async def _workload_mode(
     profile: Profile,
     trials: Sequence[int],
     progress: Callable[[str], None],
+    shrink_attempts: int,
 ) -> ModeResult:
     mode = ModeResult(name)
     socket = name == "socket"
@@ -98,7 +99,7 @@ async def _workload_mode(
         if result.failed:
             progress(f"{name} trial {trial}: {result.findings[0][1]}; shrinking")
             shortest = await shrink(
-                run, result, attempts=SHRINK_ATTEMPTS, budget_s=SHRINK_BUDGET_S
+                run, result, attempts=shrink_attempts, budget_s=SHRINK_BUDGET_S
             )
             lines = shortest.history.lines()
             mode.violations.extend(
@@ -139,6 +140,7 @@ async def run_stress(
     modes: Sequence[str] = MODES,
     trial: int | None = None,
     progress: Callable[[str], None] = lambda _: None,
+    shrink_attempts: int = SHRINK_ATTEMPTS,
 ) -> StressReport:
     """Run ``modes`` of ``profile`` under ``root`` (trial directories are made there)."""
     report = StressReport(seed, profile.name, str(root))
@@ -150,7 +152,7 @@ async def run_stress(
             count = profile.workload_runs if name == "workload" else profile.socket_runs
             trials = range(count) if trial is None else [trial]
             result = await _workload_mode(
-                name, mode_root, seed, profile, trials, progress
+                name, mode_root, seed, profile, trials, progress, shrink_attempts
             )
         else:
             result = await _external(name, mode_root, seed, profile)

@@ -224,7 +224,11 @@ def expectations(workload: Workload, history: History) -> Expectations:
         elif visible <= {_Visible.GONE, _Visible.ABSENT, _Visible.ARCHIVED}:
             # Never written or gone: either way it must not be recalled.
             gone[agent].add(marker)
-            if all(state.erased for state in verdicts):
+            # Erased in every order where it was stored: a write that may never have
+            # committed left nothing a forget or clear's scrub would not remove.
+            if any(state.erased for state in verdicts) and all(
+                state.erased or state.visible is _Visible.ABSENT for state in verdicts
+            ):
                 erased.add(marker)
         else:
             undecided += 1

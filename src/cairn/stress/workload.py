@@ -69,6 +69,8 @@ class Operation:
     text: str | None = None
     replaces: str | None = None
     """Event ID an edit or deletion replaces."""
+    original: Operation | None = None
+    """What a replay sends again (the operation that first sent the turn)."""
 
     def describe(self) -> str:
         parts = [self.kind.value, self.agent]
@@ -146,7 +148,7 @@ class _Planner:
     agents: tuple[str, ...]
     marker: MarkerSource
     # Per agent: markers planned so far, by how they were written, for later targets.
-    turns: dict[str, list[tuple[str, str, str]]] = attrs.field(factory=dict)
+    turns: dict[str, list[Operation]] = attrs.field(factory=dict)
     remembered: dict[str, list[str]] = attrs.field(factory=dict)
     counter: int = 0
 
@@ -170,10 +172,17 @@ class _Planner:
         if kind is Kind.INGEST or kind is Kind.EVENT:
             marker = self.marker()
             template = self.rng.choice(_FACTS if kind is Kind.INGEST else _EVENTS)
-            event_id = self._event_id()
-            text = template.format(m=marker)
-            turns.append((marker, event_id, session))
-            return Operation(kind, agent, marker, None, event_id, session, text)
+            written = Operation(
+                kind,
+                agent,
+                marker,
+                None,
+                self._event_id(),
+                session,
+                template.format(m=marker),
+            )
+            turns.append(written)
+            return written
         if kind is Kind.REMEMBER:
             marker = self.marker()
             remembered.append(marker)
@@ -183,30 +192,38 @@ class _Planner:
             marker = self.marker()
             return Operation(kind, agent, marker, text=_DIRECTIVES[0].format(m=marker))
         if kind in {Kind.EDIT, Kind.DELETE, Kind.REPLAY, Kind.FORGET}:
-            target, event_id, target_session = self.rng.choice(turns)
+            chosen = self.rng.choice(turns)
+            target, event_id, target_session = (
+                chosen.marker,
+                chosen.event_id,
+                chosen.session_id,
+            )
             if kind is Kind.FORGET:
                 return Operation(kind, agent, target=target)
             if kind is Kind.REPLAY:
-                return Operation(kind, agent, target=target, event_id=event_id)
+                return Operation(
+                    kind, agent, target=target, event_id=event_id, original=chosen
+                )
             new_id = self._event_id()
             if kind is Kind.DELETE:
                 return Operation(
                     kind, agent, None, target, new_id, target_session, replaces=event_id
                 )
             marker = self.marker()
-            turns.append((marker, new_id, target_session))
             text = self.rng.choice(_FACTS).format(m=marker)
-            return Operation(
+            edit = Operation(
                 kind, agent, marker, target, new_id, target_session, text, event_id
             )
+            turns.append(edit)
+            return edit
         if kind in {Kind.ARCHIVE, Kind.UNARCHIVE}:
             return Operation(kind, agent, target=self.rng.choice(remembered))
         if kind is Kind.RECALL:
             # Mostly this agent's own markers; sometimes another agent's (must not leak).
             owner = self.rng.choice(self.agents)
-            pool = [m for m, _, _ in self.turns.get(owner, [])] + self.remembered.get(
-                owner, []
-            )
+            pool = [
+                op.marker for op in self.turns.get(owner, []) if op.marker
+            ] + self.remembered.get(owner, [])
             return Operation(
                 kind, agent, target=self.rng.choice(pool) if pool else None
             )
