@@ -4,7 +4,7 @@ crashed and refused calls says must be recallable, must never be, or cannot be t
 from __future__ import annotations
 
 from cairn.stress.history import Call, History, Outcome
-from cairn.stress.model import ForgetEffect, expectations
+from cairn.stress.model import ForgetEffect, Restored, expectations
 from cairn.stress.workload import Kind, Operation, Phase, Workload
 
 A = "agent-0"
@@ -82,7 +82,7 @@ def test_a_clear_after_the_acknowledgement_erases_and_one_overlapping_cannot_tel
 def test_a_replay_after_a_forget_or_a_clear_stays_out_but_after_a_retire_is_new() -> (
     None
 ):
-    replay = Operation(Kind.REPLAY, A, target=M, event_id="e1")
+    replay = Operation(Kind.REPLAY, A, target=M, event_id="e1", original=_write())
     for removal, result, verdict in (
         (Operation(Kind.FORGET, A, target=M), ForgetEffect.ERASED, "erased"),
         (Operation(Kind.FORGET, A, target=M), ForgetEffect.HIDDEN, "gone"),
@@ -139,3 +139,33 @@ def test_an_edit_withdraws_the_old_turn_without_erasing_it() -> None:
     _run(history, write)
     _run(history, edit)
     assert _verdict(history, write, edit) == "gone"
+
+
+def test_a_replayed_edit_may_be_what_withdraws_the_turn_it_replaces() -> None:
+    """The edit's first sending was refused (its turn was not there yet); sent again
+    after the turn arrived, it withdraws it."""
+    history = History()
+    edit = Operation(Kind.EDIT, A, "qzzzzzzzzz", M, "e2", "s0", "new", "e1")
+    write = _write()
+    replay = Operation(
+        Kind.REPLAY, A, target="qzzzzzzzzz", event_id="e2", original=edit
+    )
+    _run(history, edit, Outcome.FAIL)
+    _run(history, write)
+    _run(history, replay)
+    assert _verdict(history, edit, write, replay) == "gone"
+
+
+def test_an_import_of_a_backup_after_a_retire_brings_it_back() -> None:
+    history = History()
+    write, retire = _write(Kind.REMEMBER), Operation(Kind.RETIRE, A)
+    restore = Operation(Kind.IMPORT, A)
+    _run(history, write)
+    _run(history, retire)
+    _run(history, restore, result=Restored(frozenset({M}), frozenset({M})))
+    assert _verdict(history, write, retire, restore) == "live"
+    archived = History()
+    _run(archived, write)
+    _run(archived, retire)
+    _run(archived, restore, result=Restored(frozenset(), frozenset({M})))
+    assert _verdict(archived, write, retire, restore) == "gone"

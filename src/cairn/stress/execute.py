@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 import trio
@@ -17,7 +17,7 @@ from cairn.domain.outcomes import IntakeOutcome
 from cairn.errors import CairnError
 from cairn.stress.history import Call, History, Outcome
 from cairn.stress.markers import MARKER_PATTERN
-from cairn.stress.model import ForgetEffect
+from cairn.stress.model import ForgetEffect, Restored
 from cairn.stress.workload import Kind, Operation
 
 if TYPE_CHECKING:
@@ -66,6 +66,27 @@ def turn_of(operation: Operation) -> Turn:
     )
 
 
+class Backups(Protocol):
+    async def export(self, agent: str) -> frozenset[str]:
+        """Export the agent as its latest backup; the markers it holds recallable."""
+        ...
+
+    async def restore(self, agent: str) -> Restored | None:
+        """Import the agent's latest backup; what it held (None: there is none)."""
+        ...
+
+
+_TURNS = frozenset(
+    {Kind.INGEST, Kind.EVENT, Kind.EDIT, Kind.DELETE, Kind.REPLAY, Kind.FORK}
+)
+
+
+def _present(value: Operation | None) -> Operation:
+    if value is None:
+        raise ValueError("the workload generator left out the turn this one refers to")
+    return value
+
+
 def _given(value: str | None) -> str:
     if value is None:
         raise ValueError("the workload generator left out a field this operation needs")
@@ -98,6 +119,10 @@ class Executor:
     untyped: list[tuple[Call, str]] = attrs.field(factory=list)
     maintenance: Callable[[str], Awaitable[None]] | None = None
     """How to run a maintenance pass of an agent (None: the surface has no way)."""
+    backups: Backups | None = None
+    """Export and import (the embedded memory only)."""
+    directive_ids: dict[str, str] = attrs.field(factory=dict)
+    """Marker → directive ID of an acknowledged directive."""
 
     def scan(self, agent: str, text: str, where: str) -> None:
         for marker in MARKER_PATTERN.findall(text):
@@ -138,36 +163,84 @@ class Executor:
     async def _perform(
         self, api: MemoryApi, operation: Operation
     ) -> tuple[Outcome, str, Any]:
-        agent = operation.agent
         kind = operation.kind
-        if kind in {Kind.INGEST, Kind.EVENT, Kind.EDIT, Kind.DELETE, Kind.REPLAY}:
-            source = operation
-            if operation.original is not None:
-                source = operation.original
-            report = await api.ingest(agent, [turn_of(source)])
-            result = report.results[0]
-            if result.outcome is IntakeOutcome.REJECTED:
-                return Outcome.FAIL, f"rejected: {result.reason}", None
-            return Outcome.OK, result.outcome.value, None
+        if kind in _TURNS:
+            return await self._send(api, operation)
+        if kind in {Kind.DIRECTIVE, Kind.REVOKE}:
+            return await self._directive(api, operation)
+        if kind in {Kind.EXPORT, Kind.IMPORT}:
+            return await self._backup(operation)
+        if kind is Kind.FORGET:
+            return await self._forget(api, operation.agent, _given(operation.target))
+        if kind in {Kind.ARCHIVE, Kind.UNARCHIVE}:
+            return await self._lifecycle(api, operation)
+        return await self._act(api, operation)
+
+    async def _send(
+        self, api: MemoryApi, operation: Operation
+    ) -> tuple[Outcome, str, Any]:
+        agent, source = operation.agent, operation
+        if operation.kind is Kind.REPLAY:
+            source = _present(operation.original)
+        if operation.kind is Kind.FORK:
+            parent = _present(operation.original)
+            await api.declare_session(
+                agent,
+                _given(operation.session_id),
+                forked_from=(_given(parent.session_id), _given(parent.event_id)),
+            )
+        report = await api.ingest(agent, [turn_of(source)])
+        result = report.results[0]
+        if result.outcome is IntakeOutcome.REJECTED:
+            return Outcome.FAIL, f"rejected: {result.reason}", None
+        return Outcome.OK, result.outcome.value, None
+
+    async def _directive(
+        self, api: MemoryApi, operation: Operation
+    ) -> tuple[Outcome, str, Any]:
+        agent = operation.agent
+        if operation.kind is Kind.DIRECTIVE:
+            directive_id = await api.add_directive(agent, _given(operation.text))
+            self.directive_ids[_given(operation.marker)] = directive_id
+            return Outcome.OK, "", None
+        known = self.directive_ids.get(_given(operation.target))
+        if known is None:
+            return Outcome.FAIL, "no acknowledged directive to revoke", None
+        await api.directives.revoke(agent, known)
+        return Outcome.OK, "", None
+
+    async def _backup(self, operation: Operation) -> tuple[Outcome, str, Any]:
+        if self.backups is None:
+            raise AssertionError("export and import need the embedded memory")
+        if operation.kind is Kind.EXPORT:
+            held = await self.backups.export(operation.agent)
+            return Outcome.OK, f"{len(held)} memories", None
+        imported = await self.backups.restore(operation.agent)
+        if imported is None:
+            return Outcome.FAIL, "no backup of this agent to import", None
+        return Outcome.OK, f"{len(imported.recallable)} memories", imported
+
+    async def _lifecycle(
+        self, api: MemoryApi, operation: Operation
+    ) -> tuple[Outcome, str, Any]:
+        claim_id = self.claim_ids.get(_given(operation.target))
+        if claim_id is None:
+            return Outcome.FAIL, "no acknowledged remember to act on", None
+        if operation.kind is Kind.ARCHIVE:
+            await api.archive(operation.agent, claim_id)
+        else:
+            await api.unarchive(operation.agent, claim_id)
+        return Outcome.OK, "", None
+
+    async def _act(
+        self, api: MemoryApi, operation: Operation
+    ) -> tuple[Outcome, str, Any]:
+        agent, kind = operation.agent, operation.kind
         if kind is Kind.REMEMBER:
             remembered = await api.remember(agent, _given(operation.text), by="user")
             if remembered.claim_id is not None:
                 self.claim_ids[_given(operation.marker)] = remembered.claim_id
             return Outcome.OK, remembered.outcome.value, None
-        if kind is Kind.DIRECTIVE:
-            await api.add_directive(agent, _given(operation.text))
-            return Outcome.OK, "", None
-        if kind is Kind.FORGET:
-            return await self._forget(api, agent, _given(operation.target))
-        if kind in {Kind.ARCHIVE, Kind.UNARCHIVE}:
-            claim_id = self.claim_ids.get(_given(operation.target))
-            if claim_id is None:
-                return Outcome.FAIL, "no acknowledged remember to act on", None
-            if kind is Kind.ARCHIVE:
-                await api.archive(agent, claim_id)
-            else:
-                await api.unarchive(agent, claim_id)
-            return Outcome.OK, "", None
         if kind is Kind.RECALL:
             recall = await api.recall(
                 agent,
@@ -178,21 +251,19 @@ class Executor:
             return Outcome.OK, f"{recall.status} {len(recall.items)} items", None
         if kind is Kind.CLEAR:
             await api.clear(agent)
-            return Outcome.OK, "", None
-        if kind is Kind.RETIRE:
+        elif kind is Kind.RETIRE:
             await api.retire(agent)
-            return Outcome.OK, "", None
-        if kind is Kind.DRAIN:
+        elif kind is Kind.DRAIN:
             try:
                 await api.drain(timeout_s=max(1.0, self.call_budget_s / 2))
             finally:
                 await api.resume()
-            return Outcome.OK, "", None
-        if kind is Kind.MAINTENANCE:
+        elif kind is Kind.MAINTENANCE:
             if self.maintenance is not None:
                 await self.maintenance(agent)
-            return Outcome.OK, "", None
-        raise AssertionError(f"unhandled operation {kind}")
+        else:
+            raise AssertionError(f"unhandled operation {kind}")
+        return Outcome.OK, "", None
 
     async def _forget(
         self, api: MemoryApi, agent: str, marker: str

@@ -47,6 +47,7 @@ def _workload(seed: int, profile: Profile, *, socket: bool) -> Workload:
         # Over the socket a drain would stop the shared server for every client; the
         # socket mode's restarts are real SIGTERM drains instead.
         drains=not socket,
+        in_process=not socket,
     )
 
 

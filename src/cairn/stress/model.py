@@ -20,6 +20,8 @@ Sequential semantics, per marker:
 - an edit or deletion of its turn makes it gone for good but not erased (the replaced
   turn stays stored as the session's record);
 - archive hides it, unarchive shows it again;
+- an import of a backup that held it (recallable at export time) is a write of it;
+- a revoked directive leaves the directive block;
 - directives: a clear keeps them (standing instructions survive a clear), retire removes.
 """
 
@@ -41,7 +43,7 @@ if TYPE_CHECKING:
     from cairn.stress.history import Call, History
     from cairn.stress.workload import Workload
 
-__all__ = ["Expectations", "ForgetEffect", "expectations"]
+__all__ = ["Expectations", "ForgetEffect", "Restored", "expectations"]
 
 # Orders enumerated per marker before giving up on a verdict for it.
 MAX_ORDERS = 5000
@@ -54,6 +56,16 @@ class ForgetEffect(enum.StrEnum):
     """The turn or a remembered claim: deleted, no copy left."""
     HIDDEN = "hidden"
     """A claim extracted from a turn: gone from recall, its source turn kept as record."""
+
+
+@attrs.frozen
+class Restored:
+    """What an acknowledged import of a backup brought: the markers it holds as
+    recallable memory, and every marker it holds at all (archived claims, draft
+    directives, hidden and withdrawn turns besides)."""
+
+    recallable: frozenset[str]
+    stored: frozenset[str]
 
 
 class _Visible(enum.Enum):
@@ -82,20 +94,41 @@ def _write(state: _State) -> _State:
     return _State(_Visible.LIVE)
 
 
+def _withdraw(state: _State) -> _State:
+    """An edit or deletion of the marker's turn: gone for good, kept as the record."""
+    if state.visible is _Visible.ABSENT and not state.sealed:
+        # Not stored (yet): intake refuses a replacement of a turn it does not have.
+        return state
+    return _State(_Visible.GONE, sealed=True, erased=state.erased)
+
+
 def _apply(state: _State, call: Call, marker: str, *, directive: bool) -> _State | None:
     operation = call.operation
     kind = operation.kind
     present = state.visible in {_Visible.LIVE, _Visible.ARCHIVED}
-    if kind in {Kind.INGEST, Kind.EVENT, Kind.REMEMBER, Kind.DIRECTIVE, Kind.REPLAY}:
+    if kind is Kind.REPLAY:
+        original = operation.original
+        if original and original.marker != marker and original.kind is Kind.EDIT:
+            # The edit sent again: its first sending may have been refused (the turn
+            # it replaces was not there yet), so this may be what withdraws it.
+            return _withdraw(state)
         return _write(state)
-    if kind is Kind.EDIT and operation.marker == marker:
+    if kind is Kind.IMPORT:
+        restored = call.result
+        if isinstance(restored, Restored) and marker in restored.recallable:
+            return _write(state)
+        if state.sealed or present:
+            return state
+        # Stored but not recallable: an archived claim, a draft directive.
+        return _State(_Visible.GONE)
+    if operation.marker == marker:
         return _write(state)
+    if kind is Kind.FORK:
+        return state  # a fork leaves the turn it forks from as it is
+    if kind is Kind.REVOKE:
+        return attrs.evolve(state, visible=_Visible.GONE) if present else _IMPOSSIBLE
     if kind in {Kind.EDIT, Kind.DELETE}:
-        # Replacing a turn that is not stored: what the engine does then is not pinned
-        # down by the contract, so no verdict can come out of this order.
-        if not present:
-            return attrs.evolve(state, visible=_Visible.GONE, sealed=True, erased=False)
-        return _State(_Visible.GONE, sealed=True, erased=state.erased)
+        return _withdraw(state)
     if kind is Kind.FORGET:
         if state.visible is not _Visible.LIVE:
             return _IMPOSSIBLE  # a forget finds what it forgets by recalling it
@@ -169,6 +202,10 @@ def _touches(call: Call, marker: str, agent: str) -> bool:
         return False
     if operation.kind in {Kind.CLEAR, Kind.RETIRE}:
         return True
+    if operation.kind is Kind.IMPORT:
+        return isinstance(call.result, Restored) and marker in call.result.stored
+    if operation.kind is Kind.REPLAY and operation.original is not None:
+        return marker in {operation.original.marker, operation.original.target}
     return marker in {operation.marker, operation.target}
 
 

@@ -12,6 +12,8 @@ used, and then, in process, what only the data directory shows (I2 exports, I4â€
 from __future__ import annotations
 
 import contextlib
+import io
+import json
 import os
 import signal
 import subprocess
@@ -26,7 +28,7 @@ from cairn.config import MemoryConfig
 from cairn.errors import DrainTimeoutError
 from cairn.ipc.client import open_unix_client
 from cairn.runtime.core import runtime_core
-from cairn.runtime.memory import open_memory
+from cairn.runtime.memory import Memory, open_memory
 from cairn.runtime.transfer import export_memory, import_memory
 from cairn.runtime.upkeep import known_agents
 from cairn.stress.checks import Finding, check_answers, check_directory, check_files
@@ -34,7 +36,7 @@ from cairn.stress.embedders import DIMENSION, ReversedHashingEmbedder
 from cairn.stress.execute import Executor
 from cairn.stress.history import History
 from cairn.stress.markers import MARKER_PATTERN
-from cairn.stress.model import Expectations, expectations
+from cairn.stress.model import Expectations, Restored, expectations
 from cairn.stress.workload import Workload
 from cairn.testing import FixedDomainClock, HashingEmbedder
 
@@ -42,7 +44,6 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
     from cairn.api.protocol import MemoryApi
-    from cairn.runtime.memory import Memory
     from cairn.stress.workload import Operation
 
 __all__ = ["RunResult", "run_in_process", "run_over_socket"]
@@ -166,6 +167,58 @@ async def _memory(data_dir: Path, embedder: HashingEmbedder) -> AsyncIterator[Me
         yield memory
 
 
+@attrs.define
+class _Backups:
+    """Each agent's latest export, in the run's directory, and what it holds."""
+
+    directory: Path
+    memory: Memory | None = None
+    latest: dict[str, tuple[Path, Restored]] = attrs.field(factory=dict)
+    taken: int = 0
+
+    def _live(self) -> Memory:
+        if self.memory is None:
+            raise RuntimeError("no memory is open")
+        return self.memory
+
+    async def export(self, agent: str) -> frozenset[str]:
+        self.taken += 1
+        path = self.directory / f"backup-{self.taken}.jsonl"
+        sink = io.StringIO()
+        await export_memory(self._live(), sink, agent)
+        text = sink.getvalue()
+        await trio.Path(path).write_text(text, encoding="utf-8")
+        held = Restored(
+            frozenset(_recallable_markers(text)),
+            frozenset(MARKER_PATTERN.findall(text)),
+        )
+        self.latest[agent] = (path, held)
+        return held.recallable
+
+    async def restore(self, agent: str) -> Restored | None:
+        if agent not in self.latest:
+            return None
+        path, held = self.latest[agent]
+        await import_memory(self._live(), path)
+        return held
+
+
+def _recallable_markers(export: str) -> set[str]:
+    """Markers of what an export holds as recallable memory: active claims and turns
+    that are neither hidden nor withdrawn (directives are not memories)."""
+    held: set[str] = set()
+    for line in export.splitlines()[1:]:
+        record = json.loads(line)
+        kind = record.get("type")
+        if kind == "claim" and record.get("lifecycle") != "active":
+            continue
+        if kind == "event" and (record.get("hidden") or record.get("withdrawn")):
+            continue
+        if kind in {"claim", "event"}:
+            held.update(MARKER_PATTERN.findall(str(record.get("text", ""))))
+    return held
+
+
 async def run_in_process(data_dir: Path, workload: Workload) -> RunResult:
     history = History()
     result = RunResult(workload, history)
@@ -177,10 +230,13 @@ async def run_in_process(data_dir: Path, workload: Workload) -> RunResult:
         supervisor = await runtime_core(memory).registry.get(agent)
         await supervisor.run_maintenance_pass()
 
+    backups = _Backups(data_dir.parent)
+    executor.backups = backups
     memory_scope = _memory(data_dir, embedders[active])
     memory = await memory_scope.__aenter__()
     try:
         for phase in workload.phases:
+            backups.memory = memory
             executor.maintenance = lambda agent, m=memory: maintain(m, agent)
             await _phase([memory], phase.clients, executor)
             await _settle(memory)

@@ -46,6 +46,14 @@ class Kind(enum.StrEnum):
     """Recall ``target`` (any agent's marker): checks what comes back."""
     DIRECTIVE = "directive"
     """A standing instruction made by the user, carrying the marker."""
+    REVOKE = "revoke"
+    """The user revokes ``target``'s directive."""
+    FORK = "fork"
+    """Declare a session forked from ``target``'s, then a turn in it with a new marker."""
+    EXPORT = "export"
+    """Export the agent (kept by the client as its latest backup)."""
+    IMPORT = "import"
+    """Import the agent's latest backup back into the same memory."""
     CLEAR = "clear"
     RETIRE = "retire"
     DRAIN = "drain"
@@ -53,7 +61,11 @@ class Kind(enum.StrEnum):
     MAINTENANCE = "maintenance"
 
 
-WRITES = frozenset({Kind.INGEST, Kind.EVENT, Kind.REMEMBER, Kind.EDIT, Kind.DIRECTIVE})
+WRITES = frozenset(
+    {Kind.INGEST, Kind.EVENT, Kind.REMEMBER, Kind.EDIT, Kind.FORK, Kind.DIRECTIVE}
+)
+IN_PROCESS_ONLY = frozenset({Kind.EXPORT, Kind.IMPORT})
+"""Operations only the embedded memory has (export and import are not IPC calls)."""
 
 
 @attrs.frozen
@@ -135,6 +147,10 @@ _WEIGHTS = {
     Kind.UNARCHIVE: 2,
     Kind.RECALL: 14,
     Kind.DIRECTIVE: 2,
+    Kind.REVOKE: 1,
+    Kind.FORK: 2,
+    Kind.EXPORT: 2,
+    Kind.IMPORT: 2,
     Kind.CLEAR: 1,
     Kind.RETIRE: 1,
     Kind.DRAIN: 1,
@@ -150,24 +166,37 @@ class _Planner:
     # Per agent: markers planned so far, by how they were written, for later targets.
     turns: dict[str, list[Operation]] = attrs.field(factory=dict)
     remembered: dict[str, list[str]] = attrs.field(factory=dict)
+    directives: dict[str, list[str]] = attrs.field(factory=dict)
     counter: int = 0
+    sessions: int = 0
 
     def _event_id(self) -> str:
         self.counter += 1
         return f"e{self.counter}"
 
-    def next(self, *, drains: bool) -> Operation:
+    def _feasible(self, kind: Kind, agent: str) -> Kind:
+        """``kind``, or the write that must come first when it has nothing to act on."""
+        turns = self.turns.get(agent)
+        if kind in {Kind.EDIT, Kind.DELETE, Kind.REPLAY, Kind.FORGET, Kind.FORK}:
+            return kind if turns else Kind.INGEST
+        if kind is Kind.REVOKE:
+            return kind if self.directives.get(agent) else Kind.DIRECTIVE
+        if kind in {Kind.ARCHIVE, Kind.UNARCHIVE}:
+            return kind if self.remembered.get(agent) else Kind.REMEMBER
+        return kind
+
+    def next(self, *, drains: bool, in_process: bool) -> Operation:
         kinds = list(_WEIGHTS)
         if not drains:
             kinds.remove(Kind.DRAIN)
-        kind = self.rng.choices(kinds, [_WEIGHTS[k] for k in kinds])[0]
+        if not in_process:
+            kinds = [kind for kind in kinds if kind not in IN_PROCESS_ONLY]
+        picked = self.rng.choices(kinds, [_WEIGHTS[k] for k in kinds])[0]
         agent = self.rng.choice(self.agents)
+        kind = self._feasible(picked, agent)
         turns = self.turns.setdefault(agent, [])
         remembered = self.remembered.setdefault(agent, [])
-        if kind in {Kind.EDIT, Kind.DELETE, Kind.REPLAY, Kind.FORGET} and not turns:
-            kind = Kind.INGEST
-        if kind in {Kind.ARCHIVE, Kind.UNARCHIVE} and not remembered:
-            kind = Kind.REMEMBER
+        directives = self.directives.setdefault(agent, [])
         session = f"s{self.rng.randrange(3)}"
         if kind is Kind.INGEST or kind is Kind.EVENT:
             marker = self.marker()
@@ -190,7 +219,27 @@ class _Planner:
             return Operation(kind, agent, marker, text=text)
         if kind is Kind.DIRECTIVE:
             marker = self.marker()
+            directives.append(marker)
             return Operation(kind, agent, marker, text=_DIRECTIVES[0].format(m=marker))
+        if kind is Kind.REVOKE:
+            return Operation(kind, agent, target=self.rng.choice(directives))
+        if kind is Kind.FORK:
+            parent = self.rng.choice(turns)
+            self.sessions += 1
+            marker = self.marker()
+            fork = Operation(
+                kind,
+                agent,
+                marker,
+                parent.marker,
+                self._event_id(),
+                f"fork{self.sessions}",
+                self.rng.choice(_FACTS).format(m=marker),
+                replaces=None,
+                original=parent,
+            )
+            turns.append(fork)
+            return fork
         if kind in {Kind.EDIT, Kind.DELETE, Kind.REPLAY, Kind.FORGET}:
             chosen = self.rng.choice(turns)
             target, event_id, target_session = (
@@ -240,6 +289,7 @@ def generate(
     restarts: bool = True,
     switches: bool = True,
     drains: bool = True,
+    in_process: bool = True,
     agent_prefix: str = "agent",
 ) -> Workload:
     """The workload of ``seed``: ``operations`` spread over ``clients`` and ``phases``."""
@@ -251,7 +301,7 @@ def generate(
     for number in range(phases):
         lanes: list[list[Operation]] = [[] for _ in range(clients)]
         for _ in range(per_phase):
-            rng.choice(lanes).append(planner.next(drains=drains))
+            rng.choice(lanes).append(planner.next(drains=drains, in_process=in_process))
         last = number == phases - 1
         built.append(
             Phase(
