@@ -11,6 +11,7 @@ import math
 import re
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -32,7 +33,7 @@ from cairn.api.bounds import (
     MAX_WAIT_S,
 )
 from cairn.errors import ArgumentOutOfRangeError
-from cairn.ipc import BlockingClient, open_unix_client
+from cairn.ipc import BlockingClient, open_stdio_client, open_unix_client
 from cairn.ipc.framing import FrameReader, decode_answer, encode_frame
 from cairn.ipc.messages import (
     PROTOCOL_VERSION,
@@ -364,3 +365,27 @@ async def test_the_trio_client_raises_the_typed_error_and_stays_usable(
                 await client.ping()
             # Nothing was drained by the refused drains.
             await client.ingest(AGENT, [turn("b2", "I live in Lisbon.")])
+
+
+@pytest.mark.parametrize("timeout_s", [math.nan, -1.0, 0.0, math.inf])
+def test_a_clients_own_timeout_out_of_range_is_typed(
+    shared_server: SocketServer, tmp_path: Path, timeout_s: float
+) -> None:
+    """Before anything connects or spawns (socket.settimeout raised a bare ValueError)."""
+    with pytest.raises(ArgumentOutOfRangeError, match=r"^timeout_s must be"):
+        BlockingClient.connect_unix(shared_server.socket_path, timeout_s=timeout_s)
+    with pytest.raises(ArgumentOutOfRangeError, match=r"^stop_timeout_s must be"):
+        BlockingClient.spawn_stdio(
+            tmp_path / "data", stop_timeout_s=timeout_s, command=["false"]
+        )
+    assert not (tmp_path / "data").exists()
+
+
+async def test_the_stdio_clients_stop_timeout_out_of_range_is_typed(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(ArgumentOutOfRangeError, match=r"^stop_timeout_s must be"):
+        async with open_stdio_client(
+            tmp_path / "data", stop_timeout_s=math.nan, command=["false"]
+        ):
+            pass

@@ -13,7 +13,8 @@ The caps (design/ipc.md, "Argument ranges"):
 - ``budget_bytes``: an integer from 1 to ``MAX_BUDGET_BYTES`` (1 MiB) of UTF-8.
 - ``wait_s``: finite seconds from 0 to ``MAX_WAIT_S`` (one hour); 0 answers at once with
   what is ready (``partial`` or ``pending``).
-- drain ``timeout_s``: finite seconds, more than 0, at most ``MAX_DRAIN_TIMEOUT_S`` (a day).
+- drain ``timeout_s``: finite seconds, more than 0, at most ``MAX_DRAIN_TIMEOUT_S`` (a day);
+  the same for the clients' own ``timeout_s`` and ``stop_timeout_s``.
 - a ``limit`` of records or notices: an integer from 1 to ``MAX_LIST_LIMIT`` (1000).
 - attention ``item_ids``: at most ``MAX_ITEM_IDS`` (1000, one ``attention`` call's worth)
   integers, each a SQLite row ID from 1 to 2^63 - 1.
@@ -47,6 +48,7 @@ __all__ = [
     "MAX_WAIT_S",
     "check_as_of",
     "check_budget_bytes",
+    "check_client_timeout_s",
     "check_drain_timeout_s",
     "check_item_ids",
     "check_k",
@@ -115,6 +117,12 @@ def check_wait_s(wait_s: object) -> float:
 
 def check_drain_timeout_s(timeout_s: object) -> float:
     return _seconds("timeout_s", timeout_s, MAX_DRAIN_TIMEOUT_S, zero=False)
+
+
+def check_client_timeout_s(name: str, value: object) -> float:
+    """A client's own bound on a wait (the blocking client's ``timeout_s``, the stdio
+    clients' ``stop_timeout_s``): the range of a drain timeout."""
+    return _seconds(name, value, MAX_DRAIN_TIMEOUT_S, zero=False)
 
 
 def check_item_ids(item_ids: Iterable[object]) -> tuple[int, ...]:
