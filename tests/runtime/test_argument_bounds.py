@@ -18,11 +18,17 @@ from tests.conftest import TEST_CONFIG
 from tests.helpers import turn
 from typer.testing import CliRunner
 
-from cairn import Memory, RecallStatus
+from cairn import Memory, RecallStatus, open_memory
 from cairn.api import bounds
 from cairn.cli.app import CliContext
 from cairn.cli.main import app
-from cairn.errors import ArgumentOutOfRangeError, DrainingError, InvalidInputError
+from cairn.errors import (
+    ArgumentOutOfRangeError,
+    CairnError,
+    DrainingError,
+    InvalidInputError,
+)
+from cairn.providers.embedding import Vectors
 from cairn.testing import FixedDomainClock, HashingEmbedder
 
 DIMENSION = HashingEmbedder().dimension
@@ -104,6 +110,27 @@ async def test_a_query_vector_of_the_wrong_dimension_is_typed_not_a_group(
         match=r"must have 256 values \(the serving embedder's dimension\); got 3$",
     ):
         await memory.recall("a", "tea", query_vector=np.ones(3, dtype=np.float32))
+
+
+class _WrongDimensionQueries(HashingEmbedder):
+    """Documents embed as usual; a query comes back with 3 dimensions (a provider bug)."""
+
+    async def embed_query(self, text: str) -> Vectors:
+        del text
+        return np.ones((1, 3), dtype=np.float32)
+
+
+async def test_a_cairn_error_inside_recalls_tasks_reaches_the_caller_unwrapped(
+    data_dir: Path, clock: FixedDomainClock
+) -> None:
+    """Recall's candidate reads run in a nursery: what fails there must arrive typed,
+    never as an ExceptionGroup (which the IPC server could only answer ``internal``)."""
+    async with open_memory(
+        data_dir, TEST_CONFIG, clock=clock, embedder=_WrongDimensionQueries()
+    ) as memory:
+        await _seeded(memory)
+        with pytest.raises(CairnError, match="expected a query of shape"):
+            await memory.recall("a", "tea")
 
 
 async def test_k_minus_one_and_k_zero_are_refused_not_guessed(memory: Memory) -> None:
