@@ -53,7 +53,15 @@ BAD_RECALLS: list[tuple[dict[str, Any], str]] = [
     ({"k": 101}, "k must be an integer from 1 to 100; got 101"),
     ({"k": True}, "k must be an integer from 1 to 100; got True"),
     ({"k": 2.0}, "k must be an integer from 1 to 100; got 2.0"),
-    ({"k": 10**400}, "k must be an integer from 1 to 100; got 1000000000000000"),
+    ({"k": 10**400}, "k must be an integer from 1 to 100; got an integer of 1329 bits"),
+    (
+        {"k": 10**5000},
+        "k must be an integer from 1 to 100; got an integer of 16610 bits",
+    ),
+    (
+        {"k": -(2**70)},
+        "k must be an integer from 1 to 100; got -1180591620717411303424",
+    ),
     ({"budget_bytes": -1}, "budget_bytes must be an integer from 1 to 1048576; got -1"),
     ({"budget_bytes": 0}, "budget_bytes must be an integer from 1 to 1048576; got 0"),
     ({"budget_bytes": 2**21}, "budget_bytes must be an integer from 1 to 1048576"),

@@ -68,10 +68,18 @@ MAX_ITEM_ID: Final = 2**63 - 1
 # A value is quoted in the message, never more than this much of it (a caller may pass a
 # 10,000-digit integer; the sentence must stay one line).
 _SHOWN_CHARS = 40
+_SHOWN_BITS = 128
+_SHOWN_ITEMS = 4
 
 
 def shown_value(value: object) -> str:
-    """``value`` as the message quotes it: its repr, cut to a readable length."""
+    """``value`` as the message quotes it: its repr, cut to a readable length, without
+    building the repr of a huge value first (a 5,000-digit integer's repr even raises)."""
+    if isinstance(value, int) and value.bit_length() > _SHOWN_BITS:
+        return f"an integer of {value.bit_length()} bits"
+    if isinstance(value, list | tuple) and len(value) > _SHOWN_ITEMS:
+        head = ", ".join(shown_value(item) for item in value[:_SHOWN_ITEMS])
+        return f"[{head}, ...] ({len(value)} values)"
     text = repr(value)
     if len(text) > _SHOWN_CHARS:
         return f"{text[: _SHOWN_CHARS - 3]}..."
