@@ -284,3 +284,14 @@ class TooManyConnectionsError(IpcError, ConnectionRefusedError):
 
 class ConnectionLostError(IpcError, ConnectionError):
     """The peer closed the connection; a request without an answer may or may not have run."""
+
+
+# -- argument bounds (cairn.api.bounds) --------------------------------------------------
+__all__ += ["ArgumentOutOfRangeError"]
+
+
+class ArgumentOutOfRangeError(InvalidInputError):
+    """A numeric argument (``k``, ``budget_bytes``, ``wait_s``, ``timeout_s``, a
+    ``limit``, an ``as_of`` time, a query vector, attention item IDs) is outside the range
+    :mod:`cairn.api.bounds` documents for it; the message names the argument, the value
+    and the range, and nothing was done."""

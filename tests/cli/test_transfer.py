@@ -120,7 +120,12 @@ def test_round_trip_is_byte_identical_and_recalls_the_same(
     assert t2["at"] is None  # given without a time: the export says so
     assert all(r["agent"] != "c" for r in records if r["type"] == "claim")
 
-    imported = invoke("import", str(first), "--json", data=target)
+    # The operator restores their own export, so its directive stays active
+    # (--directives=active): the round trip is byte-identical. The default brings
+    # directives in as drafts (tests/cli/test_import_directives.py).
+    imported = invoke(
+        "import", str(first), "--directives=active", "--json", data=target
+    )
     assert imported.exit_code == 0, imported.stdout + imported.stderr
     report = json_of(imported)
     assert report["rejected"] == []
@@ -142,6 +147,13 @@ def test_round_trip_is_byte_identical_and_recalls_the_same(
     assert json_of(invoke("doctor", "--json", data=target))["ok"] is True
 
     again = json_of(invoke("import", str(first), "--json", data=target))
+    # Re-imported by default, the directory's own active directive is a duplicate.
+    assert again["records"]["directive"] == {
+        "imported": 0,
+        "duplicate": 1,
+        "suppressed": 0,
+    }
+    assert again["directives_drafted"] == {}
     assert all(entry["imported"] == 0 for entry in again["records"].values())
     third = tmp_path / "third.jsonl"
     invoke("export", str(third), data=target)
@@ -214,7 +226,7 @@ def test_import_validates_each_record_like_a_normal_write(
     ]
     path = write_jsonl(tmp_path / "bad.jsonl", bad)
     target = tmp_path / "target"
-    result = invoke("import", str(path), "--json", data=target)
+    result = invoke("import", str(path), "--directives=active", "--json", data=target)
     assert result.exit_code == 3
     report = json_of(result)
     rejected = {r["line"]: r["reason"] for r in report["rejected"]}
@@ -350,8 +362,9 @@ def test_an_interrupted_import_completes_when_run_again(
     # What a crash leaves: the batches committed so far (here, a prefix of the file).
     prefix = write_jsonl(tmp_path / "prefix.jsonl", lines[: len(lines) // 2])
     target = tmp_path / "target"
-    assert invoke("import", str(prefix), data=target).exit_code == 0
-    report = json_of(invoke("import", str(full), "--json", data=target))
+    restore = ("--directives=active", "--json")
+    assert invoke("import", str(prefix), *restore, data=target).exit_code == 0
+    report = json_of(invoke("import", str(full), *restore, data=target))
     assert report["rejected"] == []
     assert (
         sum(e["duplicate"] for e in report["records"].values()) == len(lines) // 2 - 1

@@ -12,7 +12,7 @@ from tests.helpers import turn
 
 from cairn import Memory
 from cairn.errors import InvalidInputError, SecretInIdentifierError
-from cairn.runtime.transfer import import_memory
+from cairn.runtime.transfer import ImportedDirectives, import_memory
 from cairn.store.connection import open_connection
 from cairn.store.export import header
 
@@ -123,7 +123,8 @@ async def test_an_import_is_redacted_again(memory: Memory, tmp_path: Path) -> No
     ]
     path = tmp_path / "old.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    summary = await import_memory(memory, path)
+    # Active as recorded, so the directive block below shows what was stored.
+    summary = await import_memory(memory, path, directives=ImportedDirectives.ACTIVE)
     (rejected,) = summary.rejected
     assert rejected.line == 4
     assert rejected.reason is not None

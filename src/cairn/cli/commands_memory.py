@@ -277,11 +277,16 @@ def recall(
         str | None, typer.Argument(help="What to recall.", show_default=False)
     ] = None,
     session: Annotated[str | None, typer.Option(help="Session ID.")] = None,
-    k: Annotated[int, typer.Option("--k", help="At most this many items.")] = 10,
+    k: Annotated[
+        int, typer.Option("--k", help="At most this many items (1 to 100).")
+    ] = 10,
     budget: Annotated[
-        int | None, typer.Option(help="Budget in UTF-8 bytes.", show_default=False)
+        int | None,
+        typer.Option(help="Budget in UTF-8 bytes (1 to 1048576).", show_default=False),
     ] = None,
-    wait: Annotated[float, typer.Option(help="Wait budget in seconds.")] = 30.0,
+    wait: Annotated[
+        float, typer.Option(help="Wait budget in seconds (0 to 3600).")
+    ] = 30.0,
     queries: Annotated[
         Path | None,
         typer.Option(help="JSONL of {id, query, session?}.", show_default=False),

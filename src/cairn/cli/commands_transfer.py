@@ -27,7 +27,7 @@ from cairn.cli.progress import progress_bar
 from cairn.cli.terminal import shown
 from cairn.errors import InvalidInputError
 from cairn.runtime.threads import run_in_thread
-from cairn.runtime.transfer import export_memory, import_memory
+from cairn.runtime.transfer import ImportedDirectives, export_memory, import_memory
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -105,9 +105,21 @@ def export_(
 def import_(
     context: typer.Context,
     file: Annotated[Path, typer.Argument(help="A file written by `cairn export`.")],
+    directives: Annotated[
+        ImportedDirectives,
+        typer.Option(
+            "--directives",
+            help="How directives the file records as active arrive: as drafts that do"
+            " nothing until approved, or active (only for your own export).",
+            case_sensitive=False,
+        ),
+    ] = ImportedDirectives.DRAFT,
     as_json: JsonOption = False,
 ) -> None:
-    """Import an export; records already stored are duplicates, conflicting ones rejected."""
+    """Import an export; records already stored are duplicates, conflicting ones rejected.
+
+    Directives arrive as drafts unless --directives=active says the file is your own.
+    """
     cli: CliContext = context.obj
 
     async def body() -> int:
@@ -119,13 +131,29 @@ def import_(
             raise InvalidInputError(f"no such file: {file}")
         async with cli.open() as memory:
             with progress_bar(f"import {file.name}", size, as_json=as_json) as bar:
-                summary = await import_memory(memory, file, bar.advance)
+                summary = await import_memory(
+                    memory, file, bar.advance, directives=directives
+                )
         if as_json:
             emit_json(summary.as_json())
         else:
             stdout_console().print(
                 _counts_table(f"imported {file}", summary.as_json()["records"])
             )
+            for agent, count in summary.directives_drafted.items():
+                stdout_console().print(
+                    f"{count} {'directive' if count == 1 else 'directives'} of"
+                    f" {shown(agent)} arrived as drafts: they do nothing until approved"
+                    f" (cairn directives list --agent {shown(agent)} --status draft,"
+                    " then cairn directives approve)",
+                    markup=False,
+                )
+            if summary.directive_times_clamped:
+                stdout_console().print(
+                    f"{summary.directive_times_clamped} directive times after now were"
+                    " stored as now",
+                    markup=False,
+                )
             if summary.rejected:
                 table = Table("line", "type", "reason", title="rejected lines")
                 for rejection in summary.rejected:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
+from cairn.api.bounds import check_client_timeout_s
 from cairn.errors import ConnectionLostError, ProtocolError
 from cairn.ipc import requests
 from cairn.ipc.codes import error_for
@@ -85,6 +86,8 @@ class BlockingClient:
         # which keeps importing the client light (tests/ipc/test_light_client.py).
         import socket  # noqa: PLC0415
 
+        if timeout_s is not None:
+            timeout_s = check_client_timeout_s("timeout_s", timeout_s)
         connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         connection.settimeout(timeout_s)
         try:
@@ -111,6 +114,7 @@ class BlockingClient:
         (``command`` replaces the server's command line, default ``serve_command``)."""
         import subprocess  # noqa: PLC0415 - see connect_unix
 
+        stop_timeout_s = check_client_timeout_s("stop_timeout_s", stop_timeout_s)
         process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
             serve_command(data_dir) if command is None else list(command),
             stdin=subprocess.PIPE,

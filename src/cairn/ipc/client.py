@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import attrs
 import trio
 
+from cairn.api.bounds import check_client_timeout_s
 from cairn.errors import ConnectionLostError, IpcError, ProtocolError
 from cairn.ipc import requests
 from cairn.ipc.codes import error_for
@@ -428,6 +429,7 @@ async def open_stdio_client(
     drains and exits (killed if it has not within ``stop_timeout_s``). Its log is on our
     stderr. ``command`` replaces the server's command line (default: ``serve_command``).
     """
+    stop_timeout_s = check_client_timeout_s("stop_timeout_s", stop_timeout_s)
     process = await trio.lowlevel.open_process(
         serve_command(data_dir) if command is None else list(command),
         stdin=subprocess.PIPE,

@@ -12,10 +12,11 @@ import datetime as dt
 import sys
 from typing import TYPE_CHECKING, Any
 
+from cairn.api.bounds import shown_value
 from cairn.domain.evidence import Turn
 from cairn.domain.ids import EventId, SessionId
 from cairn.domain.scope import RecallContext, Scope, ScopeKind
-from cairn.errors import InvalidInputError, InvalidScopeError
+from cairn.errors import ArgumentOutOfRangeError, InvalidInputError, InvalidScopeError
 from cairn.ipc.messages import ScopeMessage, TurnMessage
 
 if TYPE_CHECKING:
@@ -99,7 +100,14 @@ def vector_to_message(vector: Iterable[float]) -> list[float]:
     already: a client never imports it (tests/ipc/test_light_client.py).
     """
     numpy: Any = sys.modules.get("numpy")
-    if numpy is not None and isinstance(vector, numpy.ndarray):
-        floats: list[float] = vector.astype(float).reshape(-1).tolist()
-        return floats
-    return [float(value) for value in vector]
+    try:
+        if numpy is not None and isinstance(vector, numpy.ndarray):
+            floats: list[float] = vector.astype(float).reshape(-1).tolist()
+            return floats
+        return [float(value) for value in vector]
+    except (TypeError, ValueError, OverflowError):
+        # The server checks the length and the values (cairn.Memory.recall); what is not
+        # a number at all cannot be sent, and is refused here the same way.
+        raise ArgumentOutOfRangeError(
+            f"query_vector must hold numbers; got {shown_value(vector)}"
+        ) from None

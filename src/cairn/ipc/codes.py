@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from cairn.errors import (
     AgentUnavailableError,
+    ArgumentOutOfRangeError,
     CairnError,
     ClearPendingError,
     ConflictingEventError,
@@ -65,6 +66,7 @@ ERROR_CODES: tuple[tuple[type[CairnError], str], ...] = (
     (SecretInIdentifierError, "secret_in_identifier"),
     (InvalidScopeError, "invalid_scope"),
     (InvalidTemporalError, "invalid_temporal"),
+    (ArgumentOutOfRangeError, "out_of_range"),
     (ProtectedClaimError, "protected_claim"),
     (InvalidTransitionError, "invalid_transition"),
     (InvalidInputError, "invalid_input"),

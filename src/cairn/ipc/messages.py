@@ -112,7 +112,9 @@ __all__ = [
 # wait_cleared; IntakeResult.rejection.
 # 3: forget takes ``item_id`` (a claim or a stored turn) and answers with the new
 # ForgetResult; remember requires ``by``; intake may answer ``suppressed``.
-PROTOCOL_VERSION = 4
+# 4: recall takes ``as_of`` and ``turn_id``; recalls, attention, consume_attention.
+# 5: error code ``out_of_range`` (an argument outside its range, cairn.api.bounds).
+PROTOCOL_VERSION = 5
 
 
 class _Message(msgspec.Struct, tag_field="type", kw_only=True):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 import attrs
 import msgspec
 
+from cairn.api import bounds
 from cairn.api.reports import IngestReport
 from cairn.errors import ProtocolError, ProtocolVersionError, ServerBusyError
 from cairn.ipc import messages as wire
@@ -150,6 +151,45 @@ def _nothing(answer: object) -> None:
     del answer
 
 
+# What a MessagePack integer holds; a wider Python int cannot be encoded at all.
+_WIRE_INTEGERS = range(-(2**63), 2**64)
+
+
+def _integer(value: object, check: Callable[[object], int]) -> int:
+    """``value`` as the request carries it.
+
+    The server checks every argument (cairn.api.bounds, through ``cairn.Memory``); the
+    client only refuses what it could not encode, or what would come back ``malformed``
+    instead of typed: a non-integer, or one wider than 64 bits (outside every range). It
+    does so with the server's own check, so the error and its sentence are the same.
+    """
+    if (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and value in _WIRE_INTEGERS
+    ):
+        return value
+    return check(value)  # raises: not an integer, or outside every range
+
+
+def _item_id(value: object) -> int:
+    (item_id,) = bounds.check_item_ids([value])
+    return item_id
+
+
+def _seconds(value: object, check: Callable[[object], float]) -> float | None:
+    """Like :func:`_integer`, for a number of seconds (an int is a number here)."""
+    if value is None:
+        return None
+    if isinstance(value, float) or (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and value in _WIRE_INTEGERS
+    ):
+        return value
+    return check(value)
+
+
 # -- ingestion -------------------------------------------------------------------------
 def ingest(
     agent_id: str, turns: Sequence[Turn]
@@ -236,9 +276,11 @@ def recall(
         session_id=scopes.session_id,
         user_id=scopes.user_id,
         project_id=scopes.project_id,
-        k=k,
-        budget_bytes=budget_bytes,
-        wait_s=wait_s,
+        k=None if k is None else _integer(k, bounds.check_k),
+        budget_bytes=None
+        if budget_bytes is None
+        else _integer(budget_bytes, bounds.check_budget_bytes),
+        wait_s=_seconds(wait_s, bounds.check_wait_s),
         query_vector=None if query_vector is None else vector_to_message(query_vector),
         as_of=as_of,
         turn_id=turn_id,
@@ -259,7 +301,10 @@ def recalls(
     agent_id: str, *, session_id: str | None = None, limit: int = 50
 ) -> Call[wire.RecallsResult, list[RecallRecord]]:
     request = wire.RecallsRequest(
-        id=UNNUMBERED, agent_id=agent_id, session_id=session_id, limit=limit
+        id=UNNUMBERED,
+        agent_id=agent_id,
+        session_id=session_id,
+        limit=_integer(limit, bounds.check_limit),
     )
     return Call(request, wire.RecallsResult, lambda r: r.records)
 
@@ -269,7 +314,10 @@ def attention(
     agent_id: str, *, session_id: str | None = None, limit: int = 50
 ) -> Call[wire.AttentionResult, list[AttentionItem]]:
     request = wire.AttentionRequest(
-        id=UNNUMBERED, agent_id=agent_id, session_id=session_id, limit=limit
+        id=UNNUMBERED,
+        agent_id=agent_id,
+        session_id=session_id,
+        limit=_integer(limit, bounds.check_limit),
     )
     return Call(request, wire.AttentionResult, lambda r: r.items)
 
@@ -278,7 +326,9 @@ def consume_attention(
     agent_id: str, item_ids: Sequence[int]
 ) -> Call[wire.ConsumeAttentionResult, int]:
     request = wire.ConsumeAttentionRequest(
-        id=UNNUMBERED, agent_id=agent_id, item_ids=list(item_ids)
+        id=UNNUMBERED,
+        agent_id=agent_id,
+        item_ids=[_integer(i, _item_id) for i in item_ids],
     )
     return Call(request, wire.ConsumeAttentionResult, lambda r: r.consumed)
 
@@ -402,7 +452,9 @@ def status() -> Call[wire.StatusResult, StatusReport]:
 
 
 def drain(timeout_s: float | None = None) -> Call[wire.DrainResult, DrainReport]:
-    request = wire.DrainRequest(id=UNNUMBERED, timeout_s=timeout_s)
+    request = wire.DrainRequest(
+        id=UNNUMBERED, timeout_s=_seconds(timeout_s, bounds.check_drain_timeout_s)
+    )
     return Call(request, wire.DrainResult, lambda r: r.report)
 
 

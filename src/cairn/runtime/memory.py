@@ -14,6 +14,7 @@ import attrs
 import numpy as np
 import trio
 
+from cairn.api import bounds
 from cairn.api.reports import (
     ClearReport,
     DrainReport,
@@ -30,7 +31,12 @@ from cairn.domain.evidence import SessionInfo, SessionKind
 from cairn.domain.ids import EventId, SessionId
 from cairn.domain.outcomes import IntakeOutcome, IntakeRejection, IntakeResult
 from cairn.domain.scope import RecallContext
-from cairn.errors import ConflictingEventError, InvalidInputError
+from cairn.errors import (
+    ArgumentOutOfRangeError,
+    CairnError,
+    ConflictingEventError,
+    InvalidInputError,
+)
 from cairn.ingestion.extract import RuleExtractor
 from cairn.ingestion.screen import screen_identifier
 from cairn.providers.gateway import QueryEmbeddingGateway
@@ -66,7 +72,7 @@ from cairn.vectors.manager import VectorStoreManager
 
 if TYPE_CHECKING:
     import datetime as dt
-    from collections.abc import AsyncIterator, Iterable, Sequence
+    from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 
     from cairn.api.reports import AttentionItem, RecallRecord
     from cairn.domain.evidence import Turn
@@ -75,6 +81,7 @@ if TYPE_CHECKING:
     from cairn.providers.embedding import EmbeddingProvider, Vectors
     from cairn.providers.http.text import TextProvider
     from cairn.retrieval.types import Recall
+    from cairn.vectors.identity import EmbeddingIdentity
 
 __all__ = ["Memory", "open_memory"]
 
@@ -204,13 +211,14 @@ class Memory:
         turn the prompt is built for: a second recall of the same session and turn returns
         that turn's contribution again (same request ID and blocks) without retrieving,
         unless a forget, clear or suppression committed since.
+
+        ``k``, ``budget_bytes``, ``wait_s``, ``query_vector`` and ``as_of`` outside their
+        ranges (cairn.api.bounds) raise ArgumentOutOfRangeError before anything runs.
         """
         if not query.strip():
             raise InvalidInputError("the query must not be blank")
-        if as_of is not None and as_of.utcoffset() is None:
-            raise InvalidInputError(
-                "as_of must be timezone-aware (e.g. 2026-03-01T09:00:00+00:00)"
-            )
+        if as_of is not None:
+            bounds.check_as_of(as_of)
         if turn_id is not None:
             if not turn_id.strip():
                 raise InvalidInputError("turn_id must be a non-blank string")
@@ -220,25 +228,24 @@ class Memory:
             context = RecallContext(session_id=session_id)
         if context.session_id is not None:
             screen_identifier("session ID", context.session_id)
-        vector: Vectors | None = None
-        if query_vector is not None:
-            if not isinstance(query_vector, np.ndarray):
-                query_vector = list(query_vector)  # any iterable of floats
-            vector = np.asarray(query_vector, dtype=np.float32).reshape(-1)
         config = self._core.config
         plan = RecallPlan(
             query=query,
             context=context,
-            k=k or config.recall_k,
-            budget_bytes=budget_bytes or config.budget_bytes,
-            query_vector=vector,
+            k=config.recall_k if k is None else bounds.check_k(k),
+            budget_bytes=config.budget_bytes
+            if budget_bytes is None
+            else bounds.check_budget_bytes(budget_bytes),
+            query_vector=None
+            if query_vector is None
+            else _query_vector(query_vector, self._core.active.identity),
             as_of=as_of,
             turn_id=turn_id,
         )
+        wait = config.recall_wait_s if wait_s is None else bounds.check_wait_s(wait_s)
         supervisor = await self._core.registry.get(agent_id)
-        return await supervisor.recall(
-            plan, config.recall_wait_s if wait_s is None else wait_s
-        )
+        with _single_error():
+            return await supervisor.recall(plan, wait)
 
     async def fetch_recall(self, agent_id: str, request_id: str) -> Recall:
         """A recall's answer by its request ID: a pending one's late result (or still
@@ -253,7 +260,7 @@ class Memory:
         """The durable records of the agent's recalls (one session's, or all), newest
         first: what each selected, dropped and allocated, by ID. A record outlives its
         answer's text (a forget drops the text, never the record)."""
-        _check_limit(limit)
+        bounds.check_limit(limit)
         if session_id is not None:
             screen_identifier("session ID", session_id)
         agent = (await self._core.registry.get(agent_id)).agent_id
@@ -270,7 +277,7 @@ class Memory:
         fetch, and failed, blocked and needs-input events of its tasks (repeats of one
         task in a session merged, with a count). Event texts are loaded now, so a
         forgotten or cleared event is never shown."""
-        _check_limit(limit)
+        bounds.check_limit(limit)
         if session_id is not None:
             screen_identifier("session ID", session_id)
         agent = (await self._core.registry.get(agent_id)).agent_id
@@ -283,9 +290,7 @@ class Memory:
     async def consume_attention(self, agent_id: str, item_ids: Sequence[int]) -> int:
         """Mark notices consumed (they leave :meth:`attention`); returns how many of
         the agent's open items that was. Another agent's IDs change nothing."""
-        ids = tuple(item_ids)
-        if any(isinstance(i, bool) or not isinstance(i, int) for i in ids):
-            raise InvalidInputError("attention item IDs are integers")
+        ids = bounds.check_item_ids(item_ids)
         async with self._core.admission.write(agent_id) as supervisor:
             return await supervisor.commit(ConsumeAttention(ids))
 
@@ -449,7 +454,11 @@ class Memory:
         raises :class:`DrainTimeoutError` and stays drained; :meth:`resume` re-arms in
         either case.
         """
-        limit_s = self._core.config.drain_timeout_s if timeout_s is None else timeout_s
+        limit_s = (
+            self._core.config.drain_timeout_s
+            if timeout_s is None
+            else bounds.check_drain_timeout_s(timeout_s)
+        )
         agents, elapsed_s = await self._core.admission.drain(limit_s)
         return DrainReport(agents, elapsed_s)
 
@@ -466,13 +475,61 @@ class Memory:
         await self._core.scrubber.attempt()
 
 
-# The most records or notices one call returns.
-MAX_LIST_LIMIT = 1000
+def _query_vector(values: Iterable[float], identity: EmbeddingIdentity) -> Vectors:
+    """A caller's query embedding as float32, refused unless it has the serving
+    embedder's dimension and finite float32 values, and (for cosine) a direction."""
+    if not isinstance(values, np.ndarray):
+        values = list(values)  # any iterable of floats
+    array = np.asarray(values)
+    if array.dtype.kind not in "iuf":
+        raise ArgumentOutOfRangeError(
+            f"query_vector must hold {identity.dimension} numbers;"
+            f" got {bounds.shown_value(values)}"
+        )
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused below
+        vector = array.astype(np.float32).reshape(-1)
+    if vector.size != identity.dimension:
+        raise ArgumentOutOfRangeError(
+            f"query_vector must have {identity.dimension} values (the serving"
+            f" embedder's dimension); got {vector.size}"
+        )
+    finite = np.isfinite(vector)
+    if not finite.all():
+        bad = array.reshape(-1)[int(np.argmin(finite))]
+        raise ArgumentOutOfRangeError(
+            "query_vector values must be finite numbers within float32's range;"
+            f" got {bounds.shown_value(bad.item())}"
+        )
+    if identity.metric == "cos" and not vector.any():
+        raise ArgumentOutOfRangeError(
+            "query_vector must not be all zeros: a cosine ranking needs a direction"
+        )
+    return vector
 
 
-def _check_limit(limit: int) -> None:
-    if isinstance(limit, bool) or not 0 < limit <= MAX_LIST_LIMIT:
-        raise InvalidInputError(f"limit must be an integer from 1 to {MAX_LIST_LIMIT}")
+@contextlib.contextmanager
+def _single_error() -> Iterator[None]:
+    """Raise a cairn error that arrived as the only one in a group, unwrapped.
+
+    Recall runs its candidate reads in a nursery; what fails there arrives as an
+    ExceptionGroup, but the caller is owed the typed error (and the IPC server an error
+    frame with its code, never ``internal``).
+    """
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        leaves = list(_leaves(group))
+        if len(leaves) == 1 and isinstance(leaves[0], CairnError):
+            raise leaves[0] from None
+        raise
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> Iterator[BaseException]:
+    for error in group.exceptions:
+        if isinstance(error, BaseExceptionGroup):
+            yield from _leaves(error)
+        else:
+            yield error
 
 
 @contextlib.asynccontextmanager

@@ -264,6 +264,12 @@ class ImportSummary:
     records: dict[str, ImportCounts]
     """By record type."""
     rejected: tuple[ImportRejection, ...]
+    directives_drafted: dict[AgentId, int] = attrs.field(factory=dict)
+    """Per agent, directives the file records as active that arrived as drafts: each does
+    nothing until the user approves it (an import with ``directives=active`` keeps them
+    active)."""
+    directive_times_clamped: int = 0
+    """Directives whose ``created_at`` or ``updated_at`` lay after now, stored as now."""
 
     def as_json(self) -> dict[str, Any]:
         return _json(self)

@@ -6,17 +6,23 @@ every record from one read snapshot. Import writes batches of records through
 starts each imported agent and waits until it is idle: its warm-up embeds everything
 imported (vectors are never exported) and extraction runs for evidence that was not yet
 extracted at export time.
+
+Directives a file records as active arrive as drafts unless the caller passes
+``directives=ImportedDirectives.ACTIVE`` (cairn.store.import_records says why); the summary
+counts them per agent, since each needs the user's approval before it does anything.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 from typing import TYPE_CHECKING, Final, TextIO
 
+import attrs
 import trio
 
-from cairn.domain.ids import validate_agent_id
+from cairn.domain.ids import AgentId, validate_agent_id
 from cairn.domain.outcomes import IntakeOutcome
 from cairn.errors import InvalidInputError
 from cairn.ingestion.screen import redact_record
@@ -38,7 +44,7 @@ from cairn.store.export import (
     header,
     iter_export,
 )
-from cairn.store.import_records import import_record
+from cairn.store.import_records import ImportedDirectives, import_record
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -49,10 +55,9 @@ if TYPE_CHECKING:
 
     from cairn.domain.claim import ClaimDraft
     from cairn.domain.evidence import EvidenceEvent
-    from cairn.domain.ids import AgentId
     from cairn.runtime.memory import Memory
 
-__all__ = ["export_memory", "import_memory"]
+__all__ = ["ImportedDirectives", "export_memory", "import_memory"]
 
 _IMPORT_BATCH = 256
 
@@ -122,7 +127,17 @@ def _accept_claim(draft: ClaimDraft, events: Sequence[EvidenceEvent]) -> bool:
     return bool(validate_drafts([draft], events))
 
 
-_Result = tuple[int, IntakeOutcome, "AgentId | None", "str | None", str]
+@attrs.frozen
+class _Result:
+    """What became of one line."""
+
+    line: int
+    outcome: IntakeOutcome
+    agent: AgentId | None
+    reason: str | None
+    kind: str
+    drafted: bool = False
+    clamped: bool = False
 
 
 def _kind(record: object) -> str:
@@ -130,6 +145,7 @@ def _kind(record: object) -> str:
 
 
 def _import_records(
+    directives: ImportedDirectives,
     connection: apsw.Connection,
     agent: AgentId,
     records: Sequence[tuple[int, object]],
@@ -140,14 +156,24 @@ def _import_records(
     for number, record in records:
         try:
             with connection:
-                outcome = import_record(connection, record, now, _accept_claim)
+                outcome = import_record(
+                    connection, record, now, _accept_claim, directives
+                )
         except InvalidInputError as error:
             results.append(
-                (number, IntakeOutcome.REJECTED, None, str(error), _kind(record))
+                _Result(number, IntakeOutcome.REJECTED, None, str(error), _kind(record))
             )
             continue
         results.append(
-            (number, outcome.outcome, outcome.agent, outcome.reason, _kind(record))
+            _Result(
+                number,
+                outcome.outcome,
+                outcome.agent,
+                outcome.reason,
+                _kind(record),
+                outcome.drafted,
+                outcome.clamped,
+            )
         )
     return results
 
@@ -162,40 +188,55 @@ def _route(
     for number, record in batch:
         kind = _kind(record)
         if isinstance(record, InvalidInputError):
-            results.append((number, IntakeOutcome.REJECTED, None, str(record), kind))
+            results.append(
+                _Result(number, IntakeOutcome.REJECTED, None, str(record), kind)
+            )
             continue
         if isinstance(record, dict) and record.get("type") == "header":
             try:
                 _check_header(number, record)
             except InvalidInputError as error:
-                results.append((number, IntakeOutcome.REJECTED, None, str(error), kind))
+                results.append(
+                    _Result(number, IntakeOutcome.REJECTED, None, str(error), kind)
+                )
             else:
-                results.append((number, IntakeOutcome.DUPLICATE, None, None, kind))
+                results.append(
+                    _Result(number, IntakeOutcome.DUPLICATE, None, None, kind)
+                )
             continue
         agent = record.get("agent") if isinstance(record, dict) else None
         if not isinstance(agent, str):
             reason = "field 'agent' must be a string"
-            results.append((number, IntakeOutcome.REJECTED, None, reason, kind))
+            results.append(_Result(number, IntakeOutcome.REJECTED, None, reason, kind))
             continue
         try:
             validate_agent_id(agent)
             # No secret comes back in through an import (cairn.ingestion.screen).
             screened = redact_record(record) if isinstance(record, dict) else record
         except ValueError as error:
-            results.append((number, IntakeOutcome.REJECTED, None, str(error), kind))
+            results.append(
+                _Result(number, IntakeOutcome.REJECTED, None, str(error), kind)
+            )
             continue
         by_agent.setdefault(str(agent), []).append((number, screened))
     return results, by_agent
 
 
 async def import_memory(
-    memory: Memory, path: Path, progress: Callable[[int], None] | None = None
+    memory: Memory,
+    path: Path,
+    progress: Callable[[int], None] | None = None,
+    *,
+    directives: ImportedDirectives = ImportedDirectives.DRAFT,
 ) -> ImportSummary:
     """Import an export file; returns counts by type and the rejected lines.
 
     A file without a valid header line raises InvalidInputError before anything is
     written. Each agent's records are written by that agent's coordinator; what they
     bring without vectors is embedded in the background (``wait_idle`` waits for it).
+    Directives the file records as active arrive as drafts (counted per agent in
+    ``directives_drafted``) unless ``directives`` is ``ImportedDirectives.ACTIVE``; a
+    directive time after the domain clock's now is stored as now.
     """
     files = trio.CapacityLimiter(1)
     lines = _parsed_lines(path)
@@ -208,6 +249,9 @@ async def import_memory(
     counts: dict[str, dict[str, int]] = {}
     rejected: list[ImportRejection] = []
     agents: dict[AgentId, None] = {}
+    drafted: dict[AgentId, int] = {}
+    clamped = 0
+    importer = functools.partial(_import_records, directives)
     core = runtime_core(memory)
     while chunk := await run_in_thread(
         lambda: list(itertools.islice(lines, _IMPORT_BATCH)), limiter=files
@@ -217,23 +261,28 @@ async def import_memory(
             # Each agent's records through its own coordinator, like any other write.
             async with core.admission.write(agent_id) as supervisor:
                 written: list[_Result] = await supervisor.commit(
-                    ImportRecords(tuple(records), _import_records)
+                    ImportRecords(tuple(records), importer)
                 )
                 results += written
                 supervisor.embed_backlog()
-        results.sort(key=lambda result: result[0])
-        for number, outcome, agent, reason, kind in results:
-            if outcome is IntakeOutcome.REJECTED:
-                rejected.append(ImportRejection(number, kind, reason))
+        results.sort(key=lambda result: result.line)
+        for result in results:
+            if result.outcome is IntakeOutcome.REJECTED:
+                rejected.append(
+                    ImportRejection(result.line, result.kind, result.reason)
+                )
                 continue
-            if kind == "header":
+            if result.kind == "header":
                 continue
-            if agent is not None:
-                agents[agent] = None
+            if result.agent is not None:
+                agents[result.agent] = None
+                if result.drafted:
+                    drafted[result.agent] = drafted.get(result.agent, 0) + 1
+            clamped += result.clamped
             entry = counts.setdefault(
-                kind, {"imported": 0, "duplicate": 0, "suppressed": 0}
+                result.kind, {"imported": 0, "duplicate": 0, "suppressed": 0}
             )
-            entry[_COUNTED_AS.get(outcome, "duplicate")] += 1
+            entry[_COUNTED_AS.get(result.outcome, "duplicate")] += 1
         if progress is not None:
             progress(sum(size for _, size, _ in chunk))
     for agent in agents:
@@ -242,4 +291,6 @@ async def import_memory(
         tuple(agents),
         {kind: ImportCounts(**entry) for kind, entry in counts.items()},
         tuple(rejected),
+        directives_drafted=dict(sorted(drafted.items())),
+        directive_times_clamped=clamped,
     )

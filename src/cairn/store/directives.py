@@ -36,6 +36,7 @@ __all__ = [
     "create_directive",
     "list_directives",
     "set_directive_status",
+    "suppression_started",
     "validate_directive",
 ]
 
@@ -80,13 +81,14 @@ def create_directive(
         (directive_id, agent_id, kind, text, status, stamp, stamp),
     )
     if status == DirectiveStatus.ACTIVE.value:
-        _suppression_started(connection, agent_id, kind)
+        suppression_started(connection, agent_id, kind)
     return directive_id
 
 
-def _suppression_started(
+def suppression_started(
     connection: apsw.Connection, agent_id: AgentId, kind: str
 ) -> None:
+    """An active directive was stored (created, approved or imported as active)."""
     # A late result stored before the topic was suppressed may quote it.
     if kind == DirectiveKind.SUPPRESS_TOPIC.value:
         drop_late_results(connection, agent_id)
@@ -129,7 +131,7 @@ def set_directive_status(
         (status.value, stamp, agent_id, directive_id),
     )
     if status is DirectiveStatus.ACTIVE:
-        _suppression_started(connection, agent_id, str(row[0]))
+        suppression_started(connection, agent_id, str(row[0]))
     return _load(connection, agent_id, directive_id)
 
 

@@ -5,11 +5,17 @@ same intake of turns (``insert_events``), and for claims the same draft validati
 committed extraction passes (handed in by the caller, which may import ingestion).
 Import is idempotent: a record already stored with the same content is a duplicate, with
 other content it is rejected and the stored row is left as it was.
+
+A file is data, not the user's voice: directives it records as active arrive as drafts
+(``ImportedDirectives.DRAFT``, the default) unless the operator says the file is their own
+(``ImportedDirectives.ACTIVE``), and a directive time later than now is clamped to now, so
+no imported directive sorts before the user's own by a date it made up.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import enum
 import json
 import re
 from typing import TYPE_CHECKING, Any, Final
@@ -31,6 +37,7 @@ from cairn.errors import InvalidInputError
 from cairn.store.agents import ensure_agent
 from cairn.store.claims import claim_fts_body
 from cairn.store.clear_jobs import pending_clear
+from cairn.store.directives import suppression_started, validate_directive
 from cairn.store.evidence import (
     IntakeOutcome,
     insert_events,
@@ -53,9 +60,18 @@ if TYPE_CHECKING:
 
     import apsw
 
-__all__ = ["ImportOutcome", "import_record"]
+__all__ = ["ImportOutcome", "ImportedDirectives", "import_record"]
 
 _HASH = re.compile(r"^[0-9a-f]{64}$")
+
+
+class ImportedDirectives(enum.StrEnum):
+    """How the directives of an import file arrive."""
+
+    DRAFT = "draft"
+    """Active ones arrive as drafts: nothing steers the model until the user approves it."""
+    ACTIVE = "active"
+    """As the file records them: for the operator's own export, restored on purpose."""
 
 
 @attrs.frozen
@@ -63,6 +79,10 @@ class ImportOutcome:
     outcome: IntakeOutcome
     agent: AgentId | None = None
     reason: str | None = None
+    drafted: bool = False
+    """A directive the file records as active was stored as a draft."""
+    clamped: bool = False
+    """A directive time later than now was stored as now."""
 
 
 def _ok(agent: AgentId) -> ImportOutcome:
@@ -139,11 +159,12 @@ def import_record(
     record: object,
     now: dt.datetime,
     validate_claim: Callable[[ClaimDraft, Sequence[EvidenceEvent]], bool],
+    directives: ImportedDirectives = ImportedDirectives.DRAFT,
 ) -> ImportOutcome:
     """Validate and store one record; the caller owns the transaction.
 
     Raises InvalidInputError for a malformed record (the caller reports the line);
-    returns the outcome otherwise.
+    returns the outcome otherwise. ``directives`` says how directive records arrive.
     """
     if not isinstance(record, dict):
         raise InvalidInputError("each line must be a JSON object")
@@ -158,11 +179,15 @@ def import_record(
     except ValueError as error:
         raise InvalidInputError(str(error)) from None
     ensure_agent(connection, agent, now)
+    if kind == "directive":
+        try:
+            return _import_directive(connection, agent, record, now, directives)
+        except ValueError as error:
+            raise InvalidInputError(str(error)) from None
     importer = {
         "event": _import_event,
         "claim": _import_claim,
         "derivation": _import_derivation,
-        "directive": _import_directive,
         "tombstone": _import_tombstone,
         "evidence_tombstone": _import_evidence_tombstone,
     }[kind]
@@ -503,7 +528,8 @@ def _import_directive(
     connection: apsw.Connection,
     agent: AgentId,
     record: dict[str, Any],
-    _validate: object,
+    now: dt.datetime,
+    directives: ImportedDirectives,
 ) -> ImportOutcome:
     fields = _Fields(
         record, {"id", "kind", "text", "status", "created_at", "updated_at"}
@@ -513,14 +539,24 @@ def _import_directive(
         fields.text("kind"),
         fields.text("text"),
     )
-    status = fields.text("status")
+    recorded_status = fields.text("status")
     if kind not in {"instruction", "suppress_topic"}:
         raise InvalidInputError(f"unknown directive kind {kind!r}")
-    if status not in {"draft", "active", "revoked"}:
-        raise InvalidInputError(f"unknown directive status {status!r}")
+    if recorded_status not in {"draft", "active", "revoked"}:
+        raise InvalidInputError(f"unknown directive status {recorded_status!r}")
     if not text.strip():
         raise InvalidInputError("a directive needs text")
-    created_at, updated_at = fields.time("created_at"), fields.time("updated_at")
+    recorded = (fields.time("created_at"), fields.time("updated_at"))
+    # Directives are listed and rendered newest first: a time after now would put a
+    # file's directive ahead of every one the user makes until then.
+    latest = _iso(now)
+    created_at, updated_at = (min(moment, latest, key=_instant) for moment in recorded)
+    drafted = directives is ImportedDirectives.DRAFT and recorded_status == "active"
+    status = "draft" if drafted else recorded_status
+    if status == "active":
+        # What steers the model passes today's checks (length, a topic not too broad),
+        # as a created directive does; a draft is checked again when it is approved.
+        validate_directive(kind, text)
     row = (agent, kind, text, status, created_at, updated_at)
     existing = connection.execute(
         "SELECT agent_id, kind, text, status, created_at, updated_at FROM directives"
@@ -528,15 +564,33 @@ def _import_directive(
         (directive_id,),
     ).fetchone()
     if existing is not None:
-        if tuple(existing) == row:
+        # Re-importing a directory's own export finds its rows as they are: a duplicate.
+        if tuple(existing) in {row, (agent, kind, text, recorded_status, *recorded)}:
             return _duplicate(agent)
+        if tuple(existing) == (agent, kind, text, "draft", created_at, updated_at):
+            return _rejected(
+                agent,
+                f"directive {directive_id} was imported as a draft before;"
+                " approve it instead (cairn directives approve)",
+            )
         return _rejected(agent, "directive id already stored with different content")
     connection.execute(
         "INSERT INTO directives (directive_id, agent_id, kind, text, status, created_at,"
         " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
         (directive_id, *row),
     )
-    return _ok(agent)
+    if status == "active":
+        suppression_started(connection, agent, kind)
+    return ImportOutcome(
+        IntakeOutcome.INGESTED,
+        agent,
+        drafted=drafted,
+        clamped=(created_at, updated_at) != recorded,
+    )
+
+
+def _instant(stamp: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(stamp)
 
 
 def _import_tombstone(
