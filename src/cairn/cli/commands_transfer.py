@@ -43,7 +43,11 @@ def _sink(target: Path) -> Iterator[TextIO]:
         yield sys.stdout
         return
     partial = target.with_name(f".{target.name}.partial")
-    with partial.open("w", encoding="utf-8", newline="\n") as stream:
+    # 0600: an export holds every memory of the directory, readable by its owner only
+    # (a partial file left by an older cairn keeps its mode if reused, so it goes first).
+    partial.unlink(missing_ok=True)
+    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as stream:
         try:
             yield stream
         except BaseException:

@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Annotated
 
 import attrs
+import trio
 import typer
 from rich.table import Table
 from rich.text import Text
@@ -26,6 +27,8 @@ from cairn.cli.progress import progress_bar, shows_progress
 from cairn.cli.target import open_target
 from cairn.cli.terminal import shown
 from cairn.runtime import upkeep
+from cairn.runtime.private_files import LoosePath, loose_paths
+from cairn.runtime.threads import run_in_thread
 
 if TYPE_CHECKING:
     from cairn.api.status import StatusReport
@@ -128,7 +131,25 @@ def reindex(
     run(body)
 
 
-def _print_doctor(report: DoctorReport) -> None:
+def _file_modes(
+    found: list[LoosePath], remaining: list[LoosePath]
+) -> dict[str, list[dict[str, str]]]:
+    """The loose modes doctor found: those opening the directory made private, and
+    those still loose (a path this user may not change)."""
+    still = {loose.path for loose in remaining}
+
+    def entry(loose: LoosePath) -> dict[str, str]:
+        return {"path": str(loose.path), "mode": f"{loose.mode:04o}"}
+
+    return {
+        "made_private": [entry(loose) for loose in found if loose.path not in still],
+        "loose": [entry(loose) for loose in remaining],
+    }
+
+
+def _print_doctor(
+    report: DoctorReport, modes: dict[str, list[dict[str, str]]], *, ok: bool
+) -> None:
     console = stdout_console()
     table = Table("check", "result")
     sqlite = report.sqlite_integrity
@@ -155,9 +176,20 @@ def _print_doctor(report: DoctorReport) -> None:
     console.print(table)
     for line in report.repairs or ():
         console.print(shown(f"repaired: {line}"))
+    for tightened in modes["made_private"]:
+        console.print(
+            shown(f"made private: {tightened['path']} (was {tightened['mode']})")
+        )
     for line in report.problems:
         console.print(shown(f"problem: {line}"))
-    console.print("healthy" if report.ok else "problems remain")
+    for loose in modes["loose"]:
+        console.print(
+            shown(
+                f"problem: {loose['path']} has mode {loose['mode']}: others may read"
+                " it, and this user cannot change it"
+            )
+        )
+    console.print("healthy" if ok else "problems remain")
 
 
 @app.command()
@@ -172,17 +204,23 @@ def doctor(
     cli: CliContext = context.obj
 
     async def body() -> int:
+        # Read before the claim: claiming the directory makes these private.
+        loose = await run_in_thread(
+            lambda: loose_paths(cli.data), limiter=trio.CapacityLimiter(1)
+        )
         async with cli.open() as memory:
             report = await upkeep.check(memory)
             if repair:
                 found = report
                 repairs = await upkeep.repair(memory, found)
                 report = (await upkeep.check(memory)).after_repair(found, repairs)
+        modes = _file_modes(loose, loose_paths(cli.data))
+        ok = report.ok and not modes["loose"]
         if as_json:
-            emit_json(report.as_json())
+            emit_json({**report.as_json(), "file_modes": modes, "ok": ok})
         else:
-            _print_doctor(report)
-        return EXIT_OK if report.ok else EXIT_FAILED
+            _print_doctor(report, modes, ok=ok)
+        return EXIT_OK if ok else EXIT_FAILED
 
     run(body)
 

@@ -32,6 +32,7 @@ import attrs
 
 from cairn.clock import SystemDomainClock
 from cairn.errors import DataDirectoryInUseError
+from cairn.runtime.private_files import make_private_directory
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -214,10 +215,11 @@ def claim_data_directory(
 ) -> DirectoryLock | Occupant:
     """Take the data directory's lock without waiting, or say who holds it.
 
-    Creates the directory if needed. A ``server.json`` left behind by a dead holder is
+    Creates the directory if needed (0700, and what an older cairn left readable by
+    others in it is made private: cairn.runtime.private_files). A ``server.json`` left behind by a dead holder is
     removed once the lock is ours.
     """
-    data_dir.mkdir(parents=True, exist_ok=True)
+    make_private_directory(data_dir)
     lock_path = data_dir / LOCK_NAME
     descriptor = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
     try:

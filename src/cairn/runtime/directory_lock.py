@@ -19,6 +19,7 @@ import os
 from typing import TYPE_CHECKING
 
 from cairn.errors import DataDirectoryInUseError
+from cairn.runtime.private_files import make_private_directory
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -44,7 +45,7 @@ def _holder_pid(lock_path: Path) -> int | None:
 def hold_directory(data_dir: Path) -> Iterator[None]:
     """Hold the data directory's lock while the block runs (unless this process holds it
     already), or raise DataDirectoryInUseError."""
-    data_dir.mkdir(parents=True, exist_ok=True)
+    make_private_directory(data_dir)
     lock_path = data_dir / LOCK_NAME
     descriptor = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
