@@ -284,3 +284,14 @@ class TooManyConnectionsError(IpcError, ConnectionRefusedError):
 
 class ConnectionLostError(IpcError, ConnectionError):
     """The peer closed the connection; a request without an answer may or may not have run."""
+
+
+# Data directory and socket ownership: a live server's socket, a read-only directory.
+
+
+class SocketInUseError(CairnError):
+    """A live server already listens on the socket path; it is never replaced."""
+
+
+class ReadOnlyDataDirectoryError(CairnError):
+    """The data directory cannot be written; only the read-only commands can run on it."""
