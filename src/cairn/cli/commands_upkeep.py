@@ -258,10 +258,9 @@ def doctor(
     cli: CliContext = context.obj
 
     async def body() -> int:
+        files = trio.CapacityLimiter(1)
         # Read before the claim: claiming the directory makes these private.
-        loose = await run_in_thread(
-            lambda: loose_paths(cli.data), limiter=trio.CapacityLimiter(1)
-        )
+        loose = await run_in_thread(lambda: loose_paths(cli.data), limiter=files)
         try:
             async with cli.open() as memory:
                 report = await upkeep.check(memory)
@@ -274,8 +273,12 @@ def doctor(
                 raise  # a repair writes
             async with open_stored(cli) as stored:
                 checked = await doctor_stored(stored)
-            return _finish_doctor(checked, loose, loose_paths(cli.data), as_json)
-        return _finish_doctor(report, loose, loose_paths(cli.data), as_json)
+            remaining = await run_in_thread(
+                lambda: loose_paths(cli.data), limiter=files
+            )
+            return _finish_doctor(checked, loose, remaining, as_json)
+        remaining = await run_in_thread(lambda: loose_paths(cli.data), limiter=files)
+        return _finish_doctor(report, loose, remaining, as_json)
 
     run(body)
 

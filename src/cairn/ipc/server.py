@@ -453,6 +453,8 @@ class _Admission:
 
 # How long a connect to an existing socket may take to say whether a server is there.
 _PROBE_TIMEOUT_S = 5.0
+# struct ucred: pid, uid, gid.
+_PEER_CREDENTIALS = struct.Struct("3i")
 
 
 def _file_identity(path: Path) -> tuple[int, int] | None:
@@ -485,9 +487,6 @@ def _peer_pid(probe: trio.socket.SocketType) -> int | None:
         return None
     pid, _uid, _gid = _PEER_CREDENTIALS.unpack(credentials)
     return int(pid) or None
-
-
-_PEER_CREDENTIALS = struct.Struct("3i")
 
 
 async def _remove_stale_socket(path: Path) -> None:
@@ -543,9 +542,10 @@ async def serve_unix_socket(
 
     A socket file left at ``path`` is replaced only when no server listens on it (a
     dead server's); a live one, whatever data directory it serves, makes this raise
-    :class:`SocketInUseError` and its socket is left alone. ``task_status.started`` gets the limits in force: the
-    connection cap may be lower than asked (:func:`connection_budget`, which may also
-    raise this process's soft ``RLIMIT_NOFILE``).
+    :class:`SocketInUseError` and its socket is left alone. At the end only the file
+    this server bound is removed. ``task_status.started`` gets the limits in force:
+    the connection cap may be lower than asked (:func:`connection_budget`, which may
+    also raise this process's soft ``RLIMIT_NOFILE``).
     """
     limits = limits or ServerLimits()
     limits = attrs.evolve(
