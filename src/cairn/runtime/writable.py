@@ -38,7 +38,8 @@ READ_ONLY_COMMANDS = "status, doctor (without --repair) and export"
 
 def unwritable_reason(data_dir: Path) -> str | None:
     """Why this process cannot write ``data_dir`` and its database, or None if it can."""
-    if not os.access(data_dir, os.W_OK | os.X_OK):
+    effective = os.access in os.supports_effective_ids
+    if not os.access(data_dir, os.W_OK | os.X_OK, effective_ids=effective):
         problem = errno.EROFS if _read_only_mount(data_dir) else errno.EACCES
         return (
             f"the data directory {data_dir} is read-only here ({os.strerror(problem)})"
