@@ -13,7 +13,8 @@ catch it, from the closest builtin as well. SQLite's errors reach callers only a
     │   ├── MessageTooLargeError              a turn over the per-message segment cap
     │   ├── SecretInIdentifierError           an event/session/request ID holding a secret
     │   ├── ProtectedClaimError               persona/working rows have their own lifecycle
-    │   └── InvalidTransitionError            e.g. approving a directive that is not a draft
+    │   ├── InvalidTransitionError            e.g. approving a directive that is not a draft
+    │   └── ArgumentOutOfRangeError           a number outside its documented range
     ├── UnknownRequestError (KeyError)        no recall request with that ID
     ├── UnknownClaimError (KeyError)          no claim with that ID in the agent
     │   └── UnknownMemoryError                neither a claim nor a stored turn (forget)
@@ -39,6 +40,8 @@ catch it, from the closest builtin as well. SQLite's errors reach callers only a
     ├── AgentUnavailableError (RuntimeError)  the agent failed; a later call retries it
     ├── DrainTimeoutError (TimeoutError)      accepted work did not settle in time
     ├── DataDirectoryInUseError               another process holds the data directory
+    ├── ReadOnlyDataDirectoryError            the data directory cannot be written
+    ├── SocketInUseError                      a live server listens on that socket path
     └── IpcError                              the IPC conversation failed
         ├── ProtocolError                     a malformed, oversize or unexpected frame
         │   └── ProtocolVersionError          no protocol version in common
@@ -51,6 +54,7 @@ from __future__ import annotations
 
 __all__ = [
     "AgentUnavailableError",
+    "ArgumentOutOfRangeError",
     "CairnError",
     "ClearPendingError",
     "ConflictingEventError",
@@ -70,10 +74,12 @@ __all__ = [
     "ProtocolVersionError",
     "ProviderContractError",
     "ProviderError",
+    "ReadOnlyDataDirectoryError",
     "RuntimeClosedError",
     "SchemaVersionError",
     "SecretInIdentifierError",
     "ServerBusyError",
+    "SocketInUseError",
     "StaleLeaseError",
     "StaleResultError",
     "StorageCorruptError",
@@ -286,12 +292,16 @@ class ConnectionLostError(IpcError, ConnectionError):
     """The peer closed the connection; a request without an answer may or may not have run."""
 
 
-# -- argument bounds (cairn.api.bounds) --------------------------------------------------
-__all__ += ["ArgumentOutOfRangeError"]
-
-
 class ArgumentOutOfRangeError(InvalidInputError):
     """A numeric argument (``k``, ``budget_bytes``, ``wait_s``, ``timeout_s``, a
     ``limit``, an ``as_of`` time, a query vector, attention item IDs) is outside the range
     :mod:`cairn.api.bounds` documents for it; the message names the argument, the value
     and the range, and nothing was done."""
+
+
+class SocketInUseError(CairnError):
+    """A live server already listens on the socket path; it is never replaced."""
+
+
+class ReadOnlyDataDirectoryError(CairnError):
+    """The data directory cannot be written; only the read-only commands can run on it."""

@@ -25,7 +25,7 @@ from cairn.cli.terminal import visible
 from cairn.clock import DomainClock
 from cairn.config import MemoryConfig
 from cairn.domain.characters import json_escape
-from cairn.errors import CairnError, DataDirectoryInUseError
+from cairn.errors import CairnError, DataDirectoryInUseError, SocketInUseError
 from cairn.ipc.directory import Occupant, claim_data_directory
 from cairn.providers.embedding import EmbeddingProvider
 from cairn.runtime.memory import open_memory
@@ -65,8 +65,8 @@ EXIT_CODES = (
     "Exit codes: 0 success; 1 unexpected failure, a failing provider check, or doctor"
     " found problems it did not repair; 2 bad usage, input or configuration (nothing"
     " stored); 3 some input lines were rejected (the rest is stored); 4 another cairn"
-    " process holds the data directory and the command cannot go through it (nothing"
-    " done); 130 interrupted."
+    " process holds the data directory and the command cannot go through it, or a live"
+    " server listens on the socket path asked for (nothing done); 130 interrupted."
 )
 
 app = typer.Typer(
@@ -205,8 +205,9 @@ def _cairn_errors(error: BaseException) -> list[CairnError] | None:
 
 
 def exit_code_for(errors: list[CairnError]) -> int:
-    """4 if another process holds the data directory, else 2."""
-    if any(isinstance(error, DataDirectoryInUseError) for error in errors):
+    """4 if another process holds the data directory or the socket path, else 2."""
+    in_use = (DataDirectoryInUseError, SocketInUseError)
+    if any(isinstance(error, in_use) for error in errors):
         return EXIT_IN_USE
     return EXIT_BAD_INPUT
 

@@ -1,4 +1,7 @@
-"""``status``: counts, epochs, pending clear jobs per agent; runtime state of live agents."""
+"""``status``: counts, epochs, pending clear jobs per agent; runtime state of live agents.
+
+On a data directory this process cannot write, the stored counts alone, read-only
+(cairn.cli.read_only)."""
 
 from __future__ import annotations
 
@@ -11,9 +14,11 @@ from rich.text import Text
 
 from cairn.cli.app import EXIT_OK, CliContext, JsonOption, app, emit_json, run
 from cairn.cli.app import stdout_console as console
+from cairn.cli.read_only import open_stored, stored_status
 from cairn.cli.target import open_target
 from cairn.cli.terminal import shown, visible
 from cairn.domain.ids import AgentId
+from cairn.errors import ReadOnlyDataDirectoryError
 from cairn.store.agents import agent_epochs
 from cairn.store.clear_jobs import pending_clear_jobs
 from cairn.store.embeddings import embeddings_by_identity
@@ -65,6 +70,7 @@ async def read_status(target: Target) -> dict[str, Any]:
     return {
         "data_dir": status.data_dir,
         "embedder": attrs.asdict(status.embedder),
+        "read_only": False,
         "agents": agents,
     }
 
@@ -72,13 +78,13 @@ async def read_status(target: Target) -> dict[str, Any]:
 def _print(status: dict[str, Any]) -> None:
     out = console()
     embedder = status["embedder"]
-    out.print(
-        Text(
-            f"data: {visible(status['data_dir'])}\nembedder:"
-            f" {visible(embedder['provider'])} {visible(embedder['model'])}"
-            f" ({embedder['dimension']} dimensions)"
-        )
+    serving = (
+        "not loaded (read-only data directory: stored counts only)"
+        if embedder is None
+        else f"{visible(embedder['provider'])} {visible(embedder['model'])}"
+        f" ({embedder['dimension']} dimensions)"
     )
+    out.print(Text(f"data: {visible(status['data_dir'])}\nembedder: {serving}"))
     table = Table(
         "agent",
         "events",
@@ -111,8 +117,13 @@ def status(context: typer.Context, as_json: JsonOption = False) -> None:
     cli: CliContext = context.obj
 
     async def body() -> int:
-        async with open_target(cli) as target:
-            report = await read_status(target)
+        try:
+            async with open_target(cli) as target:
+                report = await read_status(target)
+        except ReadOnlyDataDirectoryError:
+            # Nobody can write the directory: its stored counts, read-only.
+            async with open_stored(cli) as stored:
+                report = await stored_status(stored)
         if as_json:
             emit_json(report)
         else:

@@ -24,8 +24,9 @@ from cairn.cli.app import (
     stdout_console,
 )
 from cairn.cli.progress import progress_bar
+from cairn.cli.read_only import export_stored, open_stored
 from cairn.cli.terminal import shown
-from cairn.errors import InvalidInputError
+from cairn.errors import InvalidInputError, ReadOnlyDataDirectoryError
 from cairn.runtime.threads import run_in_thread
 from cairn.runtime.transfer import ImportedDirectives, export_memory, import_memory
 
@@ -43,7 +44,14 @@ def _sink(target: Path) -> Iterator[TextIO]:
         yield sys.stdout
         return
     partial = target.with_name(f".{target.name}.partial")
-    with partial.open("w", encoding="utf-8", newline="\n") as stream:
+    # 0600: an export holds every memory of the directory, readable by its owner only
+    # (a partial file left by an older cairn keeps its mode if reused, so it goes first).
+    try:
+        partial.unlink(missing_ok=True)
+        descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    except OSError as error:
+        raise InvalidInputError(f"cannot write {target}: {error.strerror}") from None
+    with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as stream:
         try:
             yield stream
         except BaseException:
@@ -83,12 +91,21 @@ def export_(
             file.parent.is_dir, limiter=trio.CapacityLimiter(1)
         ):
             raise InvalidInputError(f"no such directory: {file.parent}")
-        async with cli.open() as memory:
-            with (
-                progress_bar("export", None, as_json=as_json or to_stdout) as bar,
-                _sink(file) as sink,
-            ):
-                summary = await export_memory(memory, sink, agent, bar.advance)
+        try:
+            async with cli.open() as memory:
+                with (
+                    progress_bar("export", None, as_json=as_json or to_stdout) as bar,
+                    _sink(file) as sink,
+                ):
+                    summary = await export_memory(memory, sink, agent, bar.advance)
+        except ReadOnlyDataDirectoryError:
+            # Nobody can write the directory: export what is stored, read-only.
+            async with open_stored(cli) as stored:
+                with (
+                    progress_bar("export", None, as_json=as_json or to_stdout) as bar,
+                    _sink(file) as sink,
+                ):
+                    summary = await export_stored(stored, sink, agent, bar.advance)
         if to_stdout:
             return EXIT_OK
         if as_json:

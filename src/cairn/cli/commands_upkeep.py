@@ -4,9 +4,10 @@ directory."""
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import attrs
+import trio
 import typer
 from rich.table import Table
 from rich.text import Text
@@ -23,13 +24,17 @@ from cairn.cli.app import (
     stdout_console,
 )
 from cairn.cli.progress import progress_bar, shows_progress
+from cairn.cli.read_only import doctor_stored, open_stored
 from cairn.cli.target import open_target
 from cairn.cli.terminal import shown
+from cairn.errors import ReadOnlyDataDirectoryError
 from cairn.runtime import upkeep
+from cairn.runtime.operator_reports import DoctorReport
+from cairn.runtime.private_files import LoosePath, loose_paths
+from cairn.runtime.threads import run_in_thread
 
 if TYPE_CHECKING:
     from cairn.api.status import StatusReport
-    from cairn.runtime.operator_reports import DoctorReport
 
 __all__: list[str] = []
 
@@ -128,7 +133,25 @@ def reindex(
     run(body)
 
 
-def _print_doctor(report: DoctorReport) -> None:
+def _file_modes(
+    found: list[LoosePath], remaining: list[LoosePath]
+) -> dict[str, list[dict[str, str]]]:
+    """The loose modes doctor found: those opening the directory made private, and
+    those still loose (a path this user may not change)."""
+    still = {loose.path for loose in remaining}
+
+    def entry(loose: LoosePath) -> dict[str, str]:
+        return {"path": str(loose.path), "mode": f"{loose.mode:04o}"}
+
+    return {
+        "made_private": [entry(loose) for loose in found if loose.path not in still],
+        "loose": [entry(loose) for loose in remaining],
+    }
+
+
+def _print_doctor(
+    report: DoctorReport, modes: dict[str, list[dict[str, str]]], *, ok: bool
+) -> None:
     console = stdout_console()
     table = Table("check", "result")
     sqlite = report.sqlite_integrity
@@ -155,9 +178,72 @@ def _print_doctor(report: DoctorReport) -> None:
     console.print(table)
     for line in report.repairs or ():
         console.print(shown(f"repaired: {line}"))
+    for tightened in modes["made_private"]:
+        console.print(
+            shown(f"made private: {tightened['path']} (was {tightened['mode']})")
+        )
     for line in report.problems:
         console.print(shown(f"problem: {line}"))
-    console.print("healthy" if report.ok else "problems remain")
+    for loose in modes["loose"]:
+        console.print(shown(f"problem: {_loose_problem(loose)}"))
+    console.print("healthy" if ok else "problems remain")
+
+
+def _finish_doctor(
+    report: DoctorReport | dict[str, Any],
+    found: list[LoosePath],
+    remaining: list[LoosePath],
+    as_json: bool,
+) -> int:
+    """Print the report (a runtime's, or the read-only checks' JSON) with the file
+    modes; the exit code."""
+    modes = _file_modes(found, remaining)
+    data = report.as_json() if isinstance(report, DoctorReport) else report
+    problems = [*data["problems"], *(_loose_problem(entry) for entry in modes["loose"])]
+    ok = not problems
+    if as_json:
+        emit_json({**data, "problems": problems, "file_modes": modes, "ok": ok})
+    elif isinstance(report, DoctorReport):
+        _print_doctor(report, modes, ok=ok)
+    else:
+        _print_read_only_doctor(report, modes, problems)
+    return EXIT_OK if ok else EXIT_FAILED
+
+
+def _loose_problem(entry: dict[str, str]) -> str:
+    return (
+        f"{entry['path']} has mode {entry['mode']}: others may read it, and this user"
+        " cannot change it"
+    )
+
+
+def _print_read_only_doctor(
+    report: dict[str, Any], modes: dict[str, list[dict[str, str]]], problems: list[str]
+) -> None:
+    console = stdout_console()
+    table = Table("check", "result")
+    sqlite = report["sqlite_integrity"]
+    table.add_row(
+        "sqlite integrity_check", shown(str(sqlite if sqlite == "ok" else list(sqlite)))
+    )
+    for name, entry in report["fts"].items():
+        table.add_row(
+            f"{name} rows",
+            f"{entry['rows_without_owner']} rows without owner,"
+            f" {entry['owners_without_row']} owners without row",
+        )
+    table.add_row("clear jobs pending", str(len(report["clear_jobs_pending"])))
+    console.print(table)
+    console.print("read-only data directory: only the checks that read were run")
+    for skipped in report["skipped"]:
+        console.print(f"skipped: {skipped}")
+    for tightened in modes["made_private"]:
+        console.print(
+            shown(f"made private: {tightened['path']} (was {tightened['mode']})")
+        )
+    for line in problems:
+        console.print(shown(f"problem: {line}"))
+    console.print("problems remain" if problems else "healthy, as far as read")
 
 
 @app.command()
@@ -172,17 +258,27 @@ def doctor(
     cli: CliContext = context.obj
 
     async def body() -> int:
-        async with cli.open() as memory:
-            report = await upkeep.check(memory)
+        files = trio.CapacityLimiter(1)
+        # Read before the claim: claiming the directory makes these private.
+        loose = await run_in_thread(lambda: loose_paths(cli.data), limiter=files)
+        try:
+            async with cli.open() as memory:
+                report = await upkeep.check(memory)
+                if repair:
+                    found = report
+                    repairs = await upkeep.repair(memory, found)
+                    report = (await upkeep.check(memory)).after_repair(found, repairs)
+        except ReadOnlyDataDirectoryError:
             if repair:
-                found = report
-                repairs = await upkeep.repair(memory, found)
-                report = (await upkeep.check(memory)).after_repair(found, repairs)
-        if as_json:
-            emit_json(report.as_json())
-        else:
-            _print_doctor(report)
-        return EXIT_OK if report.ok else EXIT_FAILED
+                raise  # a repair writes
+            async with open_stored(cli) as stored:
+                checked = await doctor_stored(stored)
+            remaining = await run_in_thread(
+                lambda: loose_paths(cli.data), limiter=files
+            )
+            return _finish_doctor(checked, loose, remaining, as_json)
+        remaining = await run_in_thread(lambda: loose_paths(cli.data), limiter=files)
+        return _finish_doctor(report, loose, remaining, as_json)
 
     run(body)
 

@@ -32,6 +32,8 @@ import attrs
 
 from cairn.clock import SystemDomainClock
 from cairn.errors import DataDirectoryInUseError
+from cairn.runtime.private_files import make_private_directory
+from cairn.runtime.writable import READ_ONLY_ERRNOS, read_only_error, unwritable_reason
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -139,6 +141,8 @@ class DirectoryLock:
 
     data_dir: Path
     _descriptor: int
+    # Held on a directory this process cannot write: nothing may be written there.
+    read_only: bool = False
     _published: bool = False
 
     @property
@@ -210,29 +214,96 @@ def _occupant(data_dir: Path) -> Occupant:
 
 
 def claim_data_directory(
-    data_dir: Path, *, role: Role, command: str
+    data_dir: Path, *, role: Role, command: str, read_only: bool = False
 ) -> DirectoryLock | Occupant:
     """Take the data directory's lock without waiting, or say who holds it.
 
-    Creates the directory if needed. A ``server.json`` left behind by a dead holder is
-    removed once the lock is ours.
+    Creates the directory if needed (0700, and what an older cairn left readable by
+    others in it is made private: cairn.runtime.private_files). A ``server.json`` left
+    behind by a dead holder is removed once the lock is ours.
+
+    A directory this process cannot write (cairn.runtime.writable) is still locked (a
+    lock file it cannot open for writing is locked through a read-only descriptor) so
+    that no writer starts while it is read; then ``read_only`` says what to do: without
+    it the claim is refused with ReadOnlyDataDirectoryError naming ``command``, with it
+    the lock comes back with ``read_only`` set (the holder line and the record stay
+    the previous holder's: nothing is written). A holder that is already there is
+    reported as usual either way: a server may serve a directory the caller cannot
+    write.
     """
-    data_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        make_private_directory(data_dir)
+    except OSError as error:
+        if error.errno not in READ_ONLY_ERRNOS:
+            raise
+        raise read_only_error(
+            f"cannot create the data directory {data_dir} ({error.strerror})", command
+        ) from None
     lock_path = data_dir / LOCK_NAME
-    descriptor = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        descriptor = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as error:
+        if error.errno not in READ_ONLY_ERRNOS:
+            raise
+        return _claim_read_only(data_dir, command, read_only=read_only)
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        holder = {"pid": os.getpid(), "role": role, "command": command}
-        os.ftruncate(descriptor, 0)
-        os.pwrite(descriptor, (json.dumps(holder) + "\n").encode(), 0)
-        (data_dir / RECORD_NAME).unlink(missing_ok=True)
+        # Asked only once the lock is ours: no runtime of this process has the
+        # database open, so the probe's close drops no SQLite lock.
+        reason = unwritable_reason(data_dir)
+        if reason is None:
+            holder = {"pid": os.getpid(), "role": role, "command": command}
+            os.ftruncate(descriptor, 0)
+            os.pwrite(descriptor, (json.dumps(holder) + "\n").encode(), 0)
+            (data_dir / RECORD_NAME).unlink(missing_ok=True)
     except BlockingIOError:
         os.close(descriptor)
         return _occupant(data_dir)
     except BaseException:
         os.close(descriptor)
         raise
-    return DirectoryLock(data_dir, descriptor)
+    if reason is None:
+        return DirectoryLock(data_dir, descriptor)
+    if read_only:
+        return DirectoryLock(data_dir, descriptor, read_only=True)
+    os.close(descriptor)
+    raise read_only_error(reason, command)
+
+
+def _claim_read_only(
+    data_dir: Path, command: str, *, read_only: bool
+) -> DirectoryLock | Occupant:
+    """The claim of a directory whose lock file this process cannot write."""
+    lock_path = data_dir / LOCK_NAME
+    reason = (
+        f"the data directory {data_dir} is read-only here ({LOCK_NAME} is not writable)"
+    )
+    try:
+        descriptor = os.open(lock_path, os.O_RDONLY)
+    except FileNotFoundError:
+        # No cairn ever held it, and none can start there while it stays read-only.
+        descriptor = -1
+        reason = f"the data directory {data_dir} is read-only here"
+    except OSError as error:
+        if error.errno not in READ_ONLY_ERRNOS:
+            raise
+        raise read_only_error(
+            f"{lock_path} cannot be read or written ({error.strerror})", command
+        ) from None
+    if descriptor >= 0:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(descriptor)
+            return _occupant(data_dir)
+        except BaseException:
+            os.close(descriptor)
+            raise
+    if not read_only:
+        if descriptor >= 0:
+            os.close(descriptor)
+        raise read_only_error(reason, command)
+    return DirectoryLock(data_dir, descriptor, read_only=True)
 
 
 @contextlib.contextmanager

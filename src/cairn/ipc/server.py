@@ -30,19 +30,21 @@ a real ``cairn serve``.)
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import math
 import os
 import resource
 import socket
+import struct
 from typing import TYPE_CHECKING, TypeVar
 
 import attrs
 import trio
 
 import cairn
-from cairn.errors import CairnError, InvalidInputError
+from cairn.errors import CairnError, InvalidInputError, SocketInUseError
 from cairn.ipc.codes import IDLE_TIMEOUT, INTERNAL, TOO_MANY_CONNECTIONS, code_for
 from cairn.ipc.dispatch import dispatch
 from cairn.ipc.framing import (
@@ -449,6 +451,86 @@ class _Admission:
         return False
 
 
+# How long a connect to an existing socket may take to say whether a server is there.
+_PROBE_TIMEOUT_S = 5.0
+# struct ucred: pid, uid, gid.
+_PEER_CREDENTIALS = struct.Struct("3i")
+
+
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    try:
+        status = os.lstat(path)
+    except OSError:
+        return None
+    return status.st_dev, status.st_ino
+
+
+def _unlink_if_ours(path: Path, ours: tuple[int, int] | None) -> None:
+    """Remove the socket file at ``path`` if it is still the one this server bound."""
+    if ours is None or _file_identity(path) != ours:
+        logger.warning("%s is no longer this server's socket: left in place", path)
+        return
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+def _peer_pid(probe: trio.socket.SocketType) -> int | None:
+    """The pid of the process that accepted ``probe`` (Linux ``SO_PEERCRED``)."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    try:
+        credentials = probe.getsockopt(
+            socket.SOL_SOCKET, option, _PEER_CREDENTIALS.size
+        )
+    except OSError:
+        return None
+    pid, _uid, _gid = _PEER_CREDENTIALS.unpack(credentials)
+    return int(pid) or None
+
+
+async def _remove_stale_socket(path: Path) -> None:
+    """Unlink a socket file at ``path`` that no server listens on; raise
+    :class:`SocketInUseError` if one does, or if that cannot be told.
+
+    A connect tells: a listener accepts it (alive, even when it serves another data
+    directory); ``ECONNREFUSED`` means nobody listens (a dead server's file).
+    """
+    if not await trio.Path(path).is_socket():
+        return  # nothing there, or not a socket: bind says what is wrong
+    probe = trio.socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        with trio.move_on_after(_PROBE_TIMEOUT_S):
+            try:
+                await probe.connect(str(path))
+            except FileNotFoundError:
+                return  # gone meanwhile
+            except ConnectionRefusedError:
+                logger.info("%s: no server listens there; replacing it", path)
+                with contextlib.suppress(FileNotFoundError):
+                    await trio.Path(path).unlink()
+                return
+            except OSError as error:
+                raise SocketInUseError(
+                    f"cannot tell whether a server listens on {path} ({error.strerror});"
+                    " it is left in place: remove it or give this server another"
+                    " --socket path"
+                ) from None
+            pid = _peer_pid(probe)
+            owner = "another server" if pid is None else f"another server (pid {pid})"
+            raise SocketInUseError(
+                f"{owner} listens on {path}; a live server's socket is never"
+                " replaced: stop it first or give this server another --socket path"
+            )
+        # A listener that does not even accept within the probe's time is still alive.
+        raise SocketInUseError(
+            f"a server holds {path} but did not answer; it is left in place: give this"
+            " server another --socket path"
+        )
+    finally:
+        probe.close()
+
+
 async def serve_unix_socket(
     memory: Memory,
     path: Path,
@@ -458,25 +540,29 @@ async def serve_unix_socket(
 ) -> None:
     """Listen on a Unix socket at ``path`` (mode 0600) and serve every client until cancelled.
 
-    The caller holds the data directory's lock, so a socket file left at ``path`` is a
-    dead server's and is replaced. ``task_status.started`` gets the limits in force: the
-    connection cap may be lower than asked (:func:`connection_budget`, which may also
-    raise this process's soft ``RLIMIT_NOFILE``).
+    A socket file left at ``path`` is replaced only when no server listens on it (a
+    dead server's); a live one, whatever data directory it serves, makes this raise
+    :class:`SocketInUseError` and its socket is left alone. At the end only the file
+    this server bound is removed. ``task_status.started`` gets the limits in force:
+    the connection cap may be lower than asked (:func:`connection_budget`, which may
+    also raise this process's soft ``RLIMIT_NOFILE``).
     """
     limits = limits or ServerLimits()
     limits = attrs.evolve(
         limits, max_connections=connection_budget(limits.max_connections)
     )
+    await _remove_stale_socket(path)
     listening = trio.socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        if await trio.Path(path).is_socket():
-            await trio.Path(path).unlink()
         try:
             await listening.bind(str(path))
         except OSError as error:
             raise InvalidInputError(f"cannot listen on {path}: {error}") from None
         # Before listen(): nobody can connect yet, so no one ever sees a wider mode.
         os.chmod(path, 0o600)
+        # The file this server made: at shutdown it removes that one only, never a
+        # successor's socket bound at the same path meanwhile.
+        ours = _file_identity(path)
         listening.listen(128)
     except BaseException:
         listening.close()
@@ -509,5 +595,4 @@ async def serve_unix_socket(
             task_status.started(limits)
             await accept_connections(listener, handle, handlers)
     finally:
-        with trio.CancelScope(shield=True):
-            await trio.Path(path).unlink(missing_ok=True)
+        _unlink_if_ours(path, ours)

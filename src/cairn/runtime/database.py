@@ -19,6 +19,7 @@ import apsw
 import attrs
 import trio
 
+from cairn.runtime.private_files import create_private_file
 from cairn.runtime.threads import Limiters, run_in_thread
 from cairn.store.connection import BUSY_TIMEOUT_MS, open_connection
 from cairn.store.errors import translated
@@ -94,6 +95,9 @@ class Database:
                 return connect_all()
 
         def connect_all() -> tuple[apsw.Connection, list[Reader]]:
+            # Created 0600 before SQLite opens it: SQLite gives the -wal and -shm files
+            # the database file's mode (cairn.runtime.private_files).
+            create_private_file(path)
             writer = open_connection(path, synchronous_full=synchronous_full)
             # SQLite's automatic checkpoint runs inside COMMIT, and apsw holds the GIL
             # through it: a commit of a few hundred scattered pages (a clear batch) then

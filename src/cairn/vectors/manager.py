@@ -288,7 +288,11 @@ class VectorStoreManager:
     def _save(self, agent_id: str, identity: EmbeddingIdentity, entry: _Entry) -> None:
         directory = self.agent_dir(agent_id)
         if not directory.is_dir():
-            directory.mkdir(parents=True, exist_ok=True)
+            # 0700 like the data directory (the root too, which mkdir's parents=True
+            # would create with the default mode): only the owner may read what is
+            # derived from memories.
+            directory.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            directory.mkdir(mode=0o700, exist_ok=True)
             fsync_directory(directory.parent)
         entry.saved_version = save_index(
             self.path_for(agent_id, identity), identity, entry.index

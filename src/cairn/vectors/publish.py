@@ -107,7 +107,9 @@ def save_index(path: Path, identity: EmbeddingIdentity, index: ExactVectorIndex)
 
     staging = path.with_name(f"{staging_prefix(path)}{secrets.token_hex(6)}")
     try:
-        with staging.open("xb") as stream:
+        # 0600: the vectors are derived from memories only their owner may read.
+        descriptor = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "wb") as stream:
             checksum = 0
             for part in (
                 header,
