@@ -134,7 +134,9 @@ class Ledger:
     def check_markers(self, agent: str | None, text: str, call: str) -> None:
         """I3: every marker in what ``agent``'s call got is ``agent``'s (``None``: a
         call of no agent, which may show no marker at all)."""
-        for marker in set(MARKER_PATTERN.findall(text)):
+        found = set(MARKER_PATTERN.findall(text))
+        self.result.count("markers_seen", len(found))
+        for marker in found:
             owner = self.owner.get(marker)
             if owner is not None and owner != agent:
                 self.violation(
@@ -274,6 +276,7 @@ class Lane:
         if roll < 0.2 and others:
             # Another agent's canary or marker: nothing of it may come back.
             other = self.rng.choice(others)
+            ledger.result.count("cross_agent_recalls")
             pool = [ledger.canary[other], *ledger.live.get(other, [])[-20:]]
         elif roll < 0.35:
             pool = [ledger.canary[agent]]
@@ -298,6 +301,8 @@ class Lane:
         owner = agent
         if self.rng.random() < 0.2:
             owner = self.rng.choice(self.agents)  # maybe another agent's request ID
+        if owner != agent:
+            ledger.result.count("cross_agent_fetches")
         ids = ledger.request_ids.get(owner, [])
         request_id = self.rng.choice(ids[-30:]) if ids else "r-unknown"
         line = f"fetch_recall {agent} {request_id} (of {owner})"

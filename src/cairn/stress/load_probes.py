@@ -44,7 +44,8 @@ NON_READER_RSS_BOUND_KIB = 64 * 1024
 wait in a bounded queue (``ServerLimits``), a few hundred kilobytes at most."""
 _NON_READER_BATCH = 200
 _OVERRUN_LOGGED = "does not read its answers"
-_DEEP = 200_000
+# 200,000 arrays, each holding the next: far past any decoder's nesting limit.
+_NESTED = b"\x91" * 200_000 + b"\xc0"
 
 
 @attrs.frozen
@@ -80,7 +81,26 @@ PROBES: dict[str, Probe] = {
         8,
     ),
     "negative id": Probe(_message({"type": "status", "id": -1}), "malformed"),
-    "deep msgpack": Probe(_frame(b"\x91" * _DEEP + b"\xc0"), "malformed"),
+    "deep msgpack": Probe(_frame(_NESTED), "malformed"),
+    # The ID comes before the value nested too deeply to decode: the error keeps it.
+    "deep field": Probe(
+        _frame(
+            b"\x84"
+            + msgspec.msgpack.encode("type")
+            + msgspec.msgpack.encode("recall")
+            + msgspec.msgpack.encode("id")
+            + msgspec.msgpack.encode(11)
+            + msgspec.msgpack.encode("agent_id")
+            + msgspec.msgpack.encode("x")
+            + msgspec.msgpack.encode("query")
+            + _NESTED
+        ),
+        "malformed",
+        11,
+    ),
+    "deep hello": Probe(
+        _frame(_NESTED), "handshake_required", goes_on=False, hello_first=False
+    ),
     "oversize header": Probe(
         (1 << 30).to_bytes(4, "big") + b"\x80" * 100, "frame_too_large", goes_on=False
     ),
