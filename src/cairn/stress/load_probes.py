@@ -16,10 +16,12 @@ from cairn.ipc.client import open_unix_client
 from cairn.ipc.framing import FrameReader, decode_answer, encode_frame
 from cairn.ipc.messages import (
     PROTOCOL_VERSION,
+    Busy,
     Error,
     Hello,
     PingRequest,
     PingResult,
+    RecallRequest,
     StatusRequest,
     Welcome,
 )
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
     from cairn.stress.load_clients import Ledger
     from cairn.stress.load_server import ServerProcess
 
-__all__ = ["PROBES", "Probe", "disturb"]
+__all__ = ["BURST", "PROBES", "Probe", "disturb"]
 
 PROBE_PAUSE_S = 0.1
 CHECK_BUDGET_S = 60.0
@@ -124,7 +126,15 @@ PROBES: dict[str, Probe] = {
         hello_first=False,
     ),
     "truncated body": Probe((4096).to_bytes(4, "big") + b"\x82\xa4type", None),
+    # Gone with a request running: its answer has nowhere to go.
+    "gone mid-request": Probe(
+        encode_frame(RecallRequest(id=5, agent_id="load-0", query="keys", wait_s=1.0)),
+        None,
+    ),
 }
+
+
+BURST = "burst past the in-flight bound"
 
 
 @attrs.define
@@ -184,12 +194,38 @@ async def _probe(path: Path, probe: Probe) -> str | None:
     return None
 
 
+async def _burst(path: Path, ledger: Ledger) -> str | None:
+    """Twice the requests a connection may run, in one write: each gets exactly one
+    answer, those past the bound ``busy`` (unstarted)."""
+    async with _raw_connection(path) as raw:
+        welcome = await raw.hello()
+        if not isinstance(welcome, Welcome):
+            return f"no welcome: {welcome!r}"
+        count = 2 * welcome.max_in_flight
+        await raw.send(
+            b"".join(encode_frame(PingRequest(id=n)) for n in range(1, count + 1))
+        )
+        ids: list[int] = []
+        for _ in range(count):
+            answer = await raw.answer()
+            if not isinstance(answer, (PingResult, Busy)):
+                return f"answer {len(ids) + 1} of {count} was {answer!r}"
+            ledger.result.count(f"burst_answers.{type(answer).__name__.lower()}")
+            ids.append(answer.id)
+        if sorted(ids) != list(range(1, count + 1)):
+            return f"not one answer per request: {sorted(ids)}"
+    return None
+
+
 async def _run_probe(server: ServerProcess, ledger: Ledger, name: str) -> None:
     ledger.result.count("probes")
     problem: str | None = f"no answer in {CALL_BUDGET_S:g} s"
     with trio.move_on_after(CALL_BUDGET_S):
         try:
-            problem = await _probe(server.socket_path, PROBES[name])
+            if name == BURST:
+                problem = await _burst(server.socket_path, ledger)
+            else:
+                problem = await _probe(server.socket_path, PROBES[name])
         except OSError as error:
             problem = f"the connection failed: {error!r}"
         except trio.BrokenResourceError as error:
@@ -312,7 +348,7 @@ async def disturb(
     """Probes all through the run, in turn; the connection cap at 40 % of it, the
     client that never reads at 55 % (in the middle third, so that what they leave
     behind shows in the last third's samples)."""
-    names = list(PROBES)
+    names = [*PROBES, BURST]
     span = deadline - started
     scheduled = [
         (started + 0.40 * span, _check_connection_cap),
