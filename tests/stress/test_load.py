@@ -49,6 +49,7 @@ async def test_sixteen_clients_for_ten_seconds_stay_isolated_answered_and_bounde
     assert figures["markers_seen"] >= figures["calls.recall"]
     assert figures["cross_agent_recalls"] >= 5
     assert figures["cross_agent_fetches"] >= 5
+    assert figures["exports_checked"] == figures["agents"]
     for operation in OPERATIONS:
         assert figures[f"calls.{operation}"] >= 10, operation
     answered = sum(v for k, v in figures.items() if k.startswith("answers."))

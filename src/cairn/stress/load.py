@@ -20,8 +20,9 @@ the two (stored memories and their vectors are held in memory: growth with the d
 not a leak, growth with the calls is). The median descriptor count of the last third may
 exceed the middle third's by ``FD_GROWTH_SLACK``, and once the clients have gone the
 server holds what it held before they came, within the same slack. Afterwards each agent
-still recalls its canary (else the I3 scan proved nothing), and a SIGTERM stops the
-server within its budget, exit 0, with no traceback in its log.
+still recalls its canary (else the I3 scan proved nothing), a SIGTERM stops the server
+within its budget, exit 0, with no traceback in its log, and, reopened in process, each
+agent's export holds its canary and no marker of another agent.
 
 Each lane's calls come from its own seeded generator, so a seed replays the same calls;
 how they interleave is up to the scheduler (a violation lists the calls behind it).
@@ -29,6 +30,7 @@ how they interleave is up to the scheduler (a violation lists the calls behind i
 
 from __future__ import annotations
 
+import io
 import statistics
 import tempfile
 from pathlib import Path
@@ -37,7 +39,9 @@ from typing import TYPE_CHECKING
 import trio
 
 from cairn.ipc.client import open_unix_client
+from cairn.runtime.memory import open_memory
 from cairn.runtime.threads import run_in_thread
+from cairn.runtime.transfer import export_memory
 from cairn.stress.load_clients import (
     MODE,
     Ledger,
@@ -48,6 +52,7 @@ from cairn.stress.load_clients import (
 from cairn.stress.load_probes import disturb
 from cairn.stress.load_server import start_server, stop_server
 from cairn.stress.report import ModeResult
+from cairn.testing import HashingEmbedder
 
 if TYPE_CHECKING:
     from cairn.stress.load_server import Sample, ServerProcess
@@ -138,6 +143,26 @@ async def _run(
     if baseline is not None:
         await _check_descriptors_return(server, ledger, baseline.fds)
     await stop_server(server, ledger)
+    await _check_exports(server.data_dir, ledger, agents)
+
+
+async def _check_exports(
+    data_dir: Path, ledger: Ledger, agents: tuple[str, ...]
+) -> None:
+    """I3 for exports: reopened once the server has stopped, each agent's export holds
+    its own canary and no marker of another agent."""
+    async with open_memory(data_dir, embedder=HashingEmbedder()) as memory:
+        for agent in agents:
+            sink = io.StringIO()
+            await export_memory(memory, sink, agent)
+            line = f"export {agent}"
+            ledger.check_markers(agent, sink.getvalue(), line)
+            ledger.result.count("exports_checked")
+            if ledger.canary[agent] not in sink.getvalue():
+                message = f"the export of {agent} lacks its canary"
+                ledger.violation(
+                    "I1", message, ledger.written[ledger.canary[agent]], line
+                )
 
 
 def _median(values: list[int]) -> float:

@@ -53,6 +53,7 @@ LANES = 2
 """Concurrent callers per client connection (answers are routed back by request ID)."""
 CALL_BUDGET_S = 30.0
 """I8: every call answers within this, on a loaded two-core machine."""
+MAX_VIOLATIONS = 20
 RECALL_WAITS_S = (0.0, 0.05, 0.5, 5.0)
 """A recall's ``wait_s``: short ones answer ``pending`` or ``partial``, fetched later."""
 # Relative weights of the calls a lane makes.
@@ -122,9 +123,13 @@ class Ledger:
             self.violation("I8", f"no load client was answered {what}", what)
 
     def violation(self, invariant: str, message: str, *history: str) -> None:
-        """Record a violation; the same one again is only counted."""
+        """Record a violation; the same one again, or any past ``MAX_VIOLATIONS``, is
+        only counted (a leak would otherwise list every marker it showed)."""
         if (invariant, message) in self._reported:
             self.result.count("violations_repeated")
+            return
+        if len(self.result.violations) >= MAX_VIOLATIONS:
+            self.result.count("violations_not_listed")
             return
         self._reported.add((invariant, message))
         self.result.violations.append(

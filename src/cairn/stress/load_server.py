@@ -41,6 +41,7 @@ class Sample:
 @attrs.define(eq=False)
 class ServerProcess:
     process: trio.Process
+    data_dir: Path
     socket_path: Path
     log_path: Path
     max_connections: int
@@ -138,7 +139,7 @@ async def start_server(
         await process.wait()
         text = await run_in_thread(log_path.read_text, limiter=files)
         raise RuntimeError(f"the server did not start:\n{text[-2000:]}") from None
-    return ServerProcess(process, socket_path, log_path, served)
+    return ServerProcess(process, data_dir, socket_path, log_path, served)
 
 
 async def stop_server(server: ServerProcess, ledger: Ledger) -> None:
