@@ -215,6 +215,8 @@ class Lane:
         if outcome == "timeout":
             ledger.violation("I8", f"{kind}: no answer in {CALL_BUDGET_S:g} s", line)
         ledger.result.count(f"answers.{outcome}")
+        if outcome == "refused":
+            ledger.result.count(f"refused.{kind}")
         ledger.note_answer()
         return True
 
@@ -303,9 +305,11 @@ class Lane:
 
     def _fetch(self, agent: str) -> Operation:
         ledger = self.ledger
-        owner = agent
-        if self.rng.random() < 0.2:
-            owner = self.rng.choice(self.agents)  # maybe another agent's request ID
+        if self.rng.random() < 0.6:
+            return self._recall_then_fetch(agent)
+        # An older request ID, often another agent's: refused, or the agent's own answer
+        # (any forget of the agent drops every answer stored, which may quote it).
+        owner = self.rng.choice(self.agents)
         if owner != agent:
             ledger.result.count("cross_agent_fetches")
         ids = ledger.request_ids.get(owner, [])
@@ -318,6 +322,24 @@ class Lane:
             return "ok" if answer.status is RecallStatus.OK else answer.status.value
 
         return fetch, line
+
+    def _recall_then_fetch(self, agent: str) -> Operation:
+        """A recall that does not wait, then its answer fetched at once: pending, or
+        the complete result."""
+        ledger = self.ledger
+        pool = ledger.live.get(agent, [])[-50:] or [ledger.canary[agent]]
+        target = self.rng.choice(pool)
+        line = f"recall {agent} @{target} wait 0, then fetch_recall"
+
+        async def recall_then_fetch() -> str:
+            first = await self.client.recall(agent, target, wait_s=0.0)
+            ledger.check_markers(agent, recall_text(first), line)
+            answer = await self.client.fetch_recall(agent, first.request_id)
+            ledger.check_markers(agent, recall_text(answer), line)
+            ledger.request_ids.setdefault(agent, []).append(first.request_id)
+            return "ok" if answer.status is RecallStatus.OK else answer.status.value
+
+        return recall_then_fetch, line
 
     def _forget(self, agent: str) -> Operation:
         ledger = self.ledger
