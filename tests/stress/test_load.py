@@ -62,6 +62,8 @@ async def test_sixteen_clients_for_ten_seconds_stay_isolated_answered_and_bounde
     # Bursts past the in-flight bound: one answer each, the extra ones busy.
     assert figures["burst_answers.busy"] >= 1
     assert figures["burst_answers.pingresult"] >= 1
+    # A connection that never said hello was closed after the handshake timeout.
+    assert figures["silent_connections_closed"] == 1
     # The connection cap: filled, and every connection past it refused with the type.
     assert figures["cap_connections_held"] >= 1
     assert figures["refusals"] == OVER_CAP_ATTEMPTS

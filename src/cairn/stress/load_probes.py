@@ -25,6 +25,7 @@ from cairn.ipc.messages import (
     StatusRequest,
     Welcome,
 )
+from cairn.ipc.server import ServerLimits
 from cairn.stress.load_clients import CALL_BUDGET_S
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ NON_READER_BUDGET_S = 20.0
 NON_READER_RSS_BOUND_KIB = 64 * 1024
 """How much the server may grow while a client writes and never reads: its answers
 wait in a bounded queue (``ServerLimits``), a few hundred kilobytes at most."""
+HANDSHAKE_TIMEOUT_S = ServerLimits().handshake_timeout_s
 _NON_READER_BATCH = 200
 _OVERRUN_LOGGED = "does not read its answers"
 # 200,000 arrays, each holding the next: far past any decoder's nesting limit.
@@ -330,6 +332,22 @@ async def _check_a_client_that_never_reads(
     await ledger.check_load_goes_on(answered_before, "beside a client that never reads")
 
 
+async def _check_a_silent_connection(server: ServerProcess, ledger: Ledger) -> None:
+    """A connection that never says hello is answered ``handshake_required`` and
+    closed once the handshake timeout has passed: silence cannot hold a slot."""
+    answer: object = None
+    closed = False
+    with trio.move_on_after(HANDSHAKE_TIMEOUT_S + CALL_BUDGET_S):
+        async with _raw_connection(server.socket_path) as raw:
+            answer = await raw.answer()
+            closed = await raw.answer() is None
+    if isinstance(answer, Error) and answer.code == "handshake_required" and closed:
+        ledger.result.count("silent_connections_closed")
+        return
+    message = f"a connection that never said hello got {answer!r} (closed: {closed})"
+    ledger.violation("I8", message, "silent connection")
+
+
 async def _bounded(
     check: Callable[[ServerProcess, Ledger], Awaitable[None]],
     server: ServerProcess,
@@ -345,9 +363,9 @@ async def _bounded(
 async def disturb(
     server: ServerProcess, ledger: Ledger, started: float, deadline: float
 ) -> None:
-    """Probes all through the run, in turn; the connection cap at 40 % of it, the
-    client that never reads at 55 % (in the middle third, so that what they leave
-    behind shows in the last third's samples)."""
+    """Probes all through the run, in turn, and a connection that never says hello;
+    the connection cap at 40 % of it, the client that never reads at 55 % (in the
+    middle third, so that what they leave behind shows in the last third's samples)."""
     names = [*PROBES, BURST]
     span = deadline - started
     scheduled = [
@@ -355,12 +373,14 @@ async def disturb(
         (started + 0.55 * span, _check_a_client_that_never_reads),
     ]
     count = 0
-    while trio.current_time() < deadline:
-        if scheduled and trio.current_time() >= scheduled[0][0]:
-            await _bounded(scheduled.pop(0)[1], server, ledger)
-            continue
-        await _run_probe(server, ledger, names[count % len(names)])
-        count += 1
-        await trio.sleep(PROBE_PAUSE_S)
-    for _, check in scheduled:  # a run too short to reach them still runs them
-        await _bounded(check, server, ledger)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_check_a_silent_connection, server, ledger)
+        while trio.current_time() < deadline:
+            if scheduled and trio.current_time() >= scheduled[0][0]:
+                await _bounded(scheduled.pop(0)[1], server, ledger)
+                continue
+            await _run_probe(server, ledger, names[count % len(names)])
+            count += 1
+            await trio.sleep(PROBE_PAUSE_S)
+        for _, check in scheduled:  # a run too short to reach them still runs them
+            await _bounded(check, server, ledger)
