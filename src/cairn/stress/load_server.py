@@ -151,8 +151,10 @@ async def stop_server(server: ServerProcess, ledger: Ledger) -> None:
         ledger.violation("I8", message, "server")
         return
     process.send_signal(signal.SIGTERM)
+    stopping = trio.current_time()
     with trio.move_on_after(STOP_BUDGET_S):
         await process.wait()
+    ledger.result.figures["stop_seconds"] = round(trio.current_time() - stopping, 2)
     code = process.poll()
     if code is None:
         message = f"the server did not stop within {STOP_BUDGET_S:g} s"
