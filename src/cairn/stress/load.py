@@ -9,8 +9,9 @@ What runs, at once, for ``profile.load_seconds``:
   no answer or error shows a marker of another agent (I3), every call answers within
   its budget (I8);
 - a disturber on connections of its own (:mod:`cairn.stress.load_probes`): malformed
-  frames of every kind all through the run, once the connections up to the server's cap
-  and past it (each refusal typed), once a client that writes and never reads;
+  frames of every kind and bursts past the in-flight bound all through the run, a
+  connection that never says hello, once the connections up to the server's cap and
+  past it (each refusal typed), once a client that writes and never reads;
 - a sampler reading the server's RSS and open descriptors from ``/proc`` every second.
 
 Flat after warm-up: the samples are cut in thirds and the first is warm-up. The median

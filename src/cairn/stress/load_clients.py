@@ -41,7 +41,9 @@ if TYPE_CHECKING:
 __all__ = [
     "CALL_BUDGET_S",
     "LANES",
+    "MAX_VIOLATIONS",
     "MODE",
+    "OPERATIONS",
     "Ledger",
     "check_canaries",
     "plant_canaries",
