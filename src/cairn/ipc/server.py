@@ -183,6 +183,10 @@ class _Connection:
 
     def send(self, message: msgspec.Struct) -> None:
         """Queue one frame without waiting; a full queue closes the connection."""
+        if self.connection_scope.cancel_called:
+            # Closing: nothing more goes out. The reader may still cut frames it already
+            # buffered, and each would find the queue full and log the overrun again.
+            return
         try:
             self.outbound_send.send_nowait(encode_frame(message))
         except trio.WouldBlock:
