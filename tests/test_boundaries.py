@@ -61,6 +61,8 @@ ALLOWED = {
         "vectors",
         "ipc",
         "testing",
+        # Its server processes run the real command line with the testing embedder.
+        "cli",
     },
     "data": set(),
 }

@@ -29,6 +29,7 @@ from cairn.cli.terminal import shown
 from cairn.errors import InvalidInputError, ReadOnlyDataDirectoryError
 from cairn.runtime.threads import run_in_thread
 from cairn.runtime.transfer import ImportedDirectives, export_memory, import_memory
+from cairn.runtime.upkeep import known_agents
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -93,6 +94,9 @@ def export_(
             raise InvalidInputError(f"no such directory: {file.parent}")
         try:
             async with cli.open() as memory:
+                # The only writer here: what it accepted before is extracted first.
+                for known in await known_agents(memory, agent):
+                    await memory.wait_idle(known)
                 with (
                     progress_bar("export", None, as_json=as_json or to_stdout) as bar,
                     _sink(file) as sink,

@@ -68,10 +68,14 @@ async def export_memory(
     agent_id: str | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> ExportSummary:
-    """Write the export of one agent (or every agent) to ``sink``; returns counts by type."""
+    """Write the export of one agent (or every agent) to ``sink``; returns counts by type.
+
+    It exports what is stored now, one consistent snapshot, without waiting: a turn whose
+    extraction is still pending is exported as pending and extracted where it is
+    imported. (Waiting for the agent to be idle first would never end while a host keeps
+    writing; ``cairn export``, the directory's only writer, waits for it.)
+    """
     agents = await known_agents(memory, agent_id)
-    for agent in agents:
-        await memory.wait_idle(agent)
 
     def write(connection: apsw.Connection) -> dict[str, int]:
         counts: dict[str, int] = {}
