@@ -14,7 +14,7 @@ from tests.helpers import turn
 
 from cairn import open_memory
 from cairn.providers.embedding import Vectors
-from cairn.runtime.transfer import export_memory
+from cairn.runtime.transfer import export_memory, import_memory
 from cairn.testing import FixedDomainClock, HashingEmbedder
 
 
@@ -41,3 +41,27 @@ async def test_an_export_returns_while_work_is_still_in_flight(data_dir: Path) -
         if json.loads(line)["type"] == "event"
     ]
     assert "Quillfeather" in event["text"]
+
+
+async def test_an_import_returns_while_what_it_brought_is_still_embedded(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    export = tmp_path / "export.jsonl"
+    async with open_memory(
+        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=HashingEmbedder()
+    ) as memory:
+        await memory.ingest("a", [turn("e1", "My locker code word is Quillfeather.")])
+        await memory.wait_idle("a")
+        with export.open("w", encoding="utf-8") as sink:
+            await export_memory(memory, sink, "a")
+    async with open_memory(
+        tmp_path / "target",
+        TEST_CONFIG,
+        clock=FixedDomainClock(),
+        embedder=StuckEmbedder(),
+    ) as target:
+        with trio.fail_after(30):
+            summary = await import_memory(target, export)
+        assert summary.records["event"].imported == 1
+        recall = await target.recall("a", "Quillfeather", wait_s=5)
+        assert "Quillfeather" in recall.memory_block

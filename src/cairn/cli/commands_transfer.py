@@ -155,6 +155,9 @@ def import_(
                 summary = await import_memory(
                     memory, file, bar.advance, directives=directives
                 )
+            # What the file brought is extracted and embedded before the command ends.
+            for agent in summary.agents:
+                await memory.wait_idle(agent)
         if as_json:
             emit_json(summary.as_json())
         else:

@@ -237,7 +237,9 @@ async def import_memory(
 
     A file without a valid header line raises InvalidInputError before anything is
     written. Each agent's records are written by that agent's coordinator; what they
-    bring without vectors is embedded in the background (``wait_idle`` waits for it).
+    bring without vectors or claims is embedded and extracted in the background, and
+    the call returns without waiting for it (``wait_idle`` does; it would never end
+    while a host keeps writing).
     Directives the file records as active arrive as drafts (counted per agent in
     ``directives_drafted``) unless ``directives`` is ``ImportedDirectives.ACTIVE``; a
     directive time after the domain clock's now is stored as now.
@@ -289,8 +291,6 @@ async def import_memory(
             entry[_COUNTED_AS.get(result.outcome, "duplicate")] += 1
         if progress is not None:
             progress(sum(size for _, size, _ in chunk))
-    for agent in agents:
-        await memory.wait_idle(agent)
     return ImportSummary(
         tuple(agents),
         {kind: ImportCounts(**entry) for kind, entry in counts.items()},
