@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import traceback
 from typing import TYPE_CHECKING
 
 import trio
 
+from cairn.stress.history import History
 from cairn.stress.report import ModeResult, StressReport, Violation
-from cairn.stress.runner import run_in_process, run_over_socket
+from cairn.stress.runner import RunResult, run_in_process, run_over_socket
 from cairn.stress.shrink import shrink
 from cairn.stress.workload import generate
 
@@ -21,7 +23,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from cairn.stress.profiles import Profile
-    from cairn.stress.runner import RunResult
     from cairn.stress.workload import Workload
 
 __all__ = ["MODES", "run_stress", "trial_seed"]
@@ -49,6 +50,15 @@ def _workload(seed: int, profile: Profile, *, socket: bool) -> Workload:
         drains=not socket,
         in_process=not socket,
     )
+
+
+def _describe(error: BaseException) -> str:
+    """The innermost errors of a crash, with where each was raised."""
+    if isinstance(error, BaseExceptionGroup):
+        return "; ".join(_describe(inner) for inner in error.exceptions)
+    frames = traceback.extract_tb(error.__traceback__)
+    where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+    return f"{type(error).__name__}: {error}{where}"
 
 
 def _count(mode: ModeResult, result: RunResult) -> None:
@@ -87,12 +97,19 @@ async def _workload_mode(
             attempt += 1
             directory = trial_root / f"attempt-{attempt}"
             directory.mkdir(parents=True)
-            if socket:
-                socket_path = directory / "s.sock"
-                return await run_over_socket(
-                    directory / "data", socket_path, workload, profile.clients
-                )
-            return await run_in_process(directory / "data", workload)
+            try:
+                if socket:
+                    return await run_over_socket(
+                        directory / "data",
+                        directory / "s.sock",
+                        workload,
+                        profile.clients,
+                    )
+                return await run_in_process(directory / "data", workload)
+            except Exception as error:  # noqa: BLE001 - any crash of a run is a finding
+                crashed = RunResult(workload, History())
+                crashed.findings.append(("TE", f"the run crashed: {_describe(error)}"))
+                return crashed
 
         workload_seed = trial_seed(seed, name, trial)
         result = await run(_workload(workload_seed, profile, socket=socket))

@@ -18,6 +18,7 @@ INVARIANTS = {
     "I6": "integrity (SQLite, doctor, vector projection)",
     "I7": "no forgotten plaintext on disk",
     "I8": "no hang",
+    "TE": "every refusal is a typed error, and nothing crashes",
 }
 
 
