@@ -156,10 +156,11 @@ def _events_of(user_prompt: str) -> list[dict[str, Any]]:
 @attrs.define(eq=False)
 class GatedTextProvider:
     """A text model answering :func:`verbatim_claims`; calls whose prompt holds an armed
-    gate's text park there; ``failing`` makes every call a transient failure."""
+    gate's text park there; ``failing_on`` makes matching calls fail."""
 
     model: str = "race-model"
-    failing: bool = False
+    # Calls whose prompt holds this text fail with a transient error.
+    failing_on: str | None = None
     gates: list[Gate] = attrs.Factory(list)
     calls: list[list[str]] = attrs.Factory(list)
 
@@ -182,7 +183,9 @@ class GatedTextProvider:
         gate = _take(self.gates, texts)
         if gate is not None:
             await gate.park(texts)
-        if self.failing:
+        if self.failing_on is not None and any(
+            self.failing_on in text for text in texts
+        ):
             raise TransientProviderError("the model is unreachable")
         return msgspec.convert(verbatim_claims(events), schema)
 

@@ -196,3 +196,203 @@ async def test_an_extraction_answer_arriving_during_or_after_a_clear_is_never_le
         assert await _claim_texts(memory, A) == ["I live in Oslo"]
         assert await _column(memory, "SELECT event_id FROM events") == ["e2"]
         assert not _mentions(await _recalled(memory, A, "live in Paris"), "Paris")
+
+
+# -- 9 -----------------------------------------------------------------------------------
+async def test_a_turn_forgotten_while_it_is_extracted_teaches_nothing(
+    data_dir: Path, thread_safe_clock: trio.testing.MockClock
+) -> None:
+    """I2, I1: the model is answering for a batch when one of its turns is forgotten:
+    the answer's claims from that turn never appear, not after the batch is retried nor
+    after a replay of the turn, and the other turn of the batch is still learned."""
+    provider = GatedTextProvider()
+    gate = provider.park("Brompton")
+    sequencer = trio.testing.Sequencer()
+    async with racing_memory(data_dir, text_provider=provider) as memory:
+        await memory.ingest(
+            A,
+            [
+                turn("e1", "My bicycle is a blue Brompton."),
+                turn("e2", "I drink oolong tea every morning."),
+            ],
+        )
+
+        async def extraction_side() -> None:
+            async with sequencer(0):
+                await gate.reached.wait()
+            async with sequencer(2):
+                gate.open()
+
+        async def user_side() -> None:
+            async with sequencer(1):
+                forgotten = await memory.forget(A, "e1")
+                assert forgotten.turns_removed == ("e1",)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(extraction_side)
+            nursery.start_soon(user_side)
+        await memory.wait_idle(A)
+        assert gate.texts == [
+            "My bicycle is a blue Brompton.",
+            "I drink oolong tea every morning.",
+        ]
+        assert await _claim_texts(memory, A) == ["I drink oolong tea every morning"]
+        # A replay of the forgotten turn stays out.
+        await memory.ingest(A, [turn("e1", "My bicycle is a blue Brompton.")])
+        await memory.wait_idle(A)
+        assert await _claim_texts(memory, A) == ["I drink oolong tea every morning"]
+        assert not _mentions(await _recalled(memory, A, "blue Brompton"), "Brompton")
+        assert _mentions(await _recalled(memory, A, "oolong tea"), "oolong")
+
+
+# -- 11 ----------------------------------------------------------------------------------
+async def test_an_edit_landing_while_the_original_is_extracted_voids_that_answer(
+    data_dir: Path, thread_safe_clock: trio.testing.MockClock
+) -> None:
+    """I4, I2: the user edits a message (a replacement turn of the same session) while
+    the model answers for the original: the answer for the original never commits, the
+    replacement is what is learned, and the replaced words are not recalled."""
+    provider = GatedTextProvider()
+    gate = provider.park("Paris")
+    sequencer = trio.testing.Sequencer()
+    async with racing_memory(data_dir, text_provider=provider) as memory:
+        await memory.ingest(A, [turn("e1", "I live in Paris.")])
+
+        async def extraction_side() -> None:
+            async with sequencer(0):
+                await gate.reached.wait()
+            async with sequencer(2):
+                gate.open()
+
+        async def user_side() -> None:
+            async with sequencer(1):
+                await memory.ingest_event(
+                    A, turn("e1b", "I live in Berlin.", replaces="e1")
+                )
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(extraction_side)
+            nursery.start_soon(user_side)
+        await memory.wait_idle(A)
+        assert await _claim_texts(memory, A) == ["I live in Berlin"]
+        statistics = (await memory.status()).agent(A).statistics
+        assert statistics.stale_results_dropped >= 1
+        recalled = await _recalled(memory, A, "where do I live")
+        assert _mentions(recalled, "Berlin")
+        assert not _mentions(recalled, "Paris")
+
+
+# -- 5 -----------------------------------------------------------------------------------
+async def test_the_old_worker_committing_after_its_lease_was_retaken_is_refused(
+    data_dir: Path,
+) -> None:
+    """I4, I5: while the extraction actor's model call is in flight its lease expires
+    and a new worker takes the batch over; the old worker's commit, arriving after, is
+    refused (and so is its failure record), the new worker's result is published once,
+    and a retry of the new worker's commit returns the same receipt."""
+    provider = GatedTextProvider()
+    gate = provider.park("sailing")
+    sequencer = trio.testing.Sequencer()
+    config = TEST_CONFIG
+    async with racing_memory(data_dir, text_provider=provider, config=config) as memory:
+        await memory.ingest(A, [turn("e1", "I love sailing.")])
+        supervisor = await runtime_core(memory).registry.get(A)
+        taken: list[Any] = []
+
+        async def old_worker() -> None:
+            async with sequencer(0):
+                await gate.reached.wait()
+            async with sequencer(2):
+                gate.open()
+                await settle(lambda: supervisor.statistics().stale_results_dropped > 0)
+
+        async def new_worker() -> None:
+            async with sequencer(1):
+                # Past the old lease's expiry on the trio clock.
+                later = trio.current_time() + config.extraction_lease_s + 1.0
+                lease = await supervisor.commit(
+                    TakeLease(
+                        now_s=later,
+                        lease_s=config.extraction_lease_s,
+                        max_events=config.extraction_batch,
+                        max_bytes=config.extraction_batch_bytes,
+                        form_new=False,
+                        trigger="retry",
+                        identity=supervisor.fence.current(),
+                    )
+                )
+                assert lease is not None
+                assert lease.attempt == 2
+                taken.append(lease)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(old_worker)
+            nursery.start_soon(new_worker)
+        (lease,) = taken
+        draft = ClaimDraft(
+            ClaimKind.PREFERENCE,
+            "Ana loves sailing",
+            (SourceSpan(EventId("e1"), 0, 14),),
+        )
+        request = CommitBatch(
+            lease=lease,
+            batch=ValidatedBatch((draft,), (), (), 0),
+            identity=supervisor.fence.current(),
+        )
+        receipt = await supervisor.commit(request)
+        again = await supervisor.commit(
+            CommitBatch(
+                lease=lease,
+                batch=ValidatedBatch((draft,), (), (), 0),
+                identity=supervisor.fence.current(),
+            )
+        )
+        assert again == receipt
+        assert await _claim_texts(memory, A) == ["Ana loves sailing"]
+        assert await _column(memory, "SELECT count(*) FROM claim_fts") == [1]
+        assert await _column(
+            memory, "SELECT status, attempts FROM event_batches"
+        ) == ["committed"]
+        assert await _column(memory, "SELECT attempts FROM event_batches") == [2]
+        assert supervisor.statistics().extraction_batches == 0
+
+
+# -- 12 ----------------------------------------------------------------------------------
+async def test_one_agents_failing_model_never_stalls_or_leaks_into_another(
+    data_dir: Path, thread_safe_clock: trio.testing.MockClock
+) -> None:
+    """I3, I8, I1: agent B's batches fail at the model until they are dead letters while
+    agent A's batch is in flight at the same model: A's batch is learned, A's status has
+    no failure, neither agent ever recalls the other's canary, and B's turns are kept."""
+    provider = GatedTextProvider(failing_on="kiwi-canary")
+    gate = provider.park("mango-canary")
+    config = attrs.evolve(TEST_CONFIG, extraction_max_attempts=2)
+    sequencer = trio.testing.Sequencer()
+    async with racing_memory(data_dir, text_provider=provider, config=config) as memory:
+
+        async def agent_a() -> None:
+            async with sequencer(0):
+                await memory.ingest(A, [turn("a1", "My mango-canary word is ripe.")])
+                await gate.reached.wait()
+            async with sequencer(2):
+                gate.open()
+                await memory.wait_idle(A)
+
+        async def agent_b() -> None:
+            async with sequencer(1):
+                await memory.ingest(B, [turn("b1", "My kiwi-canary word is sour.")])
+                await memory.wait_idle(B)  # both attempts fail: a dead letter
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(agent_a)
+            nursery.start_soon(agent_b)
+        status = await memory.status()
+        assert status.agent(A).statistics.extraction_failures == 0
+        assert status.agent(B).statistics.extraction_dead_letters == 1
+        assert await _claim_texts(memory, A) == ["My mango-canary word is ripe"]
+        assert await _claim_texts(memory, B) == []
+        assert status.agent(B).events == 1
+        for agent, own, other in ((A, "mango", "kiwi"), (B, "kiwi", "mango")):
+            recalled = await _recalled(memory, agent, "canary word")
+            assert _mentions(recalled, own)
+            assert not _mentions(recalled, other)
