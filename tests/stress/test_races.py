@@ -39,11 +39,13 @@ from cairn.domain.ids import AgentId, EventId
 from cairn.errors import (
     CairnError,
     DrainingError,
+    RuntimeClosedError,
     StaleLeaseError,
     UnknownRequestError,
 )
 from cairn.ingestion.validate import ValidatedBatch
 from cairn.runtime.core import runtime_core
+from cairn.runtime.transfer import export_memory, import_memory
 from cairn.runtime.writes import CommitBatch, TakeLease
 from cairn.testing import FixedDomainClock
 
@@ -396,3 +398,365 @@ async def test_one_agents_failing_model_never_stalls_or_leaks_into_another(
             recalled = await _recalled(memory, agent, "canary word")
             assert _mentions(recalled, own)
             assert not _mentions(recalled, other)
+
+
+# -- 3 -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("first", ["clear", "import"])
+async def test_an_import_racing_a_clear_of_its_agent_brings_nothing_back(
+    data_dir: Path, tmp_path: Path, first: str
+) -> None:
+    """I2, I8: an export of the agent is imported while its clear starts: the import's
+    transaction lands just before the clear's first one, or while the clear is pending
+    (queued behind its start). Either way both finish (the import with a typed error at
+    worst), nothing cleared is recalled or exported, and importing the file again after
+    the clear brings nothing back either."""
+    async with racing_memory(data_dir) as memory:
+        await memory.ingest(
+            A, [turn("e1", "I live in Lisbon."), turn("e2", "I love hiking with Rex.")]
+        )
+        await memory.wait_idle(A)
+        assert await _claim_texts(memory, A) != []
+        exported = tmp_path / "a.jsonl"
+        with exported.open("w") as sink:
+            await export_memory(memory, sink, A)
+        supervisor = await runtime_core(memory).registry.get(A)
+        outcomes: dict[str, Any] = {}
+
+        async def run(name: str, call: Any) -> None:
+            try:
+                outcomes[name] = await call()
+            except CairnError as error:
+                outcomes[name] = error
+
+        async with trio.open_nursery() as nursery, holding(memory, "store_write") as writer:
+            order = ["clear", "import"] if first == "clear" else ["import", "clear"]
+            for step, name in enumerate(order):
+                if name == "clear":
+                    nursery.start_soon(run, "clear", lambda: memory.clear(A))
+                else:
+                    nursery.start_soon(
+                        run, "import", lambda: import_memory(memory, exported)
+                    )
+                # Each one's transaction is queued before the next one starts.
+                await settle(
+                    lambda step=step: writer.waiting() + queued_writes(memory, A)
+                    == step + 1
+                )
+            writer.release()
+        assert not isinstance(outcomes["clear"], Exception)
+        with trio.fail_after(STEP_S):
+            await memory.wait_cleared(A)
+            await memory.wait_idle(A)
+        await run("again", lambda: import_memory(memory, exported))
+        await memory.wait_idle(A)
+        again = outcomes["again"]
+        assert not isinstance(again, Exception)
+        assert {kind: counts.imported for kind, counts in again.records.items()} == {
+            "event": 0,
+            "claim": 0,
+        }
+        assert await _claim_texts(memory, A) == []
+        assert await _column(memory, "SELECT count(*) FROM events") == [0]
+        for query in ("live in Lisbon", "hiking with Rex"):
+            assert await _recalled(memory, A, query) == []
+        sink = io.StringIO()
+        await export_memory(memory, sink, A)
+        assert "Lisbon" not in sink.getvalue()
+        assert supervisor.fence.epoch >= 1
+
+
+# -- 4 -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("computed", ["before_the_clear", "after_the_clear"])
+async def test_a_late_recall_result_never_returns_cleared_memory(
+    data_dir: Path, thread_safe_clock: trio.testing.MockClock, computed: str
+) -> None:
+    """I2: a recall misses its wait budget (its query embedding is held) and answers
+    ``partial``; the agent is cleared before its complete result is stored, with the
+    result computed on a snapshot before the clear (its store queued right behind the
+    clear's start) or after the clear ended. ``fetch_recall`` never returns cleared
+    memory: the stale result is dropped, a fresh one holds nothing cleared."""
+    embedder = GatedEmbedder()
+    async with racing_memory(data_dir, embedder) as memory:
+        await memory.ingest(A, [turn("e1", "The spare key is under the red flowerpot.")])
+        await memory.wait_idle(A)
+        gate = embedder.park_queries("flowerpot")
+        answer = await memory.recall(A, "spare key flowerpot", wait_s=1.0)
+        assert answer.status is RecallStatus.PARTIAL
+        assert _mentions([item.text for item in answer.items], "flowerpot")
+        supervisor = await runtime_core(memory).registry.get(A)
+        request_id = answer.request_id
+
+        def stored_or_dropped() -> bool:
+            return request_id not in supervisor._late
+
+        if computed == "before_the_clear":
+            async with trio.open_nursery() as nursery, holding(
+                memory, "store_write"
+            ) as writer:
+                nursery.start_soon(memory.clear, A)
+                await settle(lambda: writer.waiting() == 1)
+                gate.open()
+                # The complete result was computed; its store waits behind the clear.
+                await settle(lambda: queued_writes(memory, A) == 1)
+                writer.release()
+        else:
+            await memory.clear(A)
+            gate.open()
+        await settle(stored_or_dropped)
+        if computed == "before_the_clear":
+            with pytest.raises(UnknownRequestError):
+                await memory.fetch_recall(A, request_id)
+        else:
+            late = await memory.fetch_recall(A, request_id)
+            assert late.status is RecallStatus.OK
+            assert not _mentions([item.text for item in late.items], "flowerpot")
+            assert "flowerpot" not in late.memory_block
+
+
+# -- 6 -----------------------------------------------------------------------------------
+async def test_an_extraction_in_flight_across_an_a_b_a_switch_commits_only_once(
+    data_dir: Path, thread_safe_clock: trio.testing.MockClock
+) -> None:
+    """I4, I5: the model answers for a batch after the embedder was switched A→B→A (the
+    same identity as when it started, two epochs later): that answer never commits, the
+    batch is extracted again under the current epoch and published once, and its turn
+    has exactly one vector of A, made after the switch."""
+    model_a, model_b = GatedEmbedder(), GatedEmbedder(model="other-model")
+    provider = GatedTextProvider()
+    gate = provider.park("cello", shielded=True)
+    sequencer = trio.testing.Sequencer()
+    async with racing_memory(data_dir, model_a, provider) as memory:
+        await memory.ingest(A, [turn("e1", "I play the cello on Sundays.")])
+        supervisor = await runtime_core(memory).registry.get(A)
+        epoch = supervisor.fence.epoch
+
+        async def extraction_side() -> None:
+            async with sequencer(0):
+                await gate.reached.wait()
+            async with sequencer(2):
+                gate.open()
+
+        async def operator_side() -> None:
+            async with sequencer(1):
+                assert await memory.use_embedder(model_b)
+                assert await memory.use_embedder(model_a)
+                assert supervisor.fence.epoch == epoch + 2
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(extraction_side)
+            nursery.start_soon(operator_side)
+        await memory.wait_idle(A)
+        assert await _claim_texts(memory, A) == ["I play the cello on Sundays"]
+        assert [call for call in provider.calls if "cello" in call[0]] == [
+            ["I play the cello on Sundays."]
+        ] * 2
+        assert await _column(memory, "SELECT attempts FROM event_batches") == [2]
+        assert supervisor.statistics().stale_results_dropped >= 1
+        identities = await _column(
+            memory,
+            "SELECT i.model FROM embeddings e JOIN vector_identity i USING"
+            " (identity_key) WHERE e.target = 'event'",
+        )
+        assert identities.count("hashing-v1") == 1
+        assert _mentions(await _recalled(memory, A, "cello Sundays"), "cello")
+
+
+# -- 7 -----------------------------------------------------------------------------------
+async def test_an_agent_recreated_while_its_retire_winds_down_starts_empty(
+    data_dir: Path,
+) -> None:
+    """I2, I8: the agent is retired while an embedding of its last turn is in flight
+    (shielded, like work in a thread) and the same agent ID is written again once the
+    namespace is purged, before that embedding returns: the new agent starts empty,
+    nothing of the old one (rows, vectors, recall, files) reappears when the old work
+    finishes, and every call returns."""
+    embedder = GatedEmbedder()
+    gate = embedder.park_documents("Lisbon", shielded=True)
+    sequencer = trio.testing.Sequencer()
+    async with racing_memory(data_dir, embedder) as memory:
+        await memory.ingest(A, [turn("e1", "I love hiking with my dog Rex.")])
+        await memory.wait_idle(A)
+        await memory.ingest(A, [turn("e2", "I live in Lisbon.")])
+        old = await runtime_core(memory).registry.get(A)
+        done: dict[str, Any] = {}
+
+        async def note(name: str, call: Any) -> None:
+            try:
+                done[name] = await call()
+            except CairnError as error:
+                done[name] = error
+
+        async def recreate() -> None:
+            await memory.ingest(A, [turn("n1", "I grow tomatoes.")])
+            await memory.wait_idle(A)
+
+        async def old_work() -> None:
+            async with sequencer(0):
+                await gate.reached.wait()
+            async with sequencer(3):
+                gate.open()
+
+        async def retire_side() -> None:
+            async with sequencer(1):
+                nursery.start_soon(note, "retire", lambda: memory.retire(A))
+                # The namespace is purged; the old agent's actors are winding down.
+                await settle(lambda: old.retired)
+
+        async def recreate_side() -> None:
+            async with sequencer(2):
+                nursery.start_soon(note, "recreate", recreate)
+                await trio.testing.wait_all_tasks_blocked()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(old_work)
+            nursery.start_soon(retire_side)
+            nursery.start_soon(recreate_side)
+        assert done["retire"].agent_id == A
+        if isinstance(done["recreate"], Exception):
+            # Refused while the old agent was still going: a typed answer, nothing
+            # stored; the same call once the retire has returned is served.
+            assert isinstance(done["recreate"], RuntimeClosedError)
+            assert await _column(memory, "SELECT count(*) FROM events") == [0]
+            await recreate()
+        assert await _column(
+            memory, "SELECT event_id FROM events WHERE agent_id = ?", A
+        ) == ["n1"]
+        assert all("tomato" in text for text in await _claim_texts(memory, A))
+        supervisor = await runtime_core(memory).registry.get(A)
+        assert supervisor is not old
+        assert await _column(
+            memory, "SELECT count(*) FROM embeddings WHERE agent_id = ?", A
+        ) == [1]
+        assert len(supervisor.projection) == 1
+        for query in ("live in Lisbon", "hiking with Rex"):
+            recalled = await _recalled(memory, A, query)
+            assert not _mentions(recalled, "Lisbon")
+            assert not _mentions(recalled, "Rex")
+        assert await _plaintext_left(memory, data_dir, "Lisbon", "hiking") == {}
+
+
+# -- 8 -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("write", ["still_starting_its_agent", "queued_at_the_writer"])
+async def test_a_write_racing_a_drain_is_refused_or_settled_never_lost(
+    data_dir: Path, write: str
+) -> None:
+    """I1, I8: a drain begins while an ingest is between its admission checks (its agent
+    is still starting) or already queued at the writer: the first is refused with
+    ``DrainingError`` and stores nothing; the second is acknowledged and the drain
+    returns only once it is stored, extracted and embedded."""
+    sequencer = trio.testing.Sequencer()
+    async with racing_memory(data_dir) as memory:
+        if write == "queued_at_the_writer":
+            await memory.ingest(A, [turn("e0", "Hello there.")])
+            await memory.wait_idle(A)
+        outcome: list[Any] = []
+        writer = TokenHold(memory, "store_write")
+
+        async def writer_side() -> None:
+            async with sequencer(0):
+                await writer.hold()
+                nursery.start_soon(ingest)
+                # Its agent's first transaction, or the ingest itself, waits.
+                await settle(lambda: writer.waiting() == 1)
+            async with sequencer(2):
+                writer.release()
+
+        async def ingest() -> None:
+            try:
+                outcome.append(
+                    await memory.ingest(A, [turn("e1", "I adopted a grey cat, Miso.")])
+                )
+            except DrainingError as error:
+                outcome.append(error)
+
+        async def drain_side() -> None:
+            async with sequencer(1):
+                nursery.start_soon(drain)
+                await settle(lambda: not runtime_core(memory).admission.accepting)
+            async with sequencer(3):
+                with trio.fail_after(STEP_S):
+                    await drained.wait()
+
+        drained = trio.Event()
+
+        async def drain() -> None:
+            await memory.drain()
+            drained.set()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(writer_side)
+            nursery.start_soon(drain_side)
+        (result,) = outcome
+        counts = (await memory.status()).agent(A)
+        if write == "still_starting_its_agent":
+            assert isinstance(result, DrainingError)
+            assert counts.events == 0
+        else:
+            assert result.ingested == 1
+            assert counts.events == 2
+            assert counts.events_pending_extraction == 0
+            assert counts.embeddings == 2
+        await memory.resume()
+        assert (await memory.ingest(A, [turn("e9", "I like tea.")])).ingested == 1
+
+
+# -- 10 ----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("first", "then", "stays"),
+    [
+        ("forget", "user", True),
+        ("user", "forget", False),
+        ("forget", "model", False),
+    ],
+)
+async def test_a_remember_racing_a_forget_of_the_same_text(
+    data_dir: Path, first: str, then: str, stays: bool
+) -> None:
+    """I1, I2: a remember of a claim's exact text and the forget of that claim reach
+    the writer back to back. Whatever lands last decides, and the vector projection
+    agrees with the table: a user's re-add after the forget is stored, embedded and
+    recalled; a forget after the user's remember leaves nothing; a model's remember
+    after the forget stays suppressed."""
+    text = "Ana collects vintage typewriters"
+    async with racing_memory(data_dir) as memory:
+        remembered = await memory.remember(A, text, by="user")
+        assert remembered.claim_id is not None
+        claim_id = remembered.claim_id
+        await memory.wait_idle(A)
+        results: dict[str, Any] = {}
+
+        async def side(name: str) -> None:
+            if name == "forget":
+                results[name] = await memory.forget(A, claim_id)
+            else:
+                results[name] = await memory.remember(A, text, by=name)
+
+        async with trio.open_nursery() as nursery, holding(memory, "store_write") as writer:
+            for step, name in enumerate((first, then)):
+                nursery.start_soon(side, name)
+                await settle(
+                    lambda step=step: writer.waiting() + queued_writes(memory, A)
+                    == step + 1
+                )
+            writer.release()
+        await memory.wait_idle(A)
+        active = await _column(
+            memory, "SELECT rowid FROM claims WHERE agent_id = ? AND text = ?", A, text
+        )
+        vectors = await _column(
+            memory,
+            "SELECT target_rowid FROM embeddings WHERE agent_id = ? AND target = 'claim'",
+            A,
+        )
+        supervisor = await runtime_core(memory).registry.get(A)
+        recalled = await _recalled(memory, A, "vintage typewriters")
+        if stays:
+            assert len(active) == 1
+            assert vectors == active
+            assert len(supervisor.projection) == 1
+            assert _mentions(recalled, "typewriters")
+        else:
+            assert active == []
+            assert vectors == []
+            assert len(supervisor.projection) == 0
+            assert not _mentions(recalled, "typewriters")
