@@ -47,6 +47,7 @@ from cairn.ingestion.validate import ValidatedBatch
 from cairn.runtime.core import runtime_core
 from cairn.runtime.transfer import export_memory, import_memory
 from cairn.runtime.writes import CommitBatch, TakeLease
+from cairn.store.retire import namespace_tables
 from cairn.testing import FixedDomainClock
 
 A, B = "agent-a", "agent-b"
@@ -760,3 +761,46 @@ async def test_a_remember_racing_a_forget_of_the_same_text(
             assert vectors == []
             assert len(supervisor.projection) == 0
             assert not _mentions(recalled, "typewriters")
+
+
+# -- 13 ----------------------------------------------------------------------------------
+async def test_a_maintenance_pass_racing_a_retire_writes_nothing_after_the_purge(
+    data_dir: Path,
+) -> None:
+    """I2: the agent's timed maintenance pass flushes its buffered audit rows (what its
+    recalls selected) while its retire is at the last step: the flush reaches the writer
+    right behind the namespace purge. Nothing of the retired agent is written after the
+    purge: no table holds a row of it, and the same ID starts empty."""
+    async with racing_memory(data_dir) as memory:
+        await memory.ingest(A, [turn("e1", "I live in Lisbon.")])
+        await memory.wait_idle(A)
+        assert _mentions(await _recalled(memory, A, "live in Lisbon"), "Lisbon")
+        supervisor = await runtime_core(memory).registry.get(A)
+        retired: list[Any] = []
+
+        async def retire() -> None:
+            retired.append(await memory.retire(A))
+
+        async with trio.open_nursery() as nursery:
+
+            def before_the_purge(step: str, job: Any) -> None:
+                if step == "finish" and job.purpose == "retire":
+                    # Synchronous, right before the purge is sent: the pass starts at
+                    # the next checkpoint, and its audit flush queues behind the purge.
+                    nursery.start_soon(supervisor.run_maintenance_pass)
+
+            supervisor.clearing.observer = before_the_purge
+            nursery.start_soon(retire)
+        assert retired
+        left = await runtime_core(memory).database.read(
+            lambda reader: {
+                table: int(
+                    reader.connection.execute(
+                        f"SELECT count(*) FROM {table} WHERE agent_id = ?", (A,)
+                    ).fetchone()[0]
+                )
+                for table in namespace_tables(reader.connection)
+            }
+        )
+        assert {table: rows for table, rows in left.items() if rows} == {}
+        assert await _recalled(memory, A, "live in Lisbon") == []
