@@ -161,6 +161,8 @@ class GatedTextProvider:
     gate's text park there; ``failing_on`` makes matching calls fail."""
 
     model: str = "race-model"
+    # The batch's events (as the prompt shows them) → the model's JSON answer.
+    answer: Callable[[list[dict[str, Any]]], dict[str, Any]] = verbatim_claims
     # Calls whose prompt holds this text fail with a transient error.
     failing_on: str | None = None
     gates: list[Gate] = attrs.Factory(list)
@@ -189,7 +191,7 @@ class GatedTextProvider:
             self.failing_on in text for text in texts
         ):
             raise TransientProviderError("the model is unreachable")
-        return msgspec.convert(verbatim_claims(events), schema)
+        return msgspec.convert(self.answer(events), schema)
 
 
 @attrs.define(eq=False)

@@ -13,6 +13,7 @@ run and hold a provider call, a query embedding or the writer exactly where the 
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import io
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -23,7 +24,7 @@ import pytest
 import trio
 import trio.testing
 from tests.conftest import TEST_CONFIG
-from tests.helpers import files_holding, turn
+from tests.helpers import BASE_TIME, files_holding, turn
 from tests.stress.race_fakes import (
     GatedEmbedder,
     GatedTextProvider,
@@ -49,6 +50,7 @@ from cairn.runtime.transfer import export_memory, import_memory
 from cairn.runtime.writes import CommitBatch, TakeLease
 from cairn.store.retire import namespace_tables
 from cairn.testing import FixedDomainClock
+from cairn.vectors.codec import encode_vector
 
 A, B = "agent-a", "agent-b"
 # Bounds every wait on a parked side: a hang is a failure with a traceback (I8).
@@ -804,3 +806,124 @@ async def test_a_maintenance_pass_racing_a_retire_writes_nothing_after_the_purge
         )
         assert {table: rows for table, rows in left.items() if rows} == {}
         assert await _recalled(memory, A, "live in Lisbon") == []
+
+
+# -- 14 ----------------------------------------------------------------------------------
+async def test_a_replys_vector_embedded_with_a_turn_forgotten_meanwhile_is_redone(
+    data_dir: Path,
+) -> None:
+    """I2, I7: a reply is embedded with the turn it answers as context; that turn is
+    forgotten while the reply's embedding is in flight (shielded, like a thread), and
+    the vector arrives after: the reply's stored and served vector is the one of its
+    own words only, so nothing embeds the forgotten turn any more."""
+    embedder = GatedEmbedder()
+    async with racing_memory(data_dir, embedder) as memory:
+        await memory.ingest(A, [turn("e1", "My childhood pet was a parrot named Kiwi.")])
+        await memory.wait_idle(A)
+        gate = embedder.park_documents("parrot", shielded=True)
+        sequencer = trio.testing.Sequencer()
+        reply = turn("e2", "What a lovely name.", role="assistant", speaker=None)
+
+        async def embedding_side() -> None:
+            async with sequencer(0):
+                await memory.ingest(A, [reply])
+                await gate.reached.wait()
+            async with sequencer(2):
+                gate.open()
+
+        async def user_side() -> None:
+            async with sequencer(1):
+                await memory.forget(A, "e1")
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(embedding_side)
+            nursery.start_soon(user_side)
+        await memory.wait_idle(A)
+        assert any("parrot" in text for text in gate.texts)
+        rowid, blob = (
+            await runtime_core(memory).database.read(
+                lambda reader: reader.connection.execute(
+                    "SELECT e.rowid, v.vector FROM events e JOIN embeddings v"
+                    " ON v.target = 'event' AND v.target_rowid = e.rowid"
+                    " WHERE e.event_id = 'e2'"
+                ).fetchall()
+            )
+        )[0]
+        assert bytes(blob) == encode_vector(embedder._embed("What a lovely name."))
+        supervisor = await runtime_core(memory).registry.get(A)
+        index = supervisor.projection.index
+        assert index is not None
+        assert len(index) == 1
+        assert not _mentions(await _recalled(memory, A, "parrot named Kiwi"), "parrot")
+        assert await _plaintext_left(memory, data_dir, "parrot") == {}
+
+
+# -- 15 ----------------------------------------------------------------------------------
+def _lives_in(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each user turn as Ana's 'lives_in' state; turns starting 'Actually' correct it."""
+    claims, corrections = [], []
+    for event in events:
+        city = str(event["text"]).rstrip(".").split()[-1]
+        claim = {
+            "kind": "state",
+            "text": f"Ana lives in {city}",
+            "subject": "Ana",
+            "predicate": "lives_in",
+            "sources": [{"event_id": event["event_id"], "quote": city}],
+        }
+        target = corrections if str(event["text"]).startswith("Actually") else claims
+        target.append(claim)
+    return {
+        "claims": claims,
+        "corrections": corrections,
+        "relations": [],
+        "directive_drafts": [],
+        "discarded_event_ids": [],
+    }
+
+
+async def test_a_value_archived_while_its_successor_is_extracted_is_restored_as_history(
+    data_dir: Path,
+) -> None:
+    """I4: the current value of an attribute is archived while the batch that corrects
+    it is being extracted, and restored afterwards: whichever way the archive and the
+    correction interleave, the attribute has one current value, the newest by evidence
+    (as if nothing had been archived), and the restored one is history until then."""
+    provider = GatedTextProvider(answer=_lives_in)
+    async with racing_memory(data_dir, text_provider=provider) as memory:
+        await memory.ingest(A, [turn("e1", "I live in Paris.")])
+        await memory.wait_idle(A)
+        (paris,) = await _column(memory, "SELECT claim_id FROM claims")
+        gate = provider.park("Berlin")
+        sequencer = trio.testing.Sequencer()
+        later = BASE_TIME + dt.timedelta(days=1)
+
+        async def extraction_side() -> None:
+            async with sequencer(0):
+                await memory.ingest(
+                    A, [turn("e2", "Actually I live in Berlin.", at=later)]
+                )
+                await gate.reached.wait()
+            async with sequencer(2):
+                gate.open()
+                await memory.wait_idle(A)
+
+        async def user_side() -> None:
+            async with sequencer(1):
+                archived = await memory.archive(A, paris)
+                assert archived.lifecycle == "archived"
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(extraction_side)
+            nursery.start_soon(user_side)
+        restored = await memory.unarchive(A, paris)
+        assert restored.lifecycle == "superseded"
+        rows = await runtime_core(memory).database.read(
+            lambda reader: reader.connection.execute(
+                "SELECT text, lifecycle, superseded_at FROM claims ORDER BY rowid"
+            ).fetchall()
+        )
+        assert [tuple(row) for row in rows] == [
+            ("Ana lives in Paris", "superseded", later.isoformat()),
+            ("Ana lives in Berlin", "active", None),
+        ]
