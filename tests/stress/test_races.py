@@ -927,3 +927,44 @@ async def test_a_value_archived_while_its_successor_is_extracted_is_restored_as_
             ("Ana lives in Paris", "superseded", later.isoformat()),
             ("Ana lives in Berlin", "active", None),
         ]
+
+
+# -- 16 ----------------------------------------------------------------------------------
+async def test_a_session_declared_subagent_while_its_batch_is_extracted_teaches_nothing(
+    data_dir: Path, thread_safe_clock: trio.testing.MockClock
+) -> None:
+    """I4: a session is declared a subagent's while the model answers for a batch that
+    holds its turn (with a turn of the main session): nothing is learned from the
+    subagent's turn, neither from that answer nor from a retry, and the main session's
+    turn is still learned."""
+    provider = GatedTextProvider()
+    gate = provider.park("coffee")
+    sequencer = trio.testing.Sequencer()
+    async with racing_memory(data_dir, text_provider=provider) as memory:
+
+        async def extraction_side() -> None:
+            async with sequencer(0):
+                await memory.ingest(
+                    A,
+                    [
+                        turn("x1", "I love black coffee.", session="sub"),
+                        turn("m1", "I collect old maps.", session="main"),
+                    ],
+                )
+                await gate.reached.wait()
+            async with sequencer(2):
+                gate.open()
+
+        async def host_side() -> None:
+            async with sequencer(1):
+                await memory.declare_session(A, "sub", subagent=True)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(extraction_side)
+            nursery.start_soon(host_side)
+        await memory.wait_idle(A)
+        assert gate.texts == ["I love black coffee.", "I collect old maps."]
+        assert await _claim_texts(memory, A) == ["I collect old maps"]
+        assert not any(
+            "coffee" in text for call in provider.calls[1:] for text in call
+        )
