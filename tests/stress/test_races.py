@@ -968,3 +968,47 @@ async def test_a_session_declared_subagent_while_its_batch_is_extracted_teaches_
         assert not any(
             "coffee" in text for call in provider.calls[1:] for text in call
         )
+
+
+# -- 17 ----------------------------------------------------------------------------------
+async def test_a_turns_contribution_recorded_behind_a_forget_is_not_reused(
+    data_dir: Path,
+) -> None:
+    """I2: a recall for a host turn is computed on a snapshot before a forget, and its
+    record reaches the writer right behind the forget. The forgotten turn is not kept
+    in the stored answer: a second recall for the same turn retrieves again without it,
+    and the first request's answer cannot be fetched."""
+    async with racing_memory(data_dir) as memory:
+        await memory.ingest(
+            A,
+            [
+                turn("e1", "The spare key is under the red flowerpot."),
+                turn("e2", "The bike lock code is written in the red notebook."),
+            ],
+        )
+        await memory.wait_idle(A)
+        answers: list[Any] = []
+
+        async def recall() -> None:
+            answers.append(
+                await memory.recall(A, "red flowerpot notebook", turn_id="t1")
+            )
+
+        async with trio.open_nursery() as nursery, holding(
+            memory, "store_write"
+        ) as writer:
+            nursery.start_soon(memory.forget, A, "e1")
+            await settle(lambda: writer.waiting() == 1)
+            nursery.start_soon(recall)
+            # Computed on the snapshot before the forget; its record waits behind it.
+            await settle(lambda: queued_writes(memory, A) == 1)
+            writer.release()
+        (first,) = answers
+        # It overlapped the forget: answering what held before it is allowed.
+        assert _mentions([item.text for item in first.items], "flowerpot")
+        again = await memory.recall(A, "red flowerpot notebook", turn_id="t1")
+        assert again.request_id != first.request_id
+        assert not _mentions([item.text for item in again.items], "flowerpot")
+        assert _mentions([item.text for item in again.items], "notebook")
+        with pytest.raises(UnknownRequestError):
+            await memory.fetch_recall(A, first.request_id)
