@@ -99,9 +99,7 @@ class GatedEmbedder(HashingEmbedder):
     def identity(self) -> EmbeddingIdentity:
         return EmbeddingIdentity("testing", self.model, self.dimension)
 
-    def park_documents(
-        self, needle: str, *, shielded: bool = False
-    ) -> Gate:
+    def park_documents(self, needle: str, *, shielded: bool = False) -> Gate:
         gate = Gate(lambda text: needle.casefold() in text.casefold(), shielded)
         self.document_gates.append(gate)
         return gate

@@ -36,12 +36,11 @@ from tests.stress.race_fakes import (
 
 from cairn import Memory, MemoryConfig, RecallStatus, open_memory
 from cairn.domain.claim import ClaimDraft, ClaimKind, SourceSpan
-from cairn.domain.ids import AgentId, EventId
+from cairn.domain.ids import EventId
 from cairn.errors import (
     CairnError,
     DrainingError,
     RuntimeClosedError,
-    StaleLeaseError,
     UnknownRequestError,
 )
 from cairn.ingestion.validate import ValidatedBatch
@@ -96,7 +95,9 @@ def _mentions(texts: list[str], word: str) -> bool:
     return any(word.casefold() in text.casefold() for text in texts)
 
 
-async def _plaintext_left(memory: Memory, data_dir: Path, *words: str) -> dict[str, Any]:
+async def _plaintext_left(
+    memory: Memory, data_dir: Path, *words: str
+) -> dict[str, Any]:
     """Which forgotten words any file of the data directory still holds, once a drain
     has purged and checkpointed (I7)."""
     await memory.drain()
@@ -355,9 +356,9 @@ async def test_the_old_worker_committing_after_its_lease_was_retaken_is_refused(
         assert again == receipt
         assert await _claim_texts(memory, A) == ["Ana loves sailing"]
         assert await _column(memory, "SELECT count(*) FROM claim_fts") == [1]
-        assert await _column(
-            memory, "SELECT status, attempts FROM event_batches"
-        ) == ["committed"]
+        assert await _column(memory, "SELECT status FROM event_batches") == [
+            "committed"
+        ]
         assert await _column(memory, "SELECT attempts FROM event_batches") == [2]
         assert supervisor.statistics().extraction_batches == 0
 
@@ -431,7 +432,10 @@ async def test_an_import_racing_a_clear_of_its_agent_brings_nothing_back(
             except CairnError as error:
                 outcomes[name] = error
 
-        async with trio.open_nursery() as nursery, holding(memory, "store_write") as writer:
+        async with (
+            trio.open_nursery() as nursery,
+            holding(memory, "store_write") as writer,
+        ):
             order = ["clear", "import"] if first == "clear" else ["import", "clear"]
             for step, name in enumerate(order):
                 if name == "clear":
@@ -442,8 +446,9 @@ async def test_an_import_racing_a_clear_of_its_agent_brings_nothing_back(
                     )
                 # Each one's transaction is queued before the next one starts.
                 await settle(
-                    lambda step=step: writer.waiting() + queued_writes(memory, A)
-                    == step + 1
+                    lambda step=step: (
+                        writer.waiting() + queued_writes(memory, A) == step + 1
+                    )
                 )
             writer.release()
         assert not isinstance(outcomes["clear"], Exception)
@@ -480,7 +485,9 @@ async def test_a_late_recall_result_never_returns_cleared_memory(
     memory: the stale result is dropped, a fresh one holds nothing cleared."""
     embedder = GatedEmbedder()
     async with racing_memory(data_dir, embedder) as memory:
-        await memory.ingest(A, [turn("e1", "The spare key is under the red flowerpot.")])
+        await memory.ingest(
+            A, [turn("e1", "The spare key is under the red flowerpot.")]
+        )
         await memory.wait_idle(A)
         gate = embedder.park_queries("flowerpot")
         answer = await memory.recall(A, "spare key flowerpot", wait_s=1.0)
@@ -493,9 +500,10 @@ async def test_a_late_recall_result_never_returns_cleared_memory(
             return request_id not in supervisor._late
 
         if computed == "before_the_clear":
-            async with trio.open_nursery() as nursery, holding(
-                memory, "store_write"
-            ) as writer:
+            async with (
+                trio.open_nursery() as nursery,
+                holding(memory, "store_write") as writer,
+            ):
                 nursery.start_soon(memory.clear, A)
                 await settle(lambda: writer.waiting() == 1)
                 gate.open()
@@ -734,12 +742,16 @@ async def test_a_remember_racing_a_forget_of_the_same_text(
             else:
                 results[name] = await memory.remember(A, text, by=name)
 
-        async with trio.open_nursery() as nursery, holding(memory, "store_write") as writer:
+        async with (
+            trio.open_nursery() as nursery,
+            holding(memory, "store_write") as writer,
+        ):
             for step, name in enumerate((first, then)):
                 nursery.start_soon(side, name)
                 await settle(
-                    lambda step=step: writer.waiting() + queued_writes(memory, A)
-                    == step + 1
+                    lambda step=step: (
+                        writer.waiting() + queued_writes(memory, A) == step + 1
+                    )
                 )
             writer.release()
         await memory.wait_idle(A)
@@ -818,7 +830,9 @@ async def test_a_replys_vector_embedded_with_a_turn_forgotten_meanwhile_is_redon
     own words only, so nothing embeds the forgotten turn any more."""
     embedder = GatedEmbedder()
     async with racing_memory(data_dir, embedder) as memory:
-        await memory.ingest(A, [turn("e1", "My childhood pet was a parrot named Kiwi.")])
+        await memory.ingest(
+            A, [turn("e1", "My childhood pet was a parrot named Kiwi.")]
+        )
         await memory.wait_idle(A)
         gate = embedder.park_documents("parrot", shielded=True)
         sequencer = trio.testing.Sequencer()
@@ -840,15 +854,12 @@ async def test_a_replys_vector_embedded_with_a_turn_forgotten_meanwhile_is_redon
             nursery.start_soon(user_side)
         await memory.wait_idle(A)
         assert any("parrot" in text for text in gate.texts)
-        rowid, blob = (
-            await runtime_core(memory).database.read(
-                lambda reader: reader.connection.execute(
-                    "SELECT e.rowid, v.vector FROM events e JOIN embeddings v"
-                    " ON v.target = 'event' AND v.target_rowid = e.rowid"
-                    " WHERE e.event_id = 'e2'"
-                ).fetchall()
-            )
-        )[0]
+        (blob,) = await _column(
+            memory,
+            "SELECT v.vector FROM events e JOIN embeddings v"
+            " ON v.target = 'event' AND v.target_rowid = e.rowid"
+            " WHERE e.event_id = 'e2'",
+        )
         assert bytes(blob) == encode_vector(embedder._embed("What a lovely name."))
         supervisor = await runtime_core(memory).registry.get(A)
         index = supervisor.projection.index
@@ -965,9 +976,7 @@ async def test_a_session_declared_subagent_while_its_batch_is_extracted_teaches_
         await memory.wait_idle(A)
         assert gate.texts == ["I love black coffee.", "I collect old maps."]
         assert await _claim_texts(memory, A) == ["I collect old maps"]
-        assert not any(
-            "coffee" in text for call in provider.calls[1:] for text in call
-        )
+        assert not any("coffee" in text for call in provider.calls[1:] for text in call)
 
 
 # -- 17 ----------------------------------------------------------------------------------
@@ -994,9 +1003,10 @@ async def test_a_turns_contribution_recorded_behind_a_forget_is_not_reused(
                 await memory.recall(A, "red flowerpot notebook", turn_id="t1")
             )
 
-        async with trio.open_nursery() as nursery, holding(
-            memory, "store_write"
-        ) as writer:
+        async with (
+            trio.open_nursery() as nursery,
+            holding(memory, "store_write") as writer,
+        ):
             nursery.start_soon(memory.forget, A, "e1")
             await settle(lambda: writer.waiting() == 1)
             nursery.start_soon(recall)
