@@ -1022,3 +1022,41 @@ async def test_a_turns_contribution_recorded_behind_a_forget_is_not_reused(
         assert _mentions([item.text for item in again.items], "notebook")
         with pytest.raises(UnknownRequestError):
             await memory.fetch_recall(A, first.request_id)
+
+
+# -- 18 ----------------------------------------------------------------------------------
+async def test_a_directive_created_as_a_retire_purges_never_reaches_the_new_agent(
+    data_dir: Path,
+) -> None:
+    """I2, I8: a user creates a directive for an agent whose retire is at its last step:
+    the create reaches the writer right behind the namespace purge. It is refused with a
+    typed error (never half stored), and the agent re-created under the same ID starts
+    with no directive: its directive block never shows the retired agent's text."""
+    async with racing_memory(data_dir) as memory:
+        await memory.ingest(A, [turn("e1", "I live in Lisbon.")])
+        await memory.wait_idle(A)
+        supervisor = await runtime_core(memory).registry.get(A)
+        created: list[Any] = []
+
+        async def create() -> None:
+            try:
+                created.append(await memory.add_directive(A, "Answer in Portuguese."))
+            except CairnError as error:
+                created.append(error)
+
+        async with trio.open_nursery() as nursery:
+
+            def before_the_purge(step: str, job: Any) -> None:
+                if step == "finish" and job.purpose == "retire":
+                    # The create starts at the next checkpoint, behind the purge.
+                    nursery.start_soon(create)
+
+            supervisor.clearing.observer = before_the_purge
+            nursery.start_soon(memory.retire, A)
+        (outcome,) = created
+        assert isinstance(outcome, RuntimeClosedError)
+        await memory.ingest(A, [turn("n1", "I grow tomatoes.")])
+        await memory.wait_idle(A)
+        assert await memory.directives.list(A) == []
+        recall = await memory.recall(A, "tomatoes")
+        assert "Portuguese" not in recall.directive_block
