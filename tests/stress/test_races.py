@@ -1060,3 +1060,44 @@ async def test_a_directive_created_as_a_retire_purges_never_reaches_the_new_agen
         assert await memory.directives.list(A) == []
         recall = await memory.recall(A, "tomatoes")
         assert "Portuguese" not in recall.directive_block
+
+
+# -- 19 ----------------------------------------------------------------------------------
+async def test_a_claim_forgotten_while_a_new_turn_teaching_it_is_extracted_stays_out(
+    data_dir: Path,
+) -> None:
+    """I2: a claim is forgotten while a batch extracting the same claim from a newer turn
+    is at the model: the answer commits after the tombstone, and the claim stays out;
+    a different fact of the same batch is learned."""
+    provider = GatedTextProvider()
+    async with racing_memory(data_dir, text_provider=provider) as memory:
+        await memory.ingest(A, [turn("e1", "I collect old maps.")])
+        await memory.wait_idle(A)
+        (claim_id,) = await _column(memory, "SELECT claim_id FROM claims")
+        gate = provider.park("maps")
+        sequencer = trio.testing.Sequencer()
+
+        async def extraction_side() -> None:
+            async with sequencer(0):
+                await memory.ingest(
+                    A,
+                    [
+                        turn("e2", "I collect old maps.", session="s2"),
+                        turn("e3", "I keep a stamp album.", session="s2"),
+                    ],
+                )
+                await gate.reached.wait()
+            async with sequencer(2):
+                gate.open()
+
+        async def user_side() -> None:
+            async with sequencer(1):
+                await memory.forget(A, claim_id)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(extraction_side)
+            nursery.start_soon(user_side)
+        await memory.wait_idle(A)
+        assert await _claim_texts(memory, A) == ["I keep a stamp album"]
+        recalled = await _recalled(memory, A, "collect old maps")
+        assert not any(text == "I collect old maps" for text in recalled)
