@@ -1101,3 +1101,42 @@ async def test_a_claim_forgotten_while_a_new_turn_teaching_it_is_extracted_stays
         assert await _claim_texts(memory, A) == ["I keep a stamp album"]
         recalled = await _recalled(memory, A, "collect old maps")
         assert not any(text == "I collect old maps" for text in recalled)
+
+
+# -- 20 ----------------------------------------------------------------------------------
+async def test_a_recall_racing_a_retire_answers_and_leaves_no_record(
+    data_dir: Path,
+) -> None:
+    """I2, I8: a recall of an agent reaches it as its retire purges the namespace: it
+    returns (with nothing of the retired memory, or a typed error), its record is not
+    written into the purged namespace, and the agent re-created under the same ID has no
+    record of it."""
+    async with racing_memory(data_dir) as memory:
+        await memory.ingest(A, [turn("e1", "I live in Lisbon.")])
+        await memory.wait_idle(A)
+        supervisor = await runtime_core(memory).registry.get(A)
+        answered: list[Any] = []
+
+        async def recall() -> None:
+            try:
+                answered.append(
+                    await memory.recall(A, "live in Lisbon", session_id="s1")
+                )
+            except CairnError as error:
+                answered.append(error)
+
+        async with trio.open_nursery() as nursery:
+
+            def before_the_purge(step: str, job: Any) -> None:
+                if step == "finish" and job.purpose == "retire":
+                    nursery.start_soon(recall)
+
+            supervisor.clearing.observer = before_the_purge
+            nursery.start_soon(memory.retire, A)
+        (answer,) = answered
+        if not isinstance(answer, CairnError):
+            assert not _mentions([item.text for item in answer.items], "Lisbon")
+        assert await memory.recalls(A) == []
+        assert await _column(
+            memory, "SELECT count(*) FROM recall_records WHERE agent_id = ?", A
+        ) == [0]
