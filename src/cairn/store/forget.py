@@ -35,6 +35,7 @@ from cairn.store.clear_jobs import pending_clear
 from cairn.store.forget_evidence import delete_evidence, resolve_evidence
 from cairn.store.fts_purge import request_fts_purge
 from cairn.store.requests import drop_late_results
+from cairn.store.succession import order_succession
 from cairn.store.tombstones import (
     claim_hashes,
     content_hash_v1,
@@ -223,13 +224,28 @@ def set_archived(
     )
     if archived:
         drop_late_results(connection, agent_id)
-        note = (
+        return LifecycleResult(
+            claim_id,
+            target.value,
             "archived: the claim is still stored locally and can be restored, but it no"
-            " longer takes part in recall"
+            " longer takes part in recall",
+        )
+    # While archived it was out of its attribute's chain, so a newer value that arrived
+    # meanwhile superseded nothing: restored, it takes its place in the chain by evidence
+    # time again (current only if it is the newest).
+    order_succession(connection, agent_id, rowid, stamp)
+    row = connection.execute(
+        "SELECT lifecycle FROM claims WHERE rowid = ?", (rowid,)
+    ).fetchone()
+    restored = target.value if row is None else str(row[0])
+    if restored == Lifecycle.SUPERSEDED.value:
+        note = (
+            "restored as history: a newer value of the same attribute arrived while it"
+            " was archived, so it takes part in recall as what held before"
         )
     else:
         note = "restored: the claim takes part in recall again"
-    return LifecycleResult(claim_id, target.value, note)
+    return LifecycleResult(claim_id, restored, note)
 
 
 def remember_claim(

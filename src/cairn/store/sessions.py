@@ -54,10 +54,12 @@ def declare_session(
             )
         fork_rowid = int(row[0])
     if info.kind is SessionKind.SUBAGENT:
-        # Declared late: what the session already holds is not extracted either.
+        # Declared late: what the session already holds is not extracted either, also
+        # not what a batch is extracting now: taken out of it, so that batch's commit
+        # finds its events changed and is refused, as after an edit.
         connection.execute(
-            "UPDATE events SET extracted = ? WHERE agent_id = ? AND session_id = ?"
-            " AND extracted = ? AND batch_id IS NULL",
+            "UPDATE events SET extracted = ?, batch_id = NULL WHERE agent_id = ?"
+            " AND session_id = ? AND extracted = ?",
             (
                 ExtractionState.SKIPPED.value,
                 agent_id,

@@ -11,6 +11,9 @@ one SQLite transaction each, in arrival order. The coordinator owns the agent's 
   or did not reach (tests/runtime/test_fence.py);
 - a request that advances the epoch (a clear or retire job) advances the live fence as
   soon as it commits, before the next request is handled;
+- once a retire's namespace purge has committed it writes nothing more for the agent:
+  whatever was queued behind the purge (a maintenance pass's audit flush, a recall's
+  record) is refused, so no row of the retired agent outlives it;
 - a transaction that left an FTS purge or a WAL checkpoint owed (a forget, clear or
   retire) wakes the runtime's scrubber once it has committed (cairn.runtime.scrubbing).
 
@@ -45,6 +48,7 @@ from cairn.runtime.fence import AgentFence
 from cairn.runtime.mailbox import WorkCounter
 from cairn.runtime.writes import (
     IngestTurns,
+    PurgeNamespace,
     ReplayDeadLetters,
     StartClear,
     Write,
@@ -78,6 +82,8 @@ class WriteCoordinator:
     failed: int = 0
     stale: int = 0
     _fence: AgentFence | None = None
+    # Set when a retire's namespace purge committed: the agent's data is gone for good.
+    _purged: bool = False
 
     @property
     def fence(self) -> AgentFence:
@@ -142,6 +148,13 @@ class WriteCoordinator:
 
     async def _handle(self, request: Write[Any]) -> None:
         reply = request.reply
+        if self._purged:
+            # Queued behind the purge by this agent's own actors or callers: writing
+            # it would bring back a row of the retired namespace.
+            reply.fail(RuntimeClosedError(f"agent {self.agent_id!r} was retired"))
+            if isinstance(request, IngestTurns):
+                self.work.done(1)
+            return
         # The writer thread is background capacity too: taken in this agent's turn, a
         # user's own write before bulk work (cairn.runtime.fairness).
         share = current_share.set(Share(self.agent_id, request.priority))
@@ -197,6 +210,8 @@ class WriteCoordinator:
                     self.wake_ingestion()
             case ReplayDeadLetters():
                 self.wake_ingestion()
+            case PurgeNamespace():
+                self._purged = True
             case _:
                 pass
 
