@@ -450,12 +450,18 @@ class StoreEmbeddings(_Fenced["list[tuple[EmbedTarget, int]]"]):
 
     embedding_identity: EmbeddingIdentity
     rows: tuple[tuple[EmbedTarget, int, bytes], ...]
+    digests: tuple[str, ...] | None = None
+    """What each row was embedded from (store.embeddings.embedding_digest)."""
 
     def apply(
         self, connection: apsw.Connection, context: WriteContext
     ) -> list[tuple[EmbedTarget, int]]:
         return store_embeddings(
-            connection, context.agent_id, self.embedding_identity, self.rows
+            connection,
+            context.agent_id,
+            self.embedding_identity,
+            self.rows,
+            self.digests,
         )
 
 

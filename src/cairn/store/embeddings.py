@@ -6,8 +6,10 @@ value in ``embeddings.target``).
 
 from __future__ import annotations
 
+import hashlib
 from typing import TYPE_CHECKING
 
+from cairn.store.evidence import load_events
 from cairn.store.extraction_state import ExtractionState
 from cairn.vectors.keys import EmbedTarget
 
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = [
     "count_embeddings",
     "count_missing",
+    "embedding_digest",
     "embeddings_by_identity",
     "ensure_identity",
     "iter_embeddings",
@@ -54,20 +57,61 @@ _ALIVE = {
 }
 
 
+def embedding_digest(text: str) -> str:
+    """What an embedding was computed from, in short: a commit compares it with the
+    target's text as it is now."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def _current_digests(
+    connection: apsw.Connection,
+    agent_id: AgentId,
+    rows: Sequence[tuple[EmbedTarget, int, bytes]],
+) -> dict[tuple[EmbedTarget, int], str]:
+    """The digest of what each target would be embedded from now (absent: not served)."""
+    current: dict[tuple[EmbedTarget, int], str] = {}
+    claims = [rowid for target, rowid, _ in rows if target is EmbedTarget.CLAIM]
+    for rowid in claims:
+        row = connection.execute(
+            "SELECT text FROM claims WHERE rowid = ? AND agent_id = ?",
+            (rowid, agent_id),
+        ).fetchone()
+        if row is not None:
+            current[EmbedTarget.CLAIM, rowid] = embedding_digest(str(row[0]))
+    events = [rowid for target, rowid, _ in rows if target is EmbedTarget.EVENT]
+    for rowid, event in load_events(connection, agent_id, events).items():
+        current[EmbedTarget.EVENT, rowid] = embedding_digest(event.embedding_text())
+    return current
+
+
 def store_embeddings(
     connection: apsw.Connection,
     agent_id: AgentId,
     identity: EmbeddingIdentity,
     rows: Sequence[tuple[EmbedTarget, int, bytes]],
+    digests: Sequence[str] | None = None,
 ) -> list[tuple[EmbedTarget, int]]:
     """Upsert ``(target, rowid, blob)`` rows whose target still exists (not forgotten,
     cleared or withdrawn meanwhile); return the ``(target, rowid)`` pairs stored, which are
-    the only ones the in-memory projection may take."""
+    the only ones the in-memory projection may take.
+
+    With ``digests`` (:func:`embedding_digest` of each row's embedded text), a row whose
+    target would now be embedded from other text is not stored either: a forget that
+    took the words of the turn a reply answers deleted the reply's vector, and a vector
+    computed before it, from those words, must not come back. The sweep embeds it anew.
+    """
     ensure_identity(connection, identity)
+    current = None if digests is None else _current_digests(connection, agent_id, rows)
     stored: list[tuple[EmbedTarget, int]] = []
-    for target, rowid, blob in rows:
+    for index, (target, rowid, blob) in enumerate(rows):
         alive = connection.execute(_ALIVE[target], (rowid, agent_id)).fetchone()
         if alive is None:
+            continue
+        if (
+            current is not None
+            and digests is not None
+            and current.get((target, rowid)) != digests[index]
+        ):
             continue
         connection.execute(
             "INSERT INTO embeddings (identity_key, target, target_rowid, agent_id, vector)"

@@ -30,6 +30,7 @@ from cairn.runtime.writes import StoreEmbeddings, WriteQueue
 from cairn.store.embeddings import (
     count_embeddings,
     count_missing,
+    embedding_digest,
     iter_embeddings,
     missing_targets,
 )
@@ -257,7 +258,10 @@ class EmbeddingActor:
                 for job, vector in zip(batch, vectors, strict=True)
             )
             request = StoreEmbeddings(
-                embedding_identity=embedding_identity, rows=rows, identity=identity
+                embedding_identity=embedding_identity,
+                rows=rows,
+                digests=tuple(embedding_digest(job.text) for job in batch),
+                identity=identity,
             )
             try:
                 stored_pairs = await self.writes.commit(request)
