@@ -1,5 +1,9 @@
 """Intake preparation: what a turn becomes before any of it is stored.
 
+A turn whose IDs break the ID rules (cairn.domain.ids) or whose time lies outside the
+supported calendar (cairn.domain.evidence) is rejected alone, with a reason
+and an :class:`~cairn.domain.outcomes.IntakeRejection`: the other turns of the call go on.
+
 Redaction runs first, on the whole message, so no later step (hashing, cutting, indexing,
 counting, logging, embedding, prompting a model) ever sees a secret; then the message is
 cut into segments of at most ``max_bytes`` UTF-8 bytes. Pure; runs in the writer thread.
@@ -9,7 +13,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cairn.domain.evidence import PreparedEvent
+from cairn.domain.evidence import PreparedEvent, time_problem
+from cairn.domain.ids import identifier_problem
+from cairn.domain.outcomes import IntakeOutcome, IntakeRejection, IntakeResult
 from cairn.errors import MessageTooLargeError
 from cairn.ingestion.redact import redact
 from cairn.ingestion.screen import screen_identifier
@@ -20,7 +26,7 @@ if TYPE_CHECKING:
 
     from cairn.domain.evidence import Turn
 
-__all__ = ["prepare_turns"]
+__all__ = ["prepare_turns", "turn_rejection"]
 
 
 # Segments one message may become (about 2.4 MB at the default 2400-byte segments): a
@@ -28,14 +34,50 @@ __all__ = ["prepare_turns"]
 MAX_SEGMENTS = 1000
 
 
+def _id_problem(turn: Turn) -> str | None:
+    named = [("event ID", turn.event_id), ("session ID", turn.session_id)]
+    if turn.replaces is not None:
+        named.append(("replaced event ID", turn.replaces))
+    for what, value in named:
+        problem = identifier_problem(what, value)
+        if problem is not None:
+            return problem
+    return None
+
+
+def turn_rejection(turn: Turn) -> IntakeResult | None:
+    """The rejection of ``turn`` alone when its IDs or its time cannot be stored."""
+    problem = _id_problem(turn)
+    if problem is not None:
+        return IntakeResult(
+            turn.event_id,
+            IntakeOutcome.REJECTED,
+            problem,
+            rejection=IntakeRejection.INVALID_ID,
+        )
+    if turn.at is not None and (problem := time_problem("the time", turn.at)):
+        return IntakeResult(
+            turn.event_id,
+            IntakeOutcome.REJECTED,
+            problem,
+            rejection=IntakeRejection.INVALID_TIME,
+        )
+    return None
+
+
 def prepare_turns(
     turns: Sequence[Turn], max_bytes: int, *, max_segments: int = MAX_SEGMENTS
-) -> list[PreparedEvent]:
-    """Redacted, segmented turns; a turn over ``max_segments`` segments raises
+) -> list[PreparedEvent | IntakeResult]:
+    """Redacted, segmented turns, in order, with a rejection in the place of each turn
+    :func:`turn_rejection` refuses. A turn over ``max_segments`` segments raises
     :class:`MessageTooLargeError`, a secret-bearing ID :class:`SecretInIdentifierError`,
     and nothing of the call is stored."""
-    prepared = []
+    prepared: list[PreparedEvent | IntakeResult] = []
     for turn in turns:
+        rejected = turn_rejection(turn)
+        if rejected is not None:
+            prepared.append(rejected)
+            continue
         screen_identifier("event ID", turn.event_id)
         screen_identifier("session ID", turn.session_id)
         if turn.replaces is not None:

@@ -26,11 +26,16 @@ from cairn.api.reports import (
 from cairn.api.status import AgentStatus, StatusReport
 from cairn.clock import DomainClock, SystemDomainClock
 from cairn.config import MemoryConfig
-from cairn.domain.evidence import SessionInfo, SessionKind
+from cairn.domain.evidence import SessionInfo, SessionKind, time_problem
 from cairn.domain.ids import EventId, SessionId
 from cairn.domain.outcomes import IntakeOutcome, IntakeRejection, IntakeResult
 from cairn.domain.scope import RecallContext
-from cairn.errors import ConflictingEventError, InvalidInputError
+from cairn.errors import (
+    ConflictingEventError,
+    InvalidIdentifierError,
+    InvalidInputError,
+    InvalidTemporalError,
+)
 from cairn.ingestion.extract import RuleExtractor
 from cairn.ingestion.screen import screen_identifier
 from cairn.providers.gateway import QueryEmbeddingGateway
@@ -78,6 +83,12 @@ if TYPE_CHECKING:
 
 __all__ = ["Memory", "open_memory"]
 
+# Per-turn rejections a single-turn call raises as bad input (not an ID conflict).
+_INPUT_REJECTIONS: dict[IntakeRejection | None, type[InvalidInputError]] = {
+    IntakeRejection.INVALID_ID: InvalidIdentifierError,
+    IntakeRejection.INVALID_TIME: InvalidTemporalError,
+}
+
 DATABASE_NAME = "cairn.db"
 
 
@@ -112,6 +123,8 @@ class Memory:
         """Ingest one turn; a reused ID with other content raises ConflictingEventError."""
         (result,) = (await self.ingest(agent_id, [turn])).results
         if result.outcome is IntakeOutcome.REJECTED:
+            if (error := _INPUT_REJECTIONS.get(result.rejection)) is not None:
+                raise error(result.reason or "invalid turn")
             raise ConflictingEventError(turn.event_id)
         return result
 
@@ -125,6 +138,8 @@ class Memory:
         if result.outcome is IntakeOutcome.REJECTED:
             if result.rejection is IntakeRejection.UNKNOWN_REPLACED_EVENT:
                 raise InvalidInputError(result.reason or "unknown replaced event")
+            if (error := _INPUT_REJECTIONS.get(result.rejection)) is not None:
+                raise error(result.reason or "invalid turn")
             raise ConflictingEventError(event.event_id)
         return result
 
@@ -152,6 +167,7 @@ class Memory:
         screen_identifier("session ID", session_id)
         if forked_from is not None:
             screen_identifier("parent session ID", forked_from[0])
+            screen_identifier("fork event ID", forked_from[1])
         async with self._core.admission.write(agent_id) as supervisor:
             await supervisor.declare_session(info)
 
@@ -211,6 +227,8 @@ class Memory:
             raise InvalidInputError(
                 "as_of must be timezone-aware (e.g. 2026-03-01T09:00:00+00:00)"
             )
+        if as_of is not None and (problem := time_problem("as_of", as_of)):
+            raise InvalidTemporalError(problem)
         if turn_id is not None:
             if not turn_id.strip():
                 raise InvalidInputError("turn_id must be a non-blank string")
