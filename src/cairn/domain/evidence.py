@@ -77,7 +77,7 @@ def time_problem(what: str, value: dt.datetime) -> str | None:
     if utc is None or not EARLIEST_TIME <= utc <= LATEST_TIME:
         return (
             f"{what} {value.isoformat()} is outside the supported calendar"
-            f" ({EARLIEST_TIME:%Y-%m-%d} to {LATEST_TIME:%Y-%m-%d} UTC)"
+            f" ({EARLIEST_TIME.date().isoformat()} to {LATEST_TIME.date().isoformat()} UTC)"
         )
     return None
 
