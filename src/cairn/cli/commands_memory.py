@@ -38,6 +38,7 @@ from cairn.errors import (
     ConnectionLostError,
     IngestStoppedError,
     InvalidInputError,
+    SecretInIdentifierError,
     StoreConstraintError,
     StoreError,
 )
@@ -101,7 +102,10 @@ class _FileIngest:
             raise self._stopped(lines[0][0], error) from error
         except _ONE_BAD_TURN as error:
             if len(lines) == 1:
-                self.reject(lines[0][0], lines[0][1].event_id, str(error))
+                number, turn = lines[0]
+                # The report never repeats an ID that holds a secret.
+                secret = isinstance(error, SecretInIdentifierError)
+                self.reject(number, None if secret else turn.event_id, str(error))
                 return
             # Nothing of the call was stored: find the refused turns one at a time.
             for line in lines:
