@@ -16,7 +16,12 @@ from typing import TYPE_CHECKING
 from cairn.domain.evidence import PreparedEvent, time_problem
 from cairn.domain.ids import identifier_problem
 from cairn.domain.outcomes import IntakeOutcome, IntakeRejection, IntakeResult
-from cairn.errors import MessageTooLargeError
+from cairn.errors import (
+    InvalidIdentifierError,
+    InvalidInputError,
+    InvalidTemporalError,
+    MessageTooLargeError,
+)
 from cairn.ingestion.redact import redact
 from cairn.ingestion.screen import screen_identifier
 from cairn.ingestion.segment import cut_segments
@@ -26,7 +31,7 @@ if TYPE_CHECKING:
 
     from cairn.domain.evidence import Turn
 
-__all__ = ["prepare_turns", "turn_rejection"]
+__all__ = ["prepare_turns", "rejection_error", "turn_rejection"]
 
 
 # Segments one message may become (about 2.4 MB at the default 2400-byte segments): a
@@ -63,6 +68,20 @@ def turn_rejection(turn: Turn) -> IntakeResult | None:
             rejection=IntakeRejection.INVALID_TIME,
         )
     return None
+
+
+# What a single-turn call raises for a turn intake refused on its own.
+_REJECTION_ERRORS: dict[IntakeRejection, type[InvalidInputError]] = {
+    IntakeRejection.INVALID_ID: InvalidIdentifierError,
+    IntakeRejection.INVALID_TIME: InvalidTemporalError,
+}
+
+
+def rejection_error(result: IntakeResult) -> InvalidInputError | None:
+    """The typed error for a turn rejected as bad input (its ID or its time), or None
+    (a conflicting ID, an unknown replaced message: the caller's own errors)."""
+    kind = None if result.rejection is None else _REJECTION_ERRORS.get(result.rejection)
+    return None if kind is None else kind(result.reason or "the turn was rejected")
 
 
 def prepare_turns(

@@ -26,17 +26,13 @@ from cairn.api.reports import (
 from cairn.api.status import AgentStatus, StatusReport
 from cairn.clock import DomainClock, SystemDomainClock
 from cairn.config import MemoryConfig
-from cairn.domain.evidence import SessionInfo, SessionKind, time_problem
+from cairn.domain.evidence import SessionInfo, SessionKind
 from cairn.domain.ids import EventId, SessionId
 from cairn.domain.outcomes import IntakeOutcome, IntakeRejection, IntakeResult
 from cairn.domain.scope import RecallContext
-from cairn.errors import (
-    ConflictingEventError,
-    InvalidIdentifierError,
-    InvalidInputError,
-    InvalidTemporalError,
-)
+from cairn.errors import ConflictingEventError, InvalidInputError
 from cairn.ingestion.extract import RuleExtractor
+from cairn.ingestion.intake import rejection_error
 from cairn.ingestion.screen import screen_identifier
 from cairn.providers.gateway import QueryEmbeddingGateway
 from cairn.providers.settings import (
@@ -83,12 +79,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Memory", "open_memory"]
 
-# Per-turn rejections a single-turn call raises as bad input (not an ID conflict).
-_INPUT_REJECTIONS: dict[IntakeRejection | None, type[InvalidInputError]] = {
-    IntakeRejection.INVALID_ID: InvalidIdentifierError,
-    IntakeRejection.INVALID_TIME: InvalidTemporalError,
-}
-
 DATABASE_NAME = "cairn.db"
 
 
@@ -123,9 +113,7 @@ class Memory:
         """Ingest one turn; a reused ID with other content raises ConflictingEventError."""
         (result,) = (await self.ingest(agent_id, [turn])).results
         if result.outcome is IntakeOutcome.REJECTED:
-            if (error := _INPUT_REJECTIONS.get(result.rejection)) is not None:
-                raise error(result.reason or "invalid turn")
-            raise ConflictingEventError(turn.event_id)
+            raise rejection_error(result) or ConflictingEventError(turn.event_id)
         return result
 
     async def ingest_event(self, agent_id: str, event: Turn) -> IntakeResult:
@@ -138,9 +126,7 @@ class Memory:
         if result.outcome is IntakeOutcome.REJECTED:
             if result.rejection is IntakeRejection.UNKNOWN_REPLACED_EVENT:
                 raise InvalidInputError(result.reason or "unknown replaced event")
-            if (error := _INPUT_REJECTIONS.get(result.rejection)) is not None:
-                raise error(result.reason or "invalid turn")
-            raise ConflictingEventError(event.event_id)
+            raise rejection_error(result) or ConflictingEventError(event.event_id)
         return result
 
     async def declare_session(
@@ -227,8 +213,6 @@ class Memory:
             raise InvalidInputError(
                 "as_of must be timezone-aware (e.g. 2026-03-01T09:00:00+00:00)"
             )
-        if as_of is not None and (problem := time_problem("as_of", as_of)):
-            raise InvalidTemporalError(problem)
         if turn_id is not None:
             if not turn_id.strip():
                 raise InvalidInputError("turn_id must be a non-blank string")
