@@ -2,7 +2,8 @@
 that turn alone with a typed reason and stores nothing of it; single-ID calls raise a
 typed error; segment IDs have a key space of their own, so no caller ID can make a long
 message impossible to ingest; turns near the calendar edges go through extraction and
-recall without overflowing."""
+recall without overflowing, and an extraction bound past the calendar drops its
+candidate only."""
 
 from __future__ import annotations
 
@@ -16,11 +17,13 @@ from tests.conftest import TEST_CONFIG
 from tests.helpers import BASE_TIME, turn
 
 from cairn import Memory, Turn, open_memory
-from cairn.domain.evidence import EARLIEST_TIME, LATEST_TIME
-from cairn.domain.ids import AgentId
+from cairn.domain.evidence import EARLIEST_TIME, LATEST_TIME, EvidenceEvent, Role
+from cairn.domain.ids import AgentId, EventId, SessionId
 from cairn.domain.outcomes import IntakeOutcome, IntakeRejection
 from cairn.domain.scope import Scope
 from cairn.errors import InvalidIdentifierError, InvalidTemporalError
+from cairn.ingestion.proposal import Candidate, CandidateSource, Proposal
+from cairn.ingestion.validate import validate_proposal
 from cairn.runtime.transfer import export_memory, import_memory
 from cairn.store.agents import ensure_agent
 from cairn.store.connection import open_connection
@@ -266,3 +269,27 @@ async def test_an_export_with_segments_imports_again_into_a_fresh_directory(
         await other.wait_idle("a")
         assert "zebra" in (await other.recall("a", "zebra marigold", k=5)).memory_block
     assert {"x", "x#seg1"} <= set(_event_ids(tmp_path / "two"))
+
+
+@pytest.mark.parametrize(
+    ("valid_from", "valid_until", "timezone"),
+    [
+        (None, "9999-12-31T23:59:59-05:00", "UTC"),
+        ("0001-01-01T00:00:00+05:00", None, "UTC"),
+        (None, "0001-01-01", "Asia/Tokyo"),
+    ],
+)
+def test_an_extraction_bound_with_no_utc_instant_drops_that_candidate_only(
+    valid_from: str | None, valid_until: str | None, timezone: str
+) -> None:
+    said = EvidenceEvent(
+        1, EventId("e1"), SessionId("s1"), Role.USER, "I fly to Oslo.", BASE_TIME, "Ana"
+    )
+    source = (CandidateSource(EventId("e1"), quote="I fly to Oslo"),)
+    edge = Candidate(
+        "plan", "Ana flies", source, valid_from=valid_from, valid_until=valid_until
+    )
+    fine = Candidate("plan", "Ana flies to Oslo", source)
+    batch = validate_proposal(Proposal((edge, fine)), [said], timezone)
+    assert batch.rejected_candidates == 1
+    assert [draft.text for draft in batch.drafts] == ["Ana flies to Oslo"]

@@ -98,8 +98,7 @@ class _FileIngest:
         again a turn at a time, so only the refused turns are rejected."""
         try:
             report = await self.memory.ingest(self.agent, [turn for _, turn in lines])
-        except _STOPPING as error:
-            raise self._stopped(lines[0][0], error) from error
+        # First: a unique-key refusal is a StoreError too, but names a turn.
         except _ONE_BAD_TURN as error:
             if len(lines) == 1:
                 number, turn = lines[0]
@@ -111,6 +110,8 @@ class _FileIngest:
             for line in lines:
                 await self.send([line])
             return
+        except _STOPPING as error:
+            raise self._stopped(lines[0][0], error) from error
         for (number, turn), result in zip(lines, report.results, strict=True):
             if result.outcome is IntakeOutcome.REJECTED:
                 self.reject(number, turn.event_id, result.reason)
