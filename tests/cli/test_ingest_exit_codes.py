@@ -218,3 +218,26 @@ def test_a_full_disk_mid_file_reports_what_was_stored_and_a_rerun_stores_the_res
     assert {i for i in _stored_ids(data) if i.startswith("g-")} == {
         f"g-{i}" for i in range(len(rows))
     }
+
+
+def test_lone_surrogate_escapes_are_rejected_lines_and_the_report_is_still_json(
+    invoke: Invoke, tmp_path: Path
+) -> None:
+    base = '"session": "s1", "role": "user"'
+    rows: list[Any] = [
+        *_good(1),
+        '{"id": "bad-text", ' + base + ', "text": "I like \\ud800 tea."}',
+        '{"id": "bad-speaker", ' + base + ', "text": "Hi.", "speaker": "\\udfff"}',
+        '{"id": "bad\\ud83d", ' + base + ', "text": "A broken pair in the ID."}',
+        *_good(1, "h"),
+    ]
+    path = write_jsonl(tmp_path / "turns.jsonl", rows)
+    result = invoke("ingest", "--agent", "a", str(path), "--json")
+    assert result.exit_code == EXIT_REJECTED, result.stderr
+    summary = json_of(result)
+    reasons = _rejected_lines(summary)
+    assert reasons[2].startswith("the text holds a lone surrogate (U+D800")
+    assert reasons[3].startswith("the speaker holds a lone surrogate (U+DFFF")
+    assert "U+D83D" in reasons[4]
+    assert summary["rejected"][2]["id"] == "bad\\ud83d"
+    assert _stored_ids(tmp_path / "data") == {"g-0", "h-0"}

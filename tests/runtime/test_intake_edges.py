@@ -21,7 +21,11 @@ from cairn.domain.evidence import EARLIEST_TIME, LATEST_TIME, EvidenceEvent, Rol
 from cairn.domain.ids import AgentId, EventId, SessionId
 from cairn.domain.outcomes import IntakeOutcome, IntakeRejection
 from cairn.domain.scope import Scope
-from cairn.errors import InvalidIdentifierError, InvalidTemporalError
+from cairn.errors import (
+    InvalidIdentifierError,
+    InvalidInputError,
+    InvalidTemporalError,
+)
 from cairn.ingestion.proposal import Candidate, CandidateSource, Proposal
 from cairn.ingestion.validate import validate_proposal
 from cairn.runtime.transfer import export_memory, import_memory
@@ -293,3 +297,25 @@ def test_an_extraction_bound_with_no_utc_instant_drops_that_candidate_only(
     batch = validate_proposal(Proposal((edge, fine)), [said], timezone)
     assert batch.rejected_candidates == 1
     assert [draft.text for draft in batch.drafts] == ["Ana flies to Oslo"]
+
+
+async def test_a_lone_surrogate_in_the_text_rejects_that_turn_alone(
+    memory: Memory, data_dir: Path
+) -> None:
+    report = await memory.ingest(
+        "a",
+        [
+            turn("good", "I love oolong tea."),
+            turn("bad-text", "I like \ud800 tea."),
+            turn("bad-speaker", "Hello.", speaker="An\udfffa"),
+        ],
+    )
+    decided = [(r.outcome, r.rejection) for r in report.results]
+    assert decided == [
+        (IntakeOutcome.INGESTED, None),
+        (IntakeOutcome.REJECTED, IntakeRejection.INVALID_TEXT),
+        (IntakeOutcome.REJECTED, IntakeRejection.INVALID_TEXT),
+    ]
+    with pytest.raises(InvalidInputError, match="lone surrogate"):
+        await memory.ingest_turn("a", turn("bad-2", "\udc00"))
+    assert _event_ids(data_dir) == ["good"]

@@ -88,6 +88,10 @@ class _FileIngest:
     rejected: list[dict[str, Any]] = attrs.field(factory=list)
 
     def reject(self, number: int, event_id: str | None, reason: str | None) -> None:
+        if event_id is not None:
+            # A lone surrogate (a JSON "\ud800" escape) cannot be written out as UTF-8:
+            # the report shows it as the escape instead.
+            event_id = event_id.encode("utf-8", "backslashreplace").decode("utf-8")
         self.rejected.append({"line": number, "id": event_id, "reason": reason})
 
     def summary(self) -> dict[str, Any]:

@@ -48,6 +48,8 @@ class IntakeRejection(enum.StrEnum):
     INVALID_ID = "invalid_id"
     # The turn's time lies outside the supported calendar (cairn.domain.evidence).
     INVALID_TIME = "invalid_time"
+    # The turn's text or speaker is not Unicode text (a lone surrogate).
+    INVALID_TEXT = "invalid_text"
 
 
 @attrs.frozen

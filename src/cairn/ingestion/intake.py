@@ -1,8 +1,9 @@
 """Intake preparation: what a turn becomes before any of it is stored.
 
-A turn whose IDs break the ID rules (cairn.domain.ids) or whose time lies outside the
-supported calendar (cairn.domain.evidence) is rejected alone, with a reason
-and an :class:`~cairn.domain.outcomes.IntakeRejection`: the other turns of the call go on.
+A turn whose IDs break the ID rules (cairn.domain.ids), whose time lies outside the
+supported calendar (cairn.domain.evidence) or whose text is not Unicode text is rejected
+alone, with a reason and an :class:`~cairn.domain.outcomes.IntakeRejection`: the other
+turns of the call go on.
 
 Redaction runs first, on the whole message, so no later step (hashing, cutting, indexing,
 counting, logging, embedding, prompting a model) ever sees a secret; then the message is
@@ -50,8 +51,25 @@ def _id_problem(turn: Turn) -> str | None:
     return None
 
 
+def _text_problem(turn: Turn) -> str | None:
+    for what, value in (("text", turn.text), ("speaker", turn.speaker)):
+        if value is None:
+            continue
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:
+            # A lone surrogate (from a JSON "\ud800" escape): no encoder, SQLite included,
+            # can store it.
+            return (
+                f"the {what} holds a lone surrogate (U+{ord(value[error.start]):04X} at"
+                f" position {error.start}), which is not Unicode text"
+            )
+    return None
+
+
 def turn_rejection(turn: Turn) -> IntakeResult | None:
-    """The rejection of ``turn`` alone when its IDs or its time cannot be stored."""
+    """The rejection of ``turn`` alone when its IDs, its time or its text cannot be
+    stored."""
     problem = _id_problem(turn)
     if problem is not None:
         return IntakeResult(
@@ -67,6 +85,13 @@ def turn_rejection(turn: Turn) -> IntakeResult | None:
             problem,
             rejection=IntakeRejection.INVALID_TIME,
         )
+    if problem := _text_problem(turn):
+        return IntakeResult(
+            turn.event_id,
+            IntakeOutcome.REJECTED,
+            problem,
+            rejection=IntakeRejection.INVALID_TEXT,
+        )
     return None
 
 
@@ -74,6 +99,7 @@ def turn_rejection(turn: Turn) -> IntakeResult | None:
 _REJECTION_ERRORS: dict[IntakeRejection, type[InvalidInputError]] = {
     IntakeRejection.INVALID_ID: InvalidIdentifierError,
     IntakeRejection.INVALID_TIME: InvalidTemporalError,
+    IntakeRejection.INVALID_TEXT: InvalidInputError,
 }
 
 
