@@ -12,6 +12,7 @@ catch it, from the closest builtin as well. SQLite's errors reach callers only a
     │   ├── ConflictingEventError             same event ID, different content
     │   ├── MessageTooLargeError              a turn over the per-message segment cap
     │   ├── SecretInIdentifierError           an event/session/request ID holding a secret
+    │   ├── InvalidIdentifierError            an ID blank, too long or not printable
     │   ├── ProtectedClaimError               persona/working rows have their own lifecycle
     │   ├── InvalidTransitionError            e.g. approving a directive that is not a draft
     │   └── ArgumentOutOfRangeError           a number outside its documented range
@@ -42,6 +43,7 @@ catch it, from the closest builtin as well. SQLite's errors reach callers only a
     ├── DataDirectoryInUseError               another process holds the data directory
     ├── ReadOnlyDataDirectoryError            the data directory cannot be written
     ├── SocketInUseError                      a live server listens on that socket path
+    ├── IngestStoppedError                    a file ingest stopped partway on a storage fault
     └── IpcError                              the IPC conversation failed
         ├── ProtocolError                     a malformed, oversize or unexpected frame
         │   └── ProtocolVersionError          no protocol version in common
@@ -62,6 +64,8 @@ __all__ = [
     "DataDirectoryInUseError",
     "DrainTimeoutError",
     "DrainingError",
+    "IngestStoppedError",
+    "InvalidIdentifierError",
     "InvalidInputError",
     "InvalidScopeError",
     "InvalidTemporalError",
@@ -305,3 +309,32 @@ class SocketInUseError(CairnError):
 
 class ReadOnlyDataDirectoryError(CairnError):
     """The data directory cannot be written; only the read-only commands can run on it."""
+
+
+class InvalidIdentifierError(InvalidInputError):
+    """A caller-given ID (event, session, scope, turn, request) is blank, holds a control
+    character or surrogate, or is longer than ``cairn.domain.ids.MAX_ID_BYTES``; nothing
+    of the call is stored."""
+
+
+class IngestStoppedError(CairnError):
+    """A file ingest stopped partway on a storage failure (a full disk, an I/O error).
+
+    ``stored_lines`` lines were stored (or were duplicates) before line ``stopped_at``;
+    that line and the rest were not. Intake is idempotent by event ID, so running the
+    same file again once the fault is cleared stores the rest.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        stored_lines: int,
+        stopped_at: int,
+        summary: dict[str, object] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.stored_lines = stored_lines
+        self.stopped_at = stopped_at
+        # The counts and rejected lines of the part before the stop (cairn ingest JSON).
+        self.summary = summary or {}

@@ -211,7 +211,13 @@ def test_memory_commands_go_through_the_server(
         encoding="utf-8",
     )
     ingested = cairn_json(data, "ingest", "--agent", "C", str(turns))
-    assert ingested == {"ingested": 3, "duplicate": 0, "rejected": []}
+    assert ingested == {
+        "ingested": 3,
+        "duplicate": 0,
+        "merged": 0,
+        "suppressed": 0,
+        "rejected": [],
+    }
     recall = cairn_json(data, "recall", "--agent", "C", "oolong tea")
     assert recall["status"] == "ok"
     assert recall["items"][0]["source_refs"] == ["t1"]

@@ -43,6 +43,7 @@ __all__ = [
     "EXIT_IN_USE",
     "EXIT_OK",
     "EXIT_REJECTED",
+    "EXIT_STOPPED",
     "CliContext",
     "JsonOption",
     "app",
@@ -59,6 +60,7 @@ EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_REJECTED = 3
 EXIT_IN_USE = 4
+EXIT_STOPPED = 5
 EXIT_INTERRUPTED = 130
 
 EXIT_CODES = (
@@ -66,7 +68,9 @@ EXIT_CODES = (
     " found problems it did not repair; 2 bad usage, input or configuration (nothing"
     " stored); 3 some input lines were rejected (the rest is stored); 4 another cairn"
     " process holds the data directory and the command cannot go through it, or a live"
-    " server listens on the socket path asked for (nothing done); 130 interrupted."
+    " server listens on the socket path asked for (nothing done); 5 ingest stopped"
+    " partway on a storage failure such as a full disk (the lines before the reported"
+    " line are stored; run it again once the fault is cleared); 130 interrupted."
 )
 
 app = typer.Typer(

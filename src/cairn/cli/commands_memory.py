@@ -5,18 +5,22 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import json
+import sys
 import tempfile
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
+import attrs
 import trio
 import typer
 from rich.table import Table
 
+from cairn.api.protocol import MemoryApi
 from cairn.cli.app import (
     EXIT_OK,
     EXIT_REJECTED,
+    EXIT_STOPPED,
     CliContext,
     JsonOption,
     app,
@@ -30,19 +34,37 @@ from cairn.cli.target import open_target
 from cairn.cli.terminal import shown, visible
 from cairn.cli.turns import read_turns
 from cairn.domain.outcomes import IntakeOutcome
-from cairn.errors import InvalidInputError
+from cairn.errors import (
+    ConnectionLostError,
+    IngestStoppedError,
+    InvalidInputError,
+    SecretInIdentifierError,
+    StoreConstraintError,
+    StoreError,
+)
 from cairn.retrieval.render import item_labels
 from cairn.runtime.threads import run_in_thread
 from cairn.serde.recall import recall_to_dict
 
 if TYPE_CHECKING:
-    from cairn.api.protocol import MemoryApi
     from cairn.domain.evidence import Turn
     from cairn.retrieval.types import Recall
 
 __all__ = ["ingest_file", "recall_json"]
 
 _INGEST_CHUNK = 512
+# Which count each stored (or deliberately skipped) outcome goes to.
+_COUNTED = {
+    IntakeOutcome.INGESTED: "ingested",
+    IntakeOutcome.DUPLICATE: "duplicate",
+    IntakeOutcome.MERGED: "merged",
+    IntakeOutcome.SUPPRESSED: "suppressed",
+}
+# A call refused as a whole for one of its turns (nothing of it stored): retried a turn
+# at a time. A unique-key refusal is in this group: it names a turn, not the disk.
+_ONE_BAD_TURN = (InvalidInputError, StoreConstraintError)
+# Failures of the storage or the way to it: the file stops there, the rest is not bad.
+_STOPPING = (StoreError, ConnectionLostError)
 # Room in a request for everything of a turn but its text and IDs (field names, kinds).
 _TURN_OVERHEAD_BYTES = 256
 
@@ -51,6 +73,66 @@ def _request_bytes(turn: Turn) -> int:
     """About what ``turn`` adds to an ingest request on the wire (a little more)."""
     fields = (turn.text, turn.event_id, turn.session_id, turn.speaker or "")
     return sum(len(field.encode("utf-8")) for field in fields) + _TURN_OVERHEAD_BYTES
+
+
+@attrs.define
+class _FileIngest:
+    """The calls of one file ingest, and what they decided so far, line by line."""
+
+    memory: MemoryApi
+    agent: str
+    name: str
+    counts: dict[str, int] = attrs.field(
+        factory=lambda: dict.fromkeys(_COUNTED.values(), 0)
+    )
+    rejected: list[dict[str, Any]] = attrs.field(factory=list)
+
+    def reject(self, number: int, event_id: str | None, reason: str | None) -> None:
+        if event_id is not None:
+            # A lone surrogate (a JSON "\ud800" escape) cannot be written out as UTF-8:
+            # the report shows it as the escape instead.
+            event_id = event_id.encode("utf-8", "backslashreplace").decode("utf-8")
+        self.rejected.append({"line": number, "id": event_id, "reason": reason})
+
+    def summary(self) -> dict[str, Any]:
+        return {**self.counts, "rejected": list(self.rejected)}
+
+    async def send(self, lines: list[tuple[int, Turn]]) -> None:
+        """One ingest call for ``lines``; a call refused for one of its turns is sent
+        again a turn at a time, so only the refused turns are rejected."""
+        try:
+            report = await self.memory.ingest(self.agent, [turn for _, turn in lines])
+        # First: a unique-key refusal is a StoreError too, but names a turn.
+        except _ONE_BAD_TURN as error:
+            if len(lines) == 1:
+                number, turn = lines[0]
+                # The report never repeats an ID that holds a secret.
+                secret = isinstance(error, SecretInIdentifierError)
+                self.reject(number, None if secret else turn.event_id, str(error))
+                return
+            # Nothing of the call was stored: find the refused turns one at a time.
+            for line in lines:
+                await self.send([line])
+            return
+        except _STOPPING as error:
+            raise self._stopped(lines[0][0], error) from error
+        for (number, turn), result in zip(lines, report.results, strict=True):
+            if result.outcome is IntakeOutcome.REJECTED:
+                self.reject(number, turn.event_id, result.reason)
+            else:
+                self.counts[_COUNTED[result.outcome]] += 1
+
+    def _stopped(self, number: int, error: Exception) -> IngestStoppedError:
+        stored = sum(self.counts[name] for name in ("ingested", "duplicate", "merged"))
+        return IngestStoppedError(
+            f"ingest of {self.name} stopped at line {number}: {error}. The {stored}"
+            " lines stored before it stay stored; that line and the rest are not. Once"
+            " the fault is cleared, run the same command again to store the rest"
+            " (lines already stored count as duplicates)",
+            stored_lines=stored,
+            stopped_at=number,
+            summary=self.summary(),
+        )
 
 
 async def ingest_file(
@@ -65,25 +147,21 @@ async def ingest_file(
 
     With ``max_request_bytes`` (a server's frame limit) each ingest call stays within
     half of it, and a turn too large to send alone is rejected with the reason.
+
+    One bad line is a rejected line, never a lost file: a call the engine refuses as a
+    whole for one of its turns (a message over the segment cap, a secret in an ID) is
+    sent again a turn at a time. A storage failure (a full disk, an I/O error, a lost
+    server) raises :class:`IngestStoppedError` saying how many lines were stored and
+    at which line it stopped.
     """
-    counts = {"ingested": 0, "duplicate": 0}
-    rejected: list[dict[str, Any]] = []
+    intake = _FileIngest(memory, agent, path.name)
     chunk: list[tuple[int, Turn]] = []
     chunk_bytes = 0
     budget = None if max_request_bytes is None else max_request_bytes // 2
 
     async def flush() -> None:
         nonlocal chunk_bytes
-        report = await memory.ingest(agent, [turn for _, turn in chunk])
-        for (number, turn), result in zip(chunk, report.results, strict=True):
-            if result.outcome is IntakeOutcome.INGESTED:
-                counts["ingested"] += 1
-            elif result.outcome is IntakeOutcome.DUPLICATE:
-                counts["duplicate"] += 1
-            else:
-                rejected.append(
-                    {"line": number, "id": turn.event_id, "reason": result.reason}
-                )
+        await intake.send(list(chunk))
         chunk.clear()
         chunk_bytes = 0
 
@@ -99,24 +177,16 @@ async def ingest_file(
                 bar.advance(line.size)
                 if line.turn is None:
                     if line.error is not None:
-                        rejected.append(
-                            {
-                                "line": line.number,
-                                "id": line.event_id,
-                                "reason": line.error,
-                            }
-                        )
+                        intake.reject(line.number, line.event_id, line.error)
                     continue
                 if budget is not None:
                     size = _request_bytes(line.turn)
                     if size > budget:
-                        rejected.append(
-                            {
-                                "line": line.number,
-                                "id": line.turn.event_id,
-                                "reason": f"too large to send to the server (about"
-                                f" {size} bytes; at most {budget} per request)",
-                            }
+                        intake.reject(
+                            line.number,
+                            line.turn.event_id,
+                            f"too large to send to the server (about {size} bytes;"
+                            f" at most {budget} per request)",
                         )
                         continue
                     if chunk and chunk_bytes + size > budget:
@@ -126,7 +196,29 @@ async def ingest_file(
             if chunk:
                 await flush()
     await memory.wait_idle(agent)
-    return {**counts, "rejected": rejected}
+    return intake.summary()
+
+
+def _print_ingest_summary(summary: dict[str, Any]) -> None:
+    # Merged repeats and forgotten turns are named only when there are any.
+    extra = "".join(
+        f" {name} {summary[name]},"
+        for name in ("merged", "suppressed")
+        if summary[name]
+    )
+    stdout_console().print(
+        f"ingested {summary['ingested']}, duplicate {summary['duplicate']},{extra}"
+        f" rejected {len(summary['rejected'])}"
+    )
+    if summary["rejected"]:
+        table = Table("line", "id", "reason", title="rejected lines")
+        for rejection in summary["rejected"]:
+            table.add_row(
+                str(rejection["line"]),
+                shown(rejection["id"] or ""),
+                shown(rejection["reason"] or ""),
+            )
+        stderr_console().print(table)
 
 
 @app.command()
@@ -143,30 +235,32 @@ def ingest(
         if not file.is_file():
             raise InvalidInputError(f"no such file: {file}")
         async with open_target(cli) as target:
-            summary = await ingest_file(
-                target.calls,
-                agent,
-                file,
-                as_json=as_json,
-                max_request_bytes=target.max_request_bytes,
-            )
+            try:
+                summary = await ingest_file(
+                    target.calls,
+                    agent,
+                    file,
+                    as_json=as_json,
+                    max_request_bytes=target.max_request_bytes,
+                )
+            except IngestStoppedError as stopped:
+                summary = {
+                    **stopped.summary,
+                    "stopped": {
+                        "line": stopped.stopped_at,
+                        "stored_lines": stopped.stored_lines,
+                        "reason": str(stopped),
+                    },
+                }
+                code = EXIT_STOPPED
+                print(f"cairn: {visible(str(stopped))}", file=sys.stderr)
+            else:
+                code = EXIT_REJECTED if summary["rejected"] else EXIT_OK
         if as_json:
             emit_json(summary)
         else:
-            stdout_console().print(
-                f"ingested {summary['ingested']}, duplicate {summary['duplicate']},"
-                f" rejected {len(summary['rejected'])}"
-            )
-            if summary["rejected"]:
-                table = Table("line", "id", "reason", title="rejected lines")
-                for rejection in summary["rejected"]:
-                    table.add_row(
-                        str(rejection["line"]),
-                        shown(rejection["id"] or ""),
-                        shown(rejection["reason"]),
-                    )
-                stderr_console().print(table)
-        return EXIT_REJECTED if summary["rejected"] else EXIT_OK
+            _print_ingest_summary(summary)
+        return code
 
     run(body)
 

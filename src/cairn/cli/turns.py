@@ -84,6 +84,13 @@ def read_turns(path: Path) -> Iterator[TurnLine]:
             except json.JSONDecodeError as error:
                 yield TurnLine(number, size, None, f"invalid JSON: {error.msg}")
                 continue
+            except RecursionError:
+                yield TurnLine(number, size, None, "invalid JSON: nested too deeply")
+                continue
+            except ValueError as error:
+                # An integer of more digits than Python converts, and the like.
+                yield TurnLine(number, size, None, f"invalid JSON: {error}")
+                continue
             event_id = data.get("id") if isinstance(data, dict) else None
             event_id = event_id if isinstance(event_id, str) else None
             try:

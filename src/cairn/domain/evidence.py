@@ -10,6 +10,8 @@ import attrs
 from cairn.domain.ids import EventId, SessionId
 
 __all__ = [
+    "EARLIEST_TIME",
+    "LATEST_TIME",
     "URGENT_KINDS",
     "EventKind",
     "EvidenceEvent",
@@ -18,6 +20,7 @@ __all__ = [
     "SessionInfo",
     "SessionKind",
     "Turn",
+    "time_problem",
 ]
 
 
@@ -56,6 +59,27 @@ URGENT_KINDS = frozenset(
         EventKind.NEEDS_INPUT,
     }
 )
+
+
+# The instants a turn may carry, in UTC. A year inside each end of what ``datetime`` can
+# hold: a time at the very edge overflows on the way to UTC, and the arithmetic after
+# intake (a zone's local day, "next year", a recurrence's window) needs room on both sides.
+EARLIEST_TIME = dt.datetime(2, 1, 1, tzinfo=dt.UTC)
+LATEST_TIME = dt.datetime(9998, 12, 31, 23, 59, 59, 999999, tzinfo=dt.UTC)
+
+
+def time_problem(what: str, value: dt.datetime) -> str | None:
+    """Why ``value`` (aware) is outside the supported calendar, as a sentence, or None."""
+    try:
+        utc = value.astimezone(dt.UTC)
+    except (OverflowError, ValueError):
+        utc = None
+    if utc is None or not EARLIEST_TIME <= utc <= LATEST_TIME:
+        return (
+            f"{what} {value.isoformat()} is outside the supported calendar"
+            f" ({EARLIEST_TIME.date().isoformat()} to {LATEST_TIME.date().isoformat()} UTC)"
+        )
+    return None
 
 
 def _aware(
@@ -136,7 +160,8 @@ class PreparedEvent:
 
     ``segments`` concatenate to ``text`` exactly, so a span of a segment is a verbatim span
     of the redacted message; ``redactions`` names the kinds of secrets replaced by markers.
-    The raw text is not kept here: nothing after intake ever sees it.
+    The raw text is not kept here: nothing after intake ever sees it. ``exported`` marks
+    a row of an export coming back (an import): its ID may be a segment's.
     """
 
     event_id: EventId
@@ -149,6 +174,7 @@ class PreparedEvent:
     speaker: str | None
     replaces: EventId | None
     redactions: tuple[str, ...] = ()
+    exported: bool = False
 
 
 @attrs.frozen

@@ -43,6 +43,13 @@ class IntakeRejection(enum.StrEnum):
     CONFLICTING_CONTENT = "conflicting_content"
     # An edit, retry or deletion names a message that is not in its session.
     UNKNOWN_REPLACED_EVENT = "unknown_replaced_event"
+    # An event, session or replaced-event ID breaks the ID rules (cairn.domain.ids) or
+    # ends like a segment ID (``#seg`` and a number, design/schema.md).
+    INVALID_ID = "invalid_id"
+    # The turn's time lies outside the supported calendar (cairn.domain.evidence).
+    INVALID_TIME = "invalid_time"
+    # The turn's text or speaker is not Unicode text (a lone surrogate).
+    INVALID_TEXT = "invalid_text"
 
 
 @attrs.frozen

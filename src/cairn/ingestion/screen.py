@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from cairn.errors import SecretInIdentifierError
+from cairn.domain.ids import identifier_problem
+from cairn.errors import InvalidIdentifierError, SecretInIdentifierError
 from cairn.ingestion.redact import redact, secret_kinds
 
 __all__ = ["redact_record", "redact_text", "screen_identifier"]
@@ -25,7 +26,11 @@ def redact_text(text: str) -> str:
 
 
 def screen_identifier(what: str, value: str) -> None:
-    """Refuse an ID that holds a secret, naming only the kind (never the value)."""
+    """Refuse an ID that breaks the ID rules (:class:`InvalidIdentifierError`) or holds
+    a secret, naming only the kind (never the value)."""
+    problem = identifier_problem(what, value)
+    if problem is not None:
+        raise InvalidIdentifierError(f"{problem} (nothing was stored)")
     kinds = secret_kinds(value)
     if kinds:
         raise SecretInIdentifierError(

@@ -118,7 +118,9 @@ def _draft(
     try:
         temporal = resolve_candidate_time(candidate, reference, timezone)
         recurrence = resolve_candidate_recurrence(candidate, reference, timezone)
-    except MalformedTemporalError as error:
+    except (MalformedTemporalError, OverflowError) as error:
+        # OverflowError: a bound at the edge of the calendar (9999-12-31 in a zone west
+        # of UTC) has no UTC instant; the candidate is unusable, not the batch.
         logger.info("dropped a candidate: %s: %s", type(error).__name__, error)
         return None
     if recurrence is not None and temporal is None:

@@ -38,6 +38,7 @@ from cairn.errors import (
     InvalidInputError,
 )
 from cairn.ingestion.extract import RuleExtractor
+from cairn.ingestion.intake import rejection_error
 from cairn.ingestion.screen import screen_identifier
 from cairn.providers.gateway import QueryEmbeddingGateway
 from cairn.providers.settings import (
@@ -119,7 +120,7 @@ class Memory:
         """Ingest one turn; a reused ID with other content raises ConflictingEventError."""
         (result,) = (await self.ingest(agent_id, [turn])).results
         if result.outcome is IntakeOutcome.REJECTED:
-            raise ConflictingEventError(turn.event_id)
+            raise rejection_error(result) or ConflictingEventError(turn.event_id)
         return result
 
     async def ingest_event(self, agent_id: str, event: Turn) -> IntakeResult:
@@ -132,7 +133,7 @@ class Memory:
         if result.outcome is IntakeOutcome.REJECTED:
             if result.rejection is IntakeRejection.UNKNOWN_REPLACED_EVENT:
                 raise InvalidInputError(result.reason or "unknown replaced event")
-            raise ConflictingEventError(event.event_id)
+            raise rejection_error(result) or ConflictingEventError(event.event_id)
         return result
 
     async def declare_session(
@@ -159,6 +160,7 @@ class Memory:
         screen_identifier("session ID", session_id)
         if forked_from is not None:
             screen_identifier("parent session ID", forked_from[0])
+            screen_identifier("fork event ID", forked_from[1])
         async with self._core.admission.write(agent_id) as supervisor:
             await supervisor.declare_session(info)
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from cairn.domain.evidence import EventKind
-from cairn.domain.outcomes import IntakeOutcome
+from cairn.domain.outcomes import IntakeOutcome, IntakeResult
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 
     from cairn.domain.evidence import PreparedEvent
     from cairn.domain.ids import AgentId
-    from cairn.domain.outcomes import IntakeResult
 
 __all__ = [
     "NOTICE_KINDS",
@@ -72,7 +71,7 @@ class StoredNotice:
 def add_event_notices(
     connection: apsw.Connection,
     agent_id: AgentId,
-    events: Sequence[PreparedEvent],
+    events: Sequence[PreparedEvent | IntakeResult],
     results: Sequence[IntakeResult],
     now: dt.datetime,
 ) -> int:
@@ -80,6 +79,8 @@ def add_event_notices(
     repeat); the caller owns the transaction. Returns how many items were touched."""
     touched = 0
     for event, result in zip(events, results, strict=True):
+        if isinstance(event, IntakeResult):
+            continue  # rejected before the store saw it
         kind = event.kind
         if kind not in NOTICE_KINDS or result.rowid is None:
             continue

@@ -24,8 +24,16 @@ from cairn.domain.evidence import (
     Role,
     SessionKind,
     Turn,
+    time_problem,
 )
-from cairn.domain.ids import AgentId, EventId, SessionId
+from cairn.domain.ids import (
+    SEGMENT_SEPARATOR,
+    AgentId,
+    EventId,
+    SessionId,
+    is_segment_id,
+    segment_id,
+)
 from cairn.domain.outcomes import IntakeOutcome, IntakeRejection, IntakeResult
 from cairn.store.extraction_state import ExtractionState
 from cairn.store.fts import index_text, namespace
@@ -60,10 +68,6 @@ __all__ = [
 ]
 
 
-# A later segment of a long message is its own row, named after the message.
-SEGMENT_SEPARATOR = "#seg"
-
-
 def content_hash(event: Turn | PreparedEvent) -> str:
     """Identity of an event's (stored, so redacted) content; ``at`` counts only when the
     caller gave it, ``kind`` only when it is not a plain message."""
@@ -80,16 +84,52 @@ def content_hash(event: Turn | PreparedEvent) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def _stored_hash(
+def _stored(
     connection: apsw.Connection, agent_id: AgentId, event_id: str
-) -> str | None:
+) -> tuple[str, bool] | None:
+    """The content hash stored under ``event_id``, and whether a segment row holds it."""
     row = connection.execute(
-        "SELECT content_hash FROM events WHERE agent_id = ? AND event_id = ?"
-        " UNION ALL SELECT content_hash FROM event_aliases"
+        "SELECT content_hash, segment_of IS NOT NULL FROM events"
+        " WHERE agent_id = ? AND event_id = ?"
+        " UNION ALL SELECT content_hash, 0 FROM event_aliases"
         " WHERE agent_id = ? AND event_id = ? LIMIT 1",
         (agent_id, event_id, agent_id, event_id),
     ).fetchone()
+    return None if row is None else (str(row[0]), bool(row[1]))
+
+
+def _taken_segment_id(
+    connection: apsw.Connection, agent_id: AgentId, event: PreparedEvent
+) -> str | None:
+    """A segment ID of ``event`` some stored row already holds (a caller's turn stored
+    before segment IDs were reserved, or an imported row), or None."""
+    wanted = [segment_id(event.event_id, i) for i in range(1, len(event.segments))]
+    if not wanted:
+        return None
+    row = connection.execute(
+        "SELECT event_id FROM events WHERE agent_id = ?1"
+        " AND event_id IN (SELECT value FROM json_each(?2))"
+        " UNION ALL SELECT event_id FROM event_aliases WHERE agent_id = ?1"
+        " AND event_id IN (SELECT value FROM json_each(?2)) LIMIT 1",
+        (agent_id, json.dumps(wanted)),
+    ).fetchone()
     return None if row is None else str(row[0])
+
+
+def _segment_id_rejection(event: PreparedEvent, taken: str | None) -> IntakeResult:
+    reason = (
+        f"the event ID ends with {SEGMENT_SEPARATOR!r} and a number, which names a"
+        " segment of a long message; use another ID (nothing was stored)"
+        if taken is None
+        else f"this long message's segment ID {taken!r} is already a stored turn's ID;"
+        " ingest it under another ID (nothing was stored)"
+    )
+    return IntakeResult(
+        event.event_id,
+        IntakeOutcome.REJECTED,
+        reason,
+        rejection=IntakeRejection.INVALID_ID,
+    )
 
 
 def _forgotten(
@@ -201,13 +241,19 @@ def _insert_row(
 def insert_events(
     connection: apsw.Connection,
     agent_id: AgentId,
-    events: Sequence[PreparedEvent],
+    events: Sequence[PreparedEvent | IntakeResult],
     received_at: dt.datetime,
 ) -> list[IntakeResult]:
     """Insert prepared (already redacted) events; the caller owns the transaction.
 
     A stored ID with the same content hash is a duplicate; with another hash it is rejected
-    and the stored row is left as it was.
+    and the stored row is left as it was. An :class:`IntakeResult` in ``events`` is a
+    rejection intake decided already (cairn.ingestion.intake), returned in its place.
+
+    Segments have the key space ``<event_id>#seg<N>`` to themselves: a new turn whose ID
+    has that shape is rejected (``INVALID_ID``), unless it is an imported row or a turn
+    stored under that ID before; a long message one of whose segment IDs is taken is
+    rejected alone, never failing the call on the ``UNIQUE`` key.
     """
     results: list[IntakeResult] = []
     received = received_at.astimezone(dt.UTC).isoformat()
@@ -222,6 +268,20 @@ def insert_events(
         is not None
     )
     for event in events:
+        if isinstance(event, IntakeResult):
+            results.append(event)
+            continue
+        if event.at is not None and (problem := time_problem("the time", event.at)):
+            # An imported row's time (intake rejected a turn's already).
+            results.append(
+                IntakeResult(
+                    event.event_id,
+                    IntakeOutcome.REJECTED,
+                    problem,
+                    rejection=IntakeRejection.INVALID_TIME,
+                )
+            )
+            continue
         if forgetting and _forgotten(connection, agent_id, event):
             results.append(
                 IntakeResult(
@@ -232,9 +292,16 @@ def insert_events(
             )
             continue
         digest = content_hash(event)
-        earlier = _stored_hash(connection, agent_id, event.event_id)
-        if earlier is not None:
-            if earlier == digest:
+        stored = _stored(connection, agent_id, event.event_id)
+        if (
+            not event.exported
+            and is_segment_id(event.event_id)
+            and (stored is None or stored[1])
+        ):
+            results.append(_segment_id_rejection(event, None))
+            continue
+        if stored is not None:
+            if stored[0] == digest:
                 results.append(IntakeResult(event.event_id, IntakeOutcome.DUPLICATE))
             else:
                 results.append(
@@ -245,6 +312,10 @@ def insert_events(
                         rejection=IntakeRejection.CONFLICTING_CONTENT,
                     )
                 )
+            continue
+        taken = _taken_segment_id(connection, agent_id, event)
+        if taken is not None:
+            results.append(_segment_id_rejection(event, taken))
             continue
         if event.session_id not in sessions:
             sessions[event.session_id] = session_of(
@@ -300,7 +371,7 @@ def insert_events(
                 agent_id,
                 prefix,
                 event,
-                f"{event.event_id}{SEGMENT_SEPARATOR}{index}",
+                segment_id(event.event_id, index),
                 segment,
                 content_hash(attrs.evolve(event, text=segment)),
                 occurred_at,
@@ -384,6 +455,7 @@ def stored_turn(turn: Turn) -> PreparedEvent:
         at=turn.at,
         speaker=turn.speaker,
         replaces=turn.replaces,
+        exported=True,
     )
 
 
