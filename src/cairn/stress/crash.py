@@ -214,6 +214,19 @@ class TrialModel:
             self.gone.pop(key, None)
             self.uncertain.add(key)
 
+    def history(self, agent: str | None = None, marker: str = "") -> tuple[str, ...]:
+        """The lines that show a finding about ``marker`` of ``agent``: the calls that
+        wrote or removed it and the agent's clears and retires (the last 40 lines when
+        the finding names no marker)."""
+        if agent is None or not marker:
+            return tuple(self.lines[-40:])
+        return tuple(
+            line
+            for line in self.lines
+            if line.split()[2:3] == [agent]
+            and (marker in line or line.split()[1] in {"clear", "retire"})
+        )
+
     def agents(self) -> set[str]:
         return {agent for agent, _ in (*self.live, *self.gone, *self.uncertain)}
 
@@ -404,14 +417,23 @@ async def verify(
     """Reopen ``data_dir`` and check I1, I2, I6 and I7 against ``model``."""
     found: list[Violation] = []
 
-    def violation(invariant: str, message: str) -> None:
+    def violation(
+        invariant: str, message: str, agent: str | None = None, marker: str = ""
+    ) -> None:
         found.append(
-            Violation(invariant, message, result.mode, seed, tuple(model.lines[-40:]))
+            Violation(
+                invariant,
+                message,
+                result.mode,
+                seed,
+                model.history(agent, marker),
+            )
         )
 
     for invariant, message in model.violations:
         violation(invariant, message)
-    gone = {marker for (_, marker) in model.gone}
+    owner = {marker: agent for agent, marker in model.gone}
+    gone = set(owner)
     agents = model.agents()
     with trio.fail_after(PROCESS_TIMEOUT_S):
         async with open_memory(
@@ -420,7 +442,12 @@ async def verify(
             # The open scrubbed what acknowledged forgets, clears and retires owe.
             on_disk = await _off_loop(lambda: _files_holding(data_dir, gone))
             for marker, files in sorted(on_disk.items()):
-                violation("I7", f"removed marker {marker} still in {', '.join(files)}")
+                violation(
+                    "I7",
+                    f"removed marker {marker} still in {', '.join(files)}",
+                    owner[marker],
+                    marker,
+                )
             if finish_import is not None:
                 # The host runs the interrupted import again: it completes, once.
                 await import_memory(memory, finish_import)
@@ -428,17 +455,29 @@ async def verify(
             for (agent, marker), _ in sorted(model.live.items()):
                 result.count("acknowledged writes checked")
                 if not await _recalled(memory, agent, marker):
-                    violation("I1", f"acknowledged {marker} of {agent} is not recalled")
+                    violation(
+                        "I1",
+                        f"acknowledged {marker} of {agent} is not recalled",
+                        agent,
+                        marker,
+                    )
             for (agent, marker), (_, how) in sorted(model.gone.items()):
                 result.count(f"{how}s checked")
                 if await _recalled(memory, agent, marker):
-                    violation("I2", f"{how} {marker} of {agent} is recalled")
+                    violation(
+                        "I2", f"{how} {marker} of {agent} is recalled", agent, marker
+                    )
             sink = io.StringIO()
             await export_memory(memory, sink)
             exported = sink.getvalue()
             for marker in sorted(gone):
                 if marker in exported:
-                    violation("I2", f"removed marker {marker} is exported")
+                    violation(
+                        "I2",
+                        f"removed marker {marker} is exported",
+                        owner[marker],
+                        marker,
+                    )
             # The host replays every turn it ever sent that was forgotten or cleared.
             for (agent, marker), (memory_row, how) in sorted(model.gone.items()):
                 if how == "retire" or memory_row.event_id is None:
@@ -448,16 +487,29 @@ async def verify(
                 report = await memory.ingest(agent, [turn])
                 result.count("replays checked")
                 if report.results[0].outcome is IntakeOutcome.INGESTED:
-                    violation("I2", f"a replay of {how} {marker} of {agent} is stored")
+                    violation(
+                        "I2",
+                        f"a replay of {how} {marker} of {agent} is stored",
+                        agent,
+                        marker,
+                    )
             await _settle(memory, agents)
             for (agent, marker), (_, how) in sorted(model.gone.items()):
                 if await _recalled(memory, agent, marker):
                     violation(
-                        "I2", f"{how} {marker} of {agent} is recalled after replay"
+                        "I2",
+                        f"{how} {marker} of {agent} is recalled after replay",
+                        agent,
+                        marker,
                     )
     on_disk = await _off_loop(lambda: _files_holding(data_dir, gone))
     for marker, files in sorted(on_disk.items()):
-        violation("I7", f"removed marker {marker} in {', '.join(files)} after replay")
+        violation(
+            "I7",
+            f"removed marker {marker} in {', '.join(files)} after replay",
+            owner[marker],
+            marker,
+        )
     # The doctor as an operator runs it: a fresh open of the settled directory (the
     # projection files are published by the close).
     with trio.fail_after(PROCESS_TIMEOUT_S):
