@@ -84,3 +84,42 @@ async def test_the_checks_see_a_lost_write_and_a_forget_that_did_not_happen(
     assert ("I1", "acknowledged") in found
     assert ("I2", "forget") in found
     assert ("I7", "removed") in found
+
+
+def test_a_replay_the_engine_stored_again_is_a_resurrection() -> None:
+    turn = ["qbcdfghjkl", "e1", "s0", "My locker code word is qbcdfghjkl."]
+    model = crash.model_of(
+        [
+            {"event": "ok", "op": "ingest", "agent": "a", "turns": [turn]},
+            {"event": "ok", "op": "clear", "agent": "a"},
+            {
+                "event": "ok",
+                "op": "replay",
+                "agent": "a",
+                "turns": [turn],
+                "outcome": "ingested",
+            },
+        ]
+    )
+    assert model.violations == [
+        ("I2", "a replay of clear qbcdfghjkl of a was ingested")
+    ]
+    assert ("a", "qbcdfghjkl") in model.gone
+
+
+def test_what_a_kill_cut_off_is_checked_neither_way() -> None:
+    kept = ["qbcdfghjkl", "e1", "s0", "My locker code word is qbcdfghjkl."]
+    cut = ["qzzzzzzzzz", "e2", "s0", "My locker code word is qzzzzzzzzz."]
+    model = crash.model_of(
+        [
+            {"event": "ok", "op": "ingest", "agent": "a", "turns": [kept]},
+            {"event": "ok", "op": "forget", "agent": "a", "marker": "qbcdfghjkl"},
+            {"event": "ok", "op": "ingest", "agent": "a", "turns": [cut]},
+            {"event": "invoke", "op": "retire", "agent": "a"},
+        ]
+    )
+    # The retire may have run: the cut-off write is unknown, and the forgotten turn
+    # stays gone but may be stored again by a replay (its tombstone went with it).
+    assert model.live == {}
+    assert model.uncertain == {("a", "qzzzzzzzzz")}
+    assert model.gone[("a", "qbcdfghjkl")][1] == "retire"

@@ -550,6 +550,7 @@ async def crash_point_trial(
             )
         ]
     result.count("kills")
+    result.count("crash points reached")
     exported = [line for line in run.lines if line.get("event") == "exported"]
     finish_import = None
     if exported and not any(
