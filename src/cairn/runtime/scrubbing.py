@@ -152,7 +152,13 @@ class Scrubber:
                     return True
                 self._observe("checkpoint")
                 # Copies of forgotten rows in pages' unused gaps leave with the rebuild.
-                await self.database.rewrite_file()
+                try:
+                    await self.database.rewrite_file()
+                except StoreError:
+                    # E.g. no room for the copy: the WAL's old frames still go now; the
+                    # rebuild stays owed and the attempt backs off.
+                    await self.database.truncate_wal(quiesce=quiesce)
+                    raise
                 if not await self.database.truncate_wal(quiesce=quiesce):
                     return False
                 self._observe("settle")
