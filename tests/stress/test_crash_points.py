@@ -47,6 +47,8 @@ async def test_a_kill_at_a_random_moment_loses_and_resurrects_nothing(
     assert [v.as_json() for v in violations] == []
     assert result.figures["kills"] == 1
     assert result.figures["acknowledged writes checked"] > 0
+    assert result.figures["scan controls seen"] > 0
+    assert result.figures["scan controls missed"] == 0
 
 
 async def test_the_checks_see_a_lost_write_and_a_forget_that_did_not_happen(

@@ -129,7 +129,6 @@ class TrialModel:
     in_flight: dict[str, Any] | None = None
     violations: list[tuple[str, str]] = attrs.field(factory=list)
     """Broken promises seen in the answers themselves (invariant, message)."""
-    writes: int = 0
 
     def apply(self, line: dict[str, Any]) -> None:
         """One history line (cairn.stress.crash_worker's format)."""
@@ -151,12 +150,10 @@ class TrialModel:
                 self.live[agent, marker] = _Memory(
                     agent, marker, text, event_id, session
                 )
-                self.writes += 1
         elif op in {"remember", "stored"}:
             self.live[agent, line["marker"]] = _Memory(
                 agent, line["marker"], line["text"]
             )
-            self.writes += 1
         elif op == "replay":
             ((marker, event_id, session, text),) = line["turns"]
             key = (agent, marker)
@@ -206,9 +203,9 @@ class TrialModel:
                 if key[0] == agent:
                     self.gone[key] = (memory, "retire")
         for key in touched:
-            if op == "replay" and self.gone.get(key, (None, "retire"))[1] != "retire":
-                continue
-            if op == "replay" and key in self.live:
+            if op == "replay" and self.gone.get(key, (None, ""))[1] != "retire":
+                # A replay leaves a live turn live, and can never bring back what is
+                # forgotten or cleared; only a retired turn may now be stored again.
                 continue
             self.live.pop(key, None)
             self.gone.pop(key, None)
@@ -406,6 +403,115 @@ async def _settle(memory: Memory, agents: Iterable[str]) -> None:
         await memory.wait_idle(agent)
 
 
+@attrs.define
+class _Checks:
+    """The checks of one reopened directory against one model, and what they found."""
+
+    data_dir: Path
+    model: TrialModel
+    result: ModeResult
+    seed: int
+    found: list[Violation] = attrs.field(factory=list)
+
+    @property
+    def owner(self) -> dict[str, str]:
+        """Each removed marker's agent."""
+        return {marker: agent for agent, marker in self.model.gone}
+
+    def violation(
+        self, invariant: str, message: str, agent: str | None = None, marker: str = ""
+    ) -> None:
+        self.found.append(
+            Violation(
+                invariant,
+                message,
+                self.result.mode,
+                self.seed,
+                self.model.history(agent, marker),
+            )
+        )
+
+    async def scan(self, when: str, controls: frozenset[str] = frozenset()) -> None:
+        """I7: no removed marker in any file; ``controls`` (live markers) must be seen."""
+        owner, data_dir = self.owner, self.data_dir
+        on_disk = await _off_loop(
+            lambda: _files_holding(data_dir, set(owner) | controls)
+        )
+        seen = controls & set(on_disk)
+        if controls:
+            self.result.count("scan controls seen", len(seen))
+            self.result.count("scan controls missed", len(controls - seen))
+        for marker, files in sorted(on_disk.items()):
+            if marker in owner:
+                self.violation(
+                    "I7",
+                    f"removed marker {marker} in {', '.join(files)} {when}",
+                    owner[marker],
+                    marker,
+                )
+
+    async def recalls(self, memory: Memory, *, after_replay: bool = False) -> None:
+        """I1 for live markers (before the replays), I2 for removed ones."""
+        if not after_replay:
+            for agent, marker in sorted(self.model.live):
+                self.result.count("acknowledged writes checked")
+                if not await _recalled(memory, agent, marker):
+                    self.violation(
+                        "I1",
+                        f"acknowledged {marker} of {agent} is not recalled",
+                        agent,
+                        marker,
+                    )
+        for (agent, marker), (_, how) in sorted(self.model.gone.items()):
+            if not after_replay:
+                self.result.count(f"{how}s checked")
+            if await _recalled(memory, agent, marker):
+                later = " after replay" if after_replay else ""
+                self.violation(
+                    "I2", f"{how} {marker} of {agent} is recalled{later}", agent, marker
+                )
+
+    async def export(self, memory: Memory) -> None:
+        sink = io.StringIO()
+        await export_memory(memory, sink)
+        exported = sink.getvalue()
+        for marker, agent in sorted(self.owner.items()):
+            if marker in exported:
+                self.violation(
+                    "I2", f"removed marker {marker} is exported", agent, marker
+                )
+
+    async def replays(self, memory: Memory) -> None:
+        """The host sends again every turn it ever sent that was forgotten or cleared."""
+        for (agent, marker), (row, how) in sorted(self.model.gone.items()):
+            if how == "retire" or row.event_id is None:
+                continue
+            turn = user_turn(row.event_id, row.session_id or "s0", row.text)
+            report = await memory.ingest(agent, [turn])
+            self.result.count("replays checked")
+            if report.results[0].outcome is IntakeOutcome.INGESTED:
+                self.violation(
+                    "I2",
+                    f"a replay of {how} {marker} of {agent} is stored",
+                    agent,
+                    marker,
+                )
+
+    async def doctor(self) -> None:
+        """I6, as an operator runs it: a fresh open of the settled directory (the
+        projection files are published by the previous close)."""
+        with trio.fail_after(PROCESS_TIMEOUT_S):
+            async with open_memory(
+                self.data_dir, WORKER_CONFIG, embedder=HashingEmbedder()
+            ) as memory:
+                report = await check(memory)
+        self.result.count("doctor runs")
+        if report.sqlite_integrity != "ok":
+            self.violation("I6", f"integrity_check: {report.sqlite_integrity}")
+        if not report.ok:
+            self.violation("I6", "doctor: " + "; ".join(report.problems))
+
+
 async def verify(
     data_dir: Path,
     model: TrialModel,
@@ -415,114 +521,30 @@ async def verify(
     finish_import: Path | None = None,
 ) -> list[Violation]:
     """Reopen ``data_dir`` and check I1, I2, I6 and I7 against ``model``."""
-    found: list[Violation] = []
-
-    def violation(
-        invariant: str, message: str, agent: str | None = None, marker: str = ""
-    ) -> None:
-        found.append(
-            Violation(
-                invariant,
-                message,
-                result.mode,
-                seed,
-                model.history(agent, marker),
-            )
-        )
-
+    checks = _Checks(data_dir, model, result, seed)
     for invariant, message in model.violations:
-        violation(invariant, message)
-    owner = {marker: agent for agent, marker in model.gone}
-    gone = set(owner)
+        checks.violation(invariant, message)
     agents = model.agents()
     with trio.fail_after(PROCESS_TIMEOUT_S):
         async with open_memory(
             data_dir, WORKER_CONFIG, embedder=HashingEmbedder()
         ) as memory:
-            # The open scrubbed what acknowledged forgets, clears and retires owe.
-            on_disk = await _off_loop(lambda: _files_holding(data_dir, gone))
-            for marker, files in sorted(on_disk.items()):
-                violation(
-                    "I7",
-                    f"removed marker {marker} still in {', '.join(files)}",
-                    owner[marker],
-                    marker,
-                )
+            # The open scrubbed what acknowledged forgets, clears and retires owe. A few
+            # live markers go along: the scan must see those (else it sees nothing).
+            controls = frozenset(marker for _, marker in sorted(model.live)[:5])
+            await checks.scan("after the reopen", controls)
             if finish_import is not None:
                 # The host runs the interrupted import again: it completes, once.
                 await import_memory(memory, finish_import)
             await _settle(memory, agents)
-            for (agent, marker), _ in sorted(model.live.items()):
-                result.count("acknowledged writes checked")
-                if not await _recalled(memory, agent, marker):
-                    violation(
-                        "I1",
-                        f"acknowledged {marker} of {agent} is not recalled",
-                        agent,
-                        marker,
-                    )
-            for (agent, marker), (_, how) in sorted(model.gone.items()):
-                result.count(f"{how}s checked")
-                if await _recalled(memory, agent, marker):
-                    violation(
-                        "I2", f"{how} {marker} of {agent} is recalled", agent, marker
-                    )
-            sink = io.StringIO()
-            await export_memory(memory, sink)
-            exported = sink.getvalue()
-            for marker in sorted(gone):
-                if marker in exported:
-                    violation(
-                        "I2",
-                        f"removed marker {marker} is exported",
-                        owner[marker],
-                        marker,
-                    )
-            # The host replays every turn it ever sent that was forgotten or cleared.
-            for (agent, marker), (memory_row, how) in sorted(model.gone.items()):
-                if how == "retire" or memory_row.event_id is None:
-                    continue
-                session = memory_row.session_id or "s0"
-                turn = user_turn(memory_row.event_id, session, memory_row.text)
-                report = await memory.ingest(agent, [turn])
-                result.count("replays checked")
-                if report.results[0].outcome is IntakeOutcome.INGESTED:
-                    violation(
-                        "I2",
-                        f"a replay of {how} {marker} of {agent} is stored",
-                        agent,
-                        marker,
-                    )
+            await checks.recalls(memory)
+            await checks.export(memory)
+            await checks.replays(memory)
             await _settle(memory, agents)
-            for (agent, marker), (_, how) in sorted(model.gone.items()):
-                if await _recalled(memory, agent, marker):
-                    violation(
-                        "I2",
-                        f"{how} {marker} of {agent} is recalled after replay",
-                        agent,
-                        marker,
-                    )
-    on_disk = await _off_loop(lambda: _files_holding(data_dir, gone))
-    for marker, files in sorted(on_disk.items()):
-        violation(
-            "I7",
-            f"removed marker {marker} in {', '.join(files)} after replay",
-            owner[marker],
-            marker,
-        )
-    # The doctor as an operator runs it: a fresh open of the settled directory (the
-    # projection files are published by the close).
-    with trio.fail_after(PROCESS_TIMEOUT_S):
-        async with open_memory(
-            data_dir, WORKER_CONFIG, embedder=HashingEmbedder()
-        ) as memory:
-            doctor = await check(memory)
-    result.count("doctor runs")
-    if doctor.sqlite_integrity != "ok":
-        violation("I6", f"integrity_check: {doctor.sqlite_integrity}")
-    if not doctor.ok:
-        violation("I6", "doctor: " + "; ".join(doctor.problems))
-    return found
+            await checks.recalls(memory, after_replay=True)
+    await checks.scan("after the replays")
+    await checks.doctor()
+    return checks.found
 
 
 # -- named crash points ------------------------------------------------------------------------
