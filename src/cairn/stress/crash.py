@@ -79,20 +79,23 @@ T = TypeVar("T")
 # A kill trial: (root directory, seed, the mode's result) -> the violations it found.
 KillTrial = Callable[[Path, int, ModeResult], Awaitable[list[Violation]]]
 
-# Crash point -> (worker scenario, highest occurrence the scenario is sure to reach).
-CRASH_SCENARIOS: dict[str, tuple[str, int]] = {
-    "forget.after_tombstone": ("forget", 4),
-    "forget.after_commit": ("forget", 4),
-    "clear.after_tombstone": ("clear", 1),
-    "clear.phase": ("clear", 4),
-    "retire.phase": ("retire", 4),
-    "vectors.publish": ("vectors", 2),
-    "batch.after_commit": ("batch", 3),
-    "embedding.after_commit": ("batch", 3),
-    "migration.step": ("migration", 6),
-    "migration.committed": ("migration", 6),
-    "import.records": ("import", 2),
-    "ingest.after_commit": ("ingest", 6),
+# Crash point -> (worker scenario, highest occurrence the scenario is sure to reach, what
+# the kill leaves of the operation it interrupts: "done" when that operation's effect is
+# durable by then (committed, or a job that resumes at the next open), "undone" when
+# nothing of it is committed, None when no worker operation is running or it is unknown).
+CRASH_SCENARIOS: dict[str, tuple[str, int, str | None]] = {
+    "forget.after_tombstone": ("forget", 4, "undone"),
+    "forget.after_commit": ("forget", 4, "done"),
+    "clear.after_tombstone": ("clear", 1, "done"),
+    "clear.phase": ("clear", 4, "done"),
+    "retire.phase": ("retire", 4, "done"),
+    "vectors.publish": ("vectors", 2, None),
+    "batch.after_commit": ("batch", 3, None),
+    "embedding.after_commit": ("batch", 3, None),
+    "migration.step": ("migration", 6, None),
+    "migration.committed": ("migration", 6, None),
+    "import.records": ("import", 2, None),
+    "ingest.after_commit": ("ingest", 6, "done"),
 }
 # Bounds one process's run and one reopen's checks, generous for a loaded machine.
 PROCESS_TIMEOUT_S = 120.0
@@ -129,6 +132,10 @@ class TrialModel:
     in_flight: dict[str, Any] | None = None
     violations: list[tuple[str, str]] = attrs.field(factory=list)
     """Broken promises seen in the answers themselves (invariant, message)."""
+    resuming: set[tuple[str, str]] = attrs.field(factory=set)
+    """Removed by a clear or retire the kill interrupted after its job was stored: the
+    reopened runtime finishes it in the background, so its text leaves the disk only
+    then (checked once the runtime settled and closed)."""
 
     def apply(self, line: dict[str, Any]) -> None:
         """One history line (cairn.stress.crash_worker's format)."""
@@ -413,10 +420,14 @@ class _Checks:
     seed: int
     found: list[Violation] = attrs.field(factory=list)
 
-    @property
-    def owner(self) -> dict[str, str]:
-        """Each removed marker's agent."""
-        return {marker: agent for agent, marker in self.model.gone}
+    def owner(self, *, resumed: bool = True) -> dict[str, str]:
+        """Each removed marker's agent (with ``resumed``, also those a resumed job
+        removes)."""
+        return {
+            marker: agent
+            for agent, marker in self.model.gone
+            if resumed or (agent, marker) not in self.model.resuming
+        }
 
     def violation(
         self, invariant: str, message: str, agent: str | None = None, marker: str = ""
@@ -431,9 +442,11 @@ class _Checks:
             )
         )
 
-    async def scan(self, when: str, controls: frozenset[str] = frozenset()) -> None:
+    async def scan(
+        self, when: str, controls: frozenset[str] = frozenset(), *, resumed: bool = True
+    ) -> None:
         """I7: no removed marker in any file; ``controls`` (live markers) must be seen."""
-        owner, data_dir = self.owner, self.data_dir
+        owner, data_dir = self.owner(resumed=resumed), self.data_dir
         on_disk = await _off_loop(
             lambda: _files_holding(data_dir, set(owner) | controls)
         )
@@ -475,7 +488,7 @@ class _Checks:
         sink = io.StringIO()
         await export_memory(memory, sink)
         exported = sink.getvalue()
-        for marker, agent in sorted(self.owner.items()):
+        for marker, agent in sorted(self.owner().items()):
             if marker in exported:
                 self.violation(
                     "I2", f"removed marker {marker} is exported", agent, marker
@@ -532,7 +545,7 @@ async def verify(
             # The open scrubbed what acknowledged forgets, clears and retires owe. A few
             # live markers go along: the scan must see those (else it sees nothing).
             controls = frozenset(marker for _, marker in sorted(model.live)[:5])
-            await checks.scan("after the reopen", controls)
+            await checks.scan("after the reopen", controls, resumed=False)
             if finish_import is not None:
                 # The host runs the interrupted import again: it completes, once.
                 await import_memory(memory, finish_import)
@@ -552,13 +565,24 @@ async def crash_point_trial(
     root: Path, point: str, seed: int, result: ModeResult
 ) -> tuple[WorkerRun, list[Violation]]:
     """One SIGKILL at ``point`` (its occurrence from ``seed``), then the reopen's checks."""
-    scenario, most = CRASH_SCENARIOS[point]
+    scenario, most, fate = CRASH_SCENARIOS[point]
     occurrence = random.Random(f"{point}:{seed}").randint(1, most)
     data_dir = root / f"{point.replace('.', '-')}-{seed}"
     data_dir.mkdir(parents=True)
     run = await run_worker(data_dir, scenario, seed, crash_at=f"{point}:{occurrence}")
     result.trials += 1
-    model = model_of(run.lines)
+    model = TrialModel()
+    for line in run.lines:
+        model.apply(line)
+    interrupted = model.in_flight
+    if interrupted is not None and fate == "done":
+        before = set(model.gone)
+        model.apply({**interrupted, "event": "ok"})
+        if interrupted["op"] in {"clear", "retire"}:
+            model.resuming = set(model.gone) - before
+    elif interrupted is not None and fate == "undone":
+        model.apply({**interrupted, "event": "fail", "error": "killed"})
+    model.cut_off()
     result.operations += len(model.lines)
     if not run.crashed_at(point):
         return run, [
