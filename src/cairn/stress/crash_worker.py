@@ -201,10 +201,12 @@ async def _forget(data_dir: Path, seed: int) -> None:
             await worker.remember(agent)
             await worker.remember(agent)
         await worker.settle()
+        sent = list(worker.turns["a"])
         for _ in range(4):
             await worker.forget("a")
-        everything = [turn for turns in worker.turns.values() for turn in turns]
-        await worker.replay("b", everything[:1])
+        # The host sends the forgotten turns again (those still stored stay as they are).
+        for turn in sent:
+            await worker.replay("a", [turn])
 
 
 async def _clear(data_dir: Path, seed: int, *, retire: bool = False) -> None:
