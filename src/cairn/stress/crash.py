@@ -48,7 +48,6 @@ from cairn.runtime.memory import Memory, open_memory
 from cairn.runtime.threads import run_in_thread
 from cairn.runtime.transfer import export_memory, import_memory
 from cairn.runtime.upkeep import check
-from cairn.stress import server
 from cairn.stress.crash_worker import WORKER_CONFIG, user_turn
 from cairn.stress.markers import MarkerSource, marker_tail
 from cairn.stress.report import ModeResult, Violation
@@ -275,6 +274,11 @@ def _stream(stream: trio.abc.ReceiveStream | None) -> trio.abc.ReceiveStream:
 async def _off_loop(function: Callable[[], T]) -> T:
     """File work of the checks (scans, temporary directories) off the trio loop."""
     return await run_in_thread(function, limiter=trio.CapacityLimiter(1))
+
+
+def _cli_command(*args: str) -> list[str]:
+    """``cairn ARGS`` with the hashing embedder, as a real process (cairn.stress.server)."""
+    return [sys.executable, "-m", "cairn.stress.server", *args]
 
 
 def _worker_command(data_dir: Path, scenario: str, seed: int) -> list[str]:
@@ -675,7 +679,7 @@ async def ingest_kill_trial(
         )
         files.append((path, rows))
     first, second = files
-    command = server.command("--data", str(data_dir), "ingest", str(first[0]))
+    command = _cli_command("--data", str(data_dir), "ingest", str(first[0]))
     finished = await _run_process([*command, "--agent", "a"], ready="")
     if finished.returncode == 0:
         model.apply(
@@ -690,7 +694,7 @@ async def ingest_kill_trial(
                 seed,
             )
         )
-    command = server.command("--data", str(data_dir), "ingest", str(second[0]))
+    command = _cli_command("--data", str(data_dir), "ingest", str(second[0]))
     model.apply(
         {"event": "invoke", "op": "ingest", "agent": "a", "turns": _turns(second[1])}
     )
@@ -796,7 +800,7 @@ async def serve_kill_trial(
         await _off_loop(lambda: tempfile.mkdtemp(prefix="cairn-crash-", dir="/tmp"))
     )
     socket_path = socket_dir / "socket"
-    command = server.command(
+    command = _cli_command(
         "--data", str(data_dir), "serve", "--socket", str(socket_path)
     )
     lines: list[dict[str, Any]] = []
