@@ -38,8 +38,8 @@ CRASH_POINTS: dict[str, str] = {
     "migration.step": "a schema migration's statements ran inside its transaction, not yet"
     " committed",
     "migration.committed": "a schema migration is committed, the next one not yet begun",
-    "import.records": "an import committed one agent's chunk of records, the rest of the"
-    " file not yet written",
+    "import.records": "an import's next chunk of records is being written, in its"
+    " transaction (the chunks before it committed, the rest of the file not yet read)",
     "ingest.after_commit": "an ingest request's turns are committed, the caller not yet"
     " answered",
 }

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Final, TextIO
 
 import trio
 
-from cairn import crashpoints
 from cairn.domain.ids import validate_agent_id
 from cairn.domain.outcomes import IntakeOutcome
 from cairn.errors import InvalidInputError
@@ -221,7 +220,6 @@ async def import_memory(
                     ImportRecords(tuple(records), _import_records)
                 )
                 results += written
-                crashpoints.reach("import.records")
                 supervisor.embed_backlog()
         results.sort(key=lambda result: result[0])
         for number, outcome, agent, reason, kind in results:

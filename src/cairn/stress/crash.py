@@ -548,7 +548,10 @@ async def verify(
         ) as memory:
             # The open scrubbed what acknowledged forgets, clears and retires owe. A few
             # live markers go along: the scan must see those (else it sees nothing).
-            controls = frozenset(marker for _, marker in sorted(model.live)[:5])
+            # (Not before an interrupted import is run again: they are not there yet.)
+            controls = frozenset(
+                marker for _, marker in sorted(model.live)[: 0 if finish_import else 5]
+            )
             await checks.scan("after the reopen", controls, resumed=False)
             if finish_import is not None:
                 # The host runs the interrupted import again: it completes, once.
