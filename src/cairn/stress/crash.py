@@ -271,6 +271,32 @@ def _stream(stream: trio.abc.ReceiveStream | None) -> trio.abc.ReceiveStream:
     return stream
 
 
+def _fresh(directory: Path) -> None:
+    """An empty trial directory (a rerun of the same seed starts over)."""
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+
+
+async def _kept_if_failed(directory: Path, found: list[Violation]) -> list[Violation]:
+    """A trial's directory is deleted when it found nothing, kept (and named) otherwise."""
+    if not found:
+
+        def remove() -> None:
+            # With the files a trial keeps beside it (an export, a log, turn files).
+            for path in [directory, *directory.parent.glob(f"{directory.name}-*")]:
+                if path.is_dir():
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    path.unlink(missing_ok=True)
+
+        await _off_loop(remove)
+        return found
+    return [
+        attrs.evolve(violation, message=f"{violation.message} (kept: {directory})")
+        for violation in found
+    ]
+
+
 async def _off_loop(function: Callable[[], T]) -> T:
     """File work of the checks (scans, temporary directories) off the trio loop."""
     return await run_in_thread(function, limiter=trio.CapacityLimiter(1))
@@ -575,7 +601,7 @@ async def crash_point_trial(
     scenario, most, fate = CRASH_SCENARIOS[point]
     occurrence = random.Random(f"{point}:{seed}").randint(1, most)
     data_dir = root / f"{point.replace('.', '-')}-{seed}"
-    data_dir.mkdir(parents=True)
+    await _off_loop(lambda: _fresh(data_dir))
     run = await run_worker(data_dir, scenario, seed, crash_at=f"{point}:{occurrence}")
     result.trials += 1
     model = TrialModel()
@@ -612,7 +638,8 @@ async def crash_point_trial(
         # The import was cut off: the host runs it again after the reopen. What the
         # source held when it was exported is what the directory must then hold.
         finish_import = Path(exported[-1]["file"])
-    return run, await verify(data_dir, model, result, seed, finish_import=finish_import)
+    found = await verify(data_dir, model, result, seed, finish_import=finish_import)
+    return run, await _kept_if_failed(data_dir, found)
 
 
 async def run_crash_points(root: Path, seed: int, profile: Profile) -> ModeResult:
@@ -639,7 +666,7 @@ async def workload_kill_trial(
     """The worker's random workload, SIGKILLed at a seeded moment."""
     rng = random.Random(f"workload:{seed}")
     data_dir = root / f"workload-{seed}"
-    data_dir.mkdir(parents=True)
+    await _off_loop(lambda: _fresh(data_dir))
     run = await run_worker(
         data_dir, "workload", seed, kill_after_s=rng.uniform(0.05, 1.5)
     )
@@ -648,7 +675,7 @@ async def workload_kill_trial(
         result.count("kills")
     model = model_of(run.lines)
     result.operations += len(model.lines)
-    return await verify(data_dir, model, result, seed)
+    return await _kept_if_failed(data_dir, await verify(data_dir, model, result, seed))
 
 
 def _turn_lines(markers: MarkerSource, first: int, count: int) -> list[dict[str, Any]]:
@@ -671,7 +698,7 @@ async def ingest_kill_trial(
     rng = random.Random(f"ingest:{seed}")
     markers = MarkerSource(rng)
     data_dir = root / f"ingest-{seed}"
-    data_dir.mkdir(parents=True)
+    await _off_loop(lambda: _fresh(data_dir))
     model = TrialModel()
     files = []
     for number, count in enumerate((20, 600)):
@@ -737,7 +764,7 @@ async def ingest_kill_trial(
                         seed,
                     )
                 )
-    return found
+    return await _kept_if_failed(data_dir, found)
 
 
 def _turns(rows: list[dict[str, Any]]) -> list[list[str]]:
@@ -797,7 +824,7 @@ async def serve_kill_trial(
     client on its own agent; SIGKILLed at a seeded moment."""
     rng = random.Random(f"serve:{seed}")
     data_dir = root / f"serve-{seed}"
-    data_dir.mkdir(parents=True)
+    await _off_loop(lambda: _fresh(data_dir))
     # A Unix socket path must fit in 107 bytes: a short directory of its own.
     socket_dir = Path(
         await _off_loop(lambda: tempfile.mkdtemp(prefix="cairn-crash-", dir="/tmp"))
@@ -807,7 +834,7 @@ async def serve_kill_trial(
         "--data", str(data_dir), "serve", "--socket", str(socket_path)
     )
     lines: list[dict[str, Any]] = []
-    log = (root / f"serve-{seed}.log").open("ab")
+    log = (root / f"serve-{seed}-server.log").open("ab")
     try:
         with trio.fail_after(PROCESS_TIMEOUT_S):
             process = await trio.lowlevel.open_process(
@@ -848,7 +875,7 @@ async def serve_kill_trial(
                 model.apply(line)
         model.cut_off()
     result.operations += len(lines)
-    return await verify(data_dir, model, result, seed)
+    return await _kept_if_failed(data_dir, await verify(data_dir, model, result, seed))
 
 
 async def run_kill_trials(root: Path, seed: int, profile: Profile) -> ModeResult:
