@@ -22,19 +22,24 @@ __all__ = ["CRASH_POINTS", "ENVIRONMENT_VARIABLE", "UnknownCrashPointError", "re
 ENVIRONMENT_VARIABLE = "CAIRN_CRASH_AT"
 
 CRASH_POINTS: dict[str, str] = {
-    "forget.after_tombstone": "a forget's tombstone is written, the claim and its evidence"
-    " rows not yet deleted (same transaction: nothing of it is committed)",
-    "forget.after_commit": "a forget is committed, the FTS purge and checkpoint not yet run",
-    "clear.phase": "a clear job is about to run its next phase (its phase so far committed)",
-    "retire.phase": "a retire is about to run its next phase",
-    "vectors.publish": "a vector projection file is written to its temporary name, not yet"
-    " renamed over the published one",
-    "batch.after_commit": "a batch's extraction result is committed, the session cursor not"
-    " yet advanced",
+    "forget.after_tombstone": "a forget's tombstones are written, the claim or turn not yet"
+    " deleted (same transaction: nothing of the forget is committed)",
+    "forget.after_commit": "a forget is committed, its vectors not yet removed from the"
+    " projection and the caller not yet answered",
+    "clear.after_tombstone": "a clear batch tombstoned the IDs of the turns it deletes, the"
+    " rows not yet deleted (same transaction: nothing of the batch is committed)",
+    "clear.phase": "a clear job is about to run its next step (the steps so far committed)",
+    "retire.phase": "a retire job is about to run its next step",
+    "vectors.publish": "a vector projection file is written and synced under its staging"
+    " name, not yet renamed over the published one",
+    "batch.after_commit": "a batch's extraction result is committed, its events not yet"
+    " embedded and the session cursor not yet advanced",
     "embedding.after_commit": "embeddings are committed, the projection not yet updated",
     "migration.step": "a schema migration's statements ran inside its transaction, not yet"
     " committed",
-    "import.record": "an import committed some records, the rest not yet read",
+    "migration.committed": "a schema migration is committed, the next one not yet begun",
+    "import.records": "an import's next chunk of records is being written, in its"
+    " transaction (the chunks before it committed, the rest of the file not yet read)",
     "ingest.after_commit": "an ingest request's turns are committed, the caller not yet"
     " answered",
 }

@@ -140,6 +140,32 @@ class Database:
             background=self.limiters.background,
         )
 
+    async def rewrite_file(self) -> None:
+        """Rebuild every page of the file (``VACUUM``), outside any transaction.
+
+        ``secure_delete`` zeroes a deleted row's cell, but not the copies SQLite's b-tree
+        rebalancing left earlier in the unused gap of pages the row's cell moved out of:
+        a forgotten text can survive there, in the file and, after a checkpoint, in
+        nothing else. A rebuilt page holds its live cells only. The rebuilt pages go
+        through the WAL; the TRUNCATE checkpoint that follows copies them over the old
+        ones. The copy is built in a temporary file, not in memory (the file may be
+        large); it holds only rows still stored.
+        """
+
+        def vacuum() -> None:
+            with translated():
+                self.writer.pragma("temp_store", "file")
+                try:
+                    self.writer.execute("VACUUM").fetchall()
+                finally:
+                    self.writer.pragma("temp_store", "memory")
+
+        await run_in_thread(
+            vacuum,
+            limiter=self.limiters.store_write,
+            background=self.limiters.background,
+        )
+
     async def truncate_wal(self, *, quiesce: bool = False) -> bool:
         """Copy the WAL back into the file and cut it to zero bytes (outside any
         transaction); ``False`` when a reader kept it, to be retried later.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from cairn import crashpoints
 from cairn.domain.claim import ClaimDraft, ClaimKind, Origin
 from cairn.domain.scope import Scope
 from cairn.errors import InvalidInputError, InvalidScopeError
@@ -74,6 +75,7 @@ async def remember(
 
 async def forget(supervisor: AgentSupervisor, item_id: str) -> ForgetResult:
     forgotten = await supervisor.commit(Forget(item_id))
+    crashpoints.reach("forget.after_commit")
     await supervisor.remove_vectors(
         forgotten.claim_rowids,
         forgotten.event_rowids,

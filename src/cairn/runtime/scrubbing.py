@@ -1,9 +1,10 @@
 """Forgotten plaintext leaves the disk: the FTS purge, then a TRUNCATE checkpoint.
 
-A forget, clear or retire deletes rows in its transaction, but their text survives in two
-places: the tokens in the contentless FTS5 segments (until ``optimize`` rewrites them) and
+A forget, clear or retire deletes rows in its transaction, but their text survives in three
+places: the tokens in the contentless FTS5 segments (until ``optimize`` rewrites them),
 older copies of every touched page in the WAL (until a checkpoint copies the file's pages
-back and truncates the log). Both requests are durable rows written by those
+back and truncates the log), and copies b-tree rebalancing left earlier in the unused gap
+of pages (``secure_delete`` does not zero those; a rebuild of the file does). Both requests are durable rows written by those
 transactions (cairn.store.fts_purge); this runtime-wide :class:`Scrubber` settles them:
 
 * at open, before any agent starts, so a crash leaves nothing behind for long;
@@ -13,7 +14,8 @@ transactions (cairn.store.fts_purge); this runtime-wide :class:`Scrubber` settle
 * once more when the runtime closes.
 
 Order: the purge first (through the :class:`SharedWriter`: the FTS tables and the WAL
-belong to no agent), because its own rewrite goes through the WAL; then the checkpoint
+belong to no agent), because its own rewrite goes through the WAL; then the file's
+rebuild (:meth:`Database.rewrite_file`) and the checkpoint
 (:meth:`Database.truncate_wal`, never inside a transaction, in threads under the store
 limiters); then the owed row is deleted, unless a later purge marked it again. A reader
 in the way makes the checkpoint busy: it stays owed and is retried after a bounded
@@ -149,6 +151,14 @@ class Scrubber:
                 if generation is None:
                     return True
                 self._observe("checkpoint")
+                # Copies of forgotten rows in pages' unused gaps leave with the rebuild.
+                try:
+                    await self.database.rewrite_file()
+                except StoreError:
+                    # E.g. no room for the copy: the WAL's old frames still go now; the
+                    # rebuild stays owed and the attempt backs off.
+                    await self.database.truncate_wal(quiesce=quiesce)
+                    raise
                 if not await self.database.truncate_wal(quiesce=quiesce):
                     return False
                 self._observe("settle")

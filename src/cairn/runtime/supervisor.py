@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import attrs
 import trio
 
+from cairn import crashpoints
 from cairn.api.status import AgentStatistics
 from cairn.clock import DomainClock
 from cairn.config import MemoryConfig
@@ -187,7 +188,9 @@ class AgentSupervisor:
             except BaseException:
                 self._work.done(1)  # a cancelled or refused send queued nothing
                 raise
-            return await request.reply.wait()
+            results = await request.reply.wait()
+            crashpoints.reach("ingest.after_commit")
+            return results
 
     async def declare_session(self, info: SessionInfo) -> None:
         self._check_accepting()

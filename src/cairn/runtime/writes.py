@@ -23,6 +23,7 @@ import apsw
 import attrs
 import trio
 
+from cairn import crashpoints
 from cairn.domain.claim import ClaimDraft, Origin
 from cairn.domain.directive import DirectiveStatus
 from cairn.domain.evidence import SessionInfo, Turn
@@ -644,6 +645,7 @@ class ImportRecords(Write[list[Any]]):
     ] = attrs.field(eq=False)
 
     def apply(self, connection: apsw.Connection, context: WriteContext) -> list[Any]:
+        crashpoints.reach("import.records")
         return self.importer(connection, context.agent_id, self.records, context.now)
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import apsw
 
+from cairn import crashpoints
 from cairn.errors import SchemaVersionError
 from cairn.store.integrity import refill_event_fts
 from cairn.store.rekey import rekey_claims
@@ -65,6 +66,8 @@ def _migrate(connection: apsw.Connection) -> None:
             if step is not None:
                 step(connection)
             connection.pragma("user_version", index + 1)
+            crashpoints.reach("migration.step")
+        crashpoints.reach("migration.committed")
 
 
 def open_connection(

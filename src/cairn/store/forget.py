@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from cairn import crashpoints
 from cairn.domain.claim import ClaimDraft, ClaimKind, Lifecycle, Origin
 from cairn.domain.outcomes import (
     ForgetResult,
@@ -153,6 +154,7 @@ def _forget_claim(
     )
     stamp = now.astimezone(dt.UTC).isoformat()
     write_tombstone(connection, agent_id, provenance, content, stamp)
+    crashpoints.reach("forget.after_tombstone")
     # Its source turns stay stored but leave recall (cairn.retrieval.suppress).
     connection.execute(
         "INSERT OR IGNORE INTO hidden_evidence (agent_id, event_rowid, created_at)"

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from cairn import crashpoints
 from cairn.store.evidence import event_fts_row, write_event_fts
 from cairn.store.fts_purge import request_fts_purge
 from cairn.store.tombstones import (
@@ -168,6 +169,9 @@ def delete_evidence(
     if tombstone_content:
         hashes += [event_content_hash(agent_id, str(row[2])) for row in rows]
     write_evidence_tombstones(connection, agent_id, hashes, stamp)
+    crashpoints.reach(
+        "forget.after_tombstone" if tombstone_content else "clear.after_tombstone"
+    )
 
     # Claims citing the rows: those with no other evidence go (tombstoned), the rest keep it.
     removed: list[tuple[int, str]] = []

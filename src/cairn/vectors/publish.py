@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 import numpy.typing as npt
 
+from cairn import crashpoints
 from cairn.errors import (
     InvalidInputError,
     VectorIdentityMismatchError,
@@ -122,6 +123,7 @@ def save_index(path: Path, identity: EmbeddingIdentity, index: ExactVectorIndex)
             stream.write(_TRAILER.pack(_TRAILER_MAGIC, checksum))
             stream.flush()
             os.fsync(stream.fileno())
+        crashpoints.reach("vectors.publish")
         os.replace(staging, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -13,6 +13,7 @@ from collections.abc import Callable
 import attrs
 import trio
 
+from cairn import crashpoints
 from cairn.domain.ids import AgentId
 from cairn.errors import StaleResultError
 from cairn.runtime.database import Database
@@ -101,6 +102,7 @@ class ClearJobActor:
                 continue
 
     def _observe(self, step: str, job: ClearJob) -> None:
+        crashpoints.reach(f"{job.purpose}.phase")
         if self.observer is not None:
             self.observer(step, job)
 

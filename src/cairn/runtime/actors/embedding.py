@@ -15,6 +15,7 @@ import attrs
 import numpy as np
 import trio
 
+from cairn import crashpoints
 from cairn.domain.ids import AgentId
 from cairn.errors import StaleResultError, StoreError, VectorIndexError
 from cairn.runtime.backoff import Backoff
@@ -265,6 +266,7 @@ class EmbeddingActor:
             )
             try:
                 stored_pairs = await self.writes.commit(request)
+                crashpoints.reach("embedding.after_commit")
                 stored = set(stored_pairs)
             except StaleResultError:
                 self.stale += len(batch)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
+from cairn import crashpoints
 from cairn.clock import DomainClock, SystemDomainClock
 from cairn.config import MemoryConfig
 from cairn.domain.evidence import URGENT_KINDS
@@ -291,6 +292,7 @@ class IngestionActor:
             request = CommitBatch(lease=lease, batch=batch, identity=identity)
             try:
                 receipt = await self.writes.commit(request)
+                crashpoints.reach("batch.after_commit")
             except StaleResultError as error:
                 # Taken over, fenced, or its events changed under it (an edit). Never
                 # retried hot: the batch backs off like a failure and, if it keeps
