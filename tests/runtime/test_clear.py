@@ -191,20 +191,27 @@ async def test_turns_ingested_during_a_clear_are_extracted_after_it(
     ) as memory:
         await memory.ingest("a", TURNS)
         await memory.wait_idle("a")
-        # A job persisted (as by a clear whose actor has not started yet).
-        await runtime_core(memory).database.write(
-            lambda c: start_clear(c, AgentId("a"), clock.now())
-        )
+    # A job persisted (as by a clear cut off by a crash): it resumes when the agent
+    # starts, and a turn taken in meanwhile is above its cutoff.
+    connection = open_connection(data_dir / "cairn.db")
+    try:
+        with connection:
+            start_clear(connection, AgentId("a"), clock.now())
+    finally:
+        connection.close()
+    async with open_memory(
+        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
+    ) as memory:
         report = await memory.ingest(
             "a", [turn("n1", "I love playing the cello with my friends.")]
         )
         assert report.ingested == 1
-        await memory.clear("a")  # runs the pending job to its end
+        await memory.wait_cleared("a")
         await memory.wait_idle("a")
         recall = await memory.recall("a", "cello hiking ramen", k=20)
-        claims = [item.text for item in recall.items if item.kind != "evidence"]
-        assert claims
-        assert all("cello" in text for text in claims)
+    claims = [item.text for item in recall.items if item.kind != "evidence"]
+    assert claims
+    assert all("cello" in text for text in claims)
 
 
 async def test_a_resumed_clear_reembeds_the_reply_to_a_cleared_turn(

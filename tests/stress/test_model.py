@@ -169,3 +169,18 @@ def test_an_import_of_a_backup_after_a_retire_brings_it_back() -> None:
     _run(archived, retire)
     _run(archived, restore, result=Restored(frozenset(), frozenset({M})))
     assert _verdict(archived, write, retire, restore) == "gone"
+
+
+def test_a_replayed_fork_turn_leaves_the_turn_it_forked_from_alone() -> None:
+    history = History()
+    write = _write()
+    fork = Operation(
+        Kind.FORK, A, "qzzzzzzzzz", M, "e2", "fork1", "new", original=write
+    )
+    delete = Operation(Kind.DELETE, A, None, M, "e3", "s0", replaces="e1")
+    replay = Operation(
+        Kind.REPLAY, A, target="qzzzzzzzzz", event_id="e2", original=fork
+    )
+    for call in (write, fork, delete, replay):
+        _run(history, call)
+    assert _verdict(history, write, fork, delete, replay) == "gone"

@@ -574,12 +574,12 @@ class ClearLineage(_Fenced[None]):
 
 
 @attrs.frozen
-class FinishClear(_Fenced["tuple[int, int]"]):
+class FinishClear(_Fenced["tuple[int, int] | None"]):
     job: ClearJob
 
     def apply(
         self, connection: apsw.Connection, context: WriteContext
-    ) -> tuple[int, int]:
+    ) -> tuple[int, int] | None:
         return finish_clear(connection, self.job)
 
 

@@ -146,15 +146,28 @@ def start_clear(
             (agent_id,),
         )
     existing = pending_clear(connection, agent_id)
+    row = connection.execute(
+        "SELECT coalesce(max(rowid), 0) FROM claims WHERE agent_id = ?", (agent_id,)
+    ).fetchone()
+    cutoff = int(row[0]) if row is not None else 0
+    events = connection.execute(
+        "SELECT coalesce(max(rowid), 0) FROM events WHERE agent_id = ?", (agent_id,)
+    ).fetchone()
+    event_cutoff = int(events[0]) if events is not None else 0
+    if existing is not None and (
+        existing.rowid_cutoff < cutoff or (existing.event_cutoff or 0) < event_cutoff
+    ):
+        # A clear asked for while one runs covers what was written since the first:
+        # the pending job reaches up to now and goes through its phases again (each is
+        # idempotent; a step that read the job before this sees it changed and stops).
+        connection.execute(
+            "UPDATE clear_jobs SET rowid_cutoff = max(rowid_cutoff, ?),"
+            " event_cutoff = max(coalesce(event_cutoff, 0), ?), phase = 'claims'"
+            " WHERE job_id = ?",
+            (cutoff, event_cutoff, existing.job_id),
+        )
+        existing = pending_clear(connection, agent_id)
     if existing is None:
-        row = connection.execute(
-            "SELECT coalesce(max(rowid), 0) FROM claims WHERE agent_id = ?", (agent_id,)
-        ).fetchone()
-        cutoff = int(row[0]) if row is not None else 0
-        events = connection.execute(
-            "SELECT coalesce(max(rowid), 0) FROM events WHERE agent_id = ?", (agent_id,)
-        ).fetchone()
-        event_cutoff = int(events[0]) if events is not None else 0
         connection.execute(
             "INSERT INTO clear_jobs (agent_id, rowid_cutoff, event_cutoff, created_at,"
             " phase, purpose) VALUES (?, ?, ?, ?, 'claims', ?)",
@@ -247,9 +260,7 @@ def clear_batch(
             "DELETE FROM hidden_evidence WHERE agent_id = ? AND event_rowid <= ?",
             (job.agent_id, job.event_cutoff),
         )
-    connection.execute(
-        "UPDATE clear_jobs SET phase = 'lineage' WHERE job_id = ?", (job.job_id,)
-    )
+    _advance(connection, job, "lineage")
     return ClearedBatch()
 
 
@@ -269,13 +280,32 @@ def clear_lineage(connection: apsw.Connection, job: ClearJob, now: dt.datetime) 
         "DELETE FROM dirty_work WHERE agent_id = ? AND claim_rowid <= ?",
         (job.agent_id, job.rowid_cutoff),
     )
-    connection.execute(
-        "UPDATE clear_jobs SET phase = 'vectors' WHERE job_id = ?", (job.job_id,)
-    )
+    _advance(connection, job, "vectors")
 
 
-def finish_clear(connection: apsw.Connection, job: ClearJob) -> tuple[int, int]:
-    """The job row goes last; returns how many claims and turns the job deleted."""
+def _as_read(connection: apsw.Connection, job: ClearJob) -> bool:
+    """Whether the stored job is still the one ``job`` was read as (a later clear may
+    have raised its cutoffs and sent it back to its first phase)."""
+    row = connection.execute(
+        "SELECT 1 FROM clear_jobs WHERE job_id = ? AND phase = ? AND rowid_cutoff = ?"
+        " AND event_cutoff IS ?",
+        (job.job_id, job.phase, job.rowid_cutoff, job.event_cutoff),
+    ).fetchone()
+    return row is not None
+
+
+def _advance(connection: apsw.Connection, job: ClearJob, phase: str) -> None:
+    if _as_read(connection, job):
+        connection.execute(
+            "UPDATE clear_jobs SET phase = ? WHERE job_id = ?", (phase, job.job_id)
+        )
+
+
+def finish_clear(connection: apsw.Connection, job: ClearJob) -> tuple[int, int] | None:
+    """The job row goes last; returns how many claims and turns the job deleted, or
+    None when the job was extended since it was read (it is not finished then)."""
+    if not _as_read(connection, job):
+        return None
     row = connection.execute(
         "SELECT deleted_claims, deleted_events FROM clear_jobs WHERE job_id = ?",
         (job.job_id,),

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 import trio
 
 from cairn.stress.history import History
+from cairn.stress.markers import MARKER_PATTERN
+from cairn.stress.model import calls_touching
 from cairn.stress.report import ModeResult, StressReport, Violation
 from cairn.stress.runner import RunResult, run_in_process, run_over_socket
 from cairn.stress.shrink import shrink
@@ -59,6 +61,17 @@ def _describe(error: BaseException) -> str:
     frames = traceback.extract_tb(error.__traceback__)
     where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
     return f"{type(error).__name__}: {error}{where}"
+
+
+def _evidence(result: RunResult, message: str) -> tuple[str, ...]:
+    """The history behind a finding: the calls that touched the marker it names (with
+    its agent's clears and retires), else the whole (shrunk) history."""
+    owners = {op.marker: op.agent for op in result.workload.operations() if op.marker}
+    named = [marker for marker in MARKER_PATTERN.findall(message) if marker in owners]
+    if not named:
+        return result.history.lines()
+    calls = calls_touching(result.history, named[0], owners[named[0]])
+    return result.history.lines(calls)
 
 
 def _count(mode: ModeResult, result: RunResult) -> None:
@@ -119,9 +132,14 @@ async def _workload_mode(
             shortest = await shrink(
                 run, result, attempts=shrink_attempts, budget_s=SHRINK_BUDGET_S
             )
-            lines = shortest.history.lines()
             mode.violations.extend(
-                Violation(invariant, message, name, workload_seed, lines)
+                Violation(
+                    invariant,
+                    message,
+                    name,
+                    workload_seed,
+                    _evidence(shortest, message),
+                )
                 for invariant, message in shortest.findings
             )
             progress(f"{name} trial {trial}: kept {trial_root}")

@@ -43,7 +43,13 @@ if TYPE_CHECKING:
     from cairn.stress.history import Call, History
     from cairn.stress.workload import Workload
 
-__all__ = ["Expectations", "ForgetEffect", "Restored", "expectations"]
+__all__ = [
+    "Expectations",
+    "ForgetEffect",
+    "Restored",
+    "calls_touching",
+    "expectations",
+]
 
 # Orders enumerated per marker before giving up on a verdict for it.
 MAX_ORDERS = 5000
@@ -108,7 +114,7 @@ def _apply(state: _State, call: Call, marker: str, *, directive: bool) -> _State
     present = state.visible in {_Visible.LIVE, _Visible.ARCHIVED}
     if kind is Kind.REPLAY:
         original = operation.original
-        if original and original.marker != marker and original.kind is Kind.EDIT:
+        if original and original.marker != marker:
             # The edit sent again: its first sending may have been refused (the turn
             # it replaces was not there yet), so this may be what withdraws it.
             return _withdraw(state)
@@ -205,8 +211,17 @@ def _touches(call: Call, marker: str, agent: str) -> bool:
     if operation.kind is Kind.IMPORT:
         return isinstance(call.result, Restored) and marker in call.result.stored
     if operation.kind is Kind.REPLAY and operation.original is not None:
-        return marker in {operation.original.marker, operation.original.target}
+        original = operation.original
+        # A replayed edit also replaces its target again; a replayed fork turn does not
+        # touch the turn it forked from.
+        replaced = original.target if original.kind is Kind.EDIT else None
+        return marker in {original.marker, replaced}
     return marker in {operation.marker, operation.target}
+
+
+def calls_touching(history: History, marker: str, agent: str) -> list[Call]:
+    """The calls of ``history`` that could have changed what ``marker`` shows."""
+    return [call for call in history.calls if _touches(call, marker, agent)]
 
 
 def _verdicts(calls: list[Call], marker: str, *, directive: bool) -> set[_State] | None:

@@ -134,6 +134,8 @@ class ClearJobActor:
         else:
             await self.projection.remove_cleared(job.rowid_cutoff, job.event_cutoff)
             self._observe("finish", job)
-            await self.writes.commit(FinishClear(job=job, identity=identity))
+            finished = await self.writes.commit(FinishClear(job=job, identity=identity))
+            if finished is None:
+                return  # a later clear extended the job: its phases run again
             self.completed += 1
             logger.info("clear job %d of agent %s finished", job.job_id, job.agent_id)
