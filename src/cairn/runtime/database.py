@@ -12,6 +12,7 @@ fence's refusal and :class:`~cairn.errors.StorageFullError` for a full disk.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -25,7 +26,7 @@ from cairn.store.errors import translated
 from cairn.store.search import LexicalSearcher
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
 __all__ = ["Database", "Reader"]
 
@@ -84,17 +85,25 @@ class Database:
     _pool_send: trio.MemorySendChannel[Reader]
     _pool_receive: trio.MemoryReceiveChannel[Reader]
     _wal_pages: _WalPages
+    synchronous_full: bool = False
+    """Every commit is FULL (``MemoryConfig.synchronous_full``); else only durable ones."""
 
     @classmethod
     async def open(
-        cls, path: Path, limiters: Limiters, *, readers: int, synchronous_full: bool
+        cls,
+        path: Path,
+        limiters: Limiters,
+        *,
+        readers: int,
+        synchronous_full: bool,
+        vfs: str | None = None,
     ) -> Database:
         def connect() -> tuple[apsw.Connection, list[Reader]]:
             with translated():
                 return connect_all()
 
         def connect_all() -> tuple[apsw.Connection, list[Reader]]:
-            writer = open_connection(path, synchronous_full=synchronous_full)
+            writer = open_connection(path, synchronous_full=synchronous_full, vfs=vfs)
             # SQLite's automatic checkpoint runs inside COMMIT, and apsw holds the GIL
             # through it: a commit of a few hundred scattered pages (a clear batch) then
             # stalled the trio loop for 10-70 ms. The writer checkpoints explicitly
@@ -104,7 +113,9 @@ class Database:
             writer.set_wal_hook(wal_pages.observe)
             pool = []
             for _ in range(readers):
-                connection = open_connection(path, synchronous_full=synchronous_full)
+                connection = open_connection(
+                    path, synchronous_full=synchronous_full, vfs=vfs
+                )
                 pool.append(Reader(connection, LexicalSearcher(connection)))
             return writer, pool
 
@@ -113,18 +124,26 @@ class Database:
         send, receive = trio.open_memory_channel[Reader](len(pool))
         for reader in pool:
             send.send_nowait(reader)
-        return cls(path, limiters, writer, pool, send, receive, wal_pages)
+        return cls(
+            path, limiters, writer, pool, send, receive, wal_pages, synchronous_full
+        )
 
-    async def write(self, function: Callable[[apsw.Connection], T]) -> T:
+    async def write(
+        self, function: Callable[[apsw.Connection], T], *, durable: bool = False
+    ) -> T:
         """Run ``function`` inside one write transaction on the writer connection.
 
+        With ``durable`` the commit is ``synchronous=FULL`` whatever the connection's
+        default: the WAL is synced before the call returns, so a power loss cannot undo
+        it (a forget, clear or retire lost that way would bring forgotten text back).
         An apsw error raised inside (or by the commit) arrives as its ``StoreError``.
         """
 
         def transaction() -> T:
             with translated():
-                with self.writer:
-                    result = function(self.writer)
+                with self._synchronous(full=durable):
+                    with self.writer:
+                        result = function(self.writer)
                 if self._wal_pages.pages >= CHECKPOINT_PAGES:
                     self._wal_pages.pages = 0
                     self.writer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
@@ -135,6 +154,19 @@ class Database:
             limiter=self.limiters.store_write,
             background=self.limiters.background,
         )
+
+    @contextlib.contextmanager
+    def _synchronous(self, *, full: bool) -> Iterator[None]:
+        """The writer's next commits at FULL inside the block (SQLite refuses to change
+        the level inside a transaction, so it is set around one)."""
+        if not full or self.synchronous_full:
+            yield
+            return
+        self.writer.pragma("synchronous", "full")
+        try:
+            yield
+        finally:
+            self.writer.pragma("synchronous", "normal")
 
     async def truncate_wal(self, *, quiesce: bool = False) -> bool:
         """Copy the WAL back into the file and cut it to zero bytes (outside any

@@ -540,6 +540,7 @@ async def _open_runtime(
         limiters,
         readers=config.reader_connections,
         synchronous_full=config.synchronous_full,
+        vfs=config.vfs,
     )
     domain_clock = clock or SystemDomainClock()
     shared = SharedWriter(database, domain_clock)
