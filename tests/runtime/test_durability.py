@@ -43,11 +43,10 @@ def _wal_syncs(vfs: FaultVFS) -> int:
 
 
 async def test_a_durable_write_syncs_the_wal_at_commit_and_a_normal_one_does_not(
-    data_dir: Path, vfs: FaultVFS
+    tmp_path: Path, vfs: FaultVFS
 ) -> None:
-    data_dir.mkdir()
     database = await Database.open(
-        data_dir / "cairn.db",
+        tmp_path / "cairn.db",
         Limiters(),
         readers=1,
         synchronous_full=False,
@@ -111,7 +110,9 @@ async def test_an_acknowledged_forget_survives_a_power_loss_under_the_normal_def
         async with open_memory(
             data_dir, config, clock=FixedDomainClock(), embedder=HashingEmbedder()
         ) as memory:
-            stored = await memory.remember("a", "My locker word is qzxbvkdrtm.", by="user")
+            stored = await memory.remember(
+                "a", "My locker word is qzxbvkdrtm.", by="user"
+            )
             await memory.remember("a", "I like green tea.", by="user")
             await _settled(memory, "a")
             vfs.record()

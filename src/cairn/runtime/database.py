@@ -141,9 +141,8 @@ class Database:
 
         def transaction() -> T:
             with translated():
-                with self._synchronous(full=durable):
-                    with self.writer:
-                        result = function(self.writer)
+                with self._synchronous(full=durable), self.writer:
+                    result = function(self.writer)
                 if self._wal_pages.pages >= CHECKPOINT_PAGES:
                     self._wal_pages.pages = 0
                     self.writer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()

@@ -31,7 +31,9 @@ import apsw
 import attrs
 
 if TYPE_CHECKING:
-    from collections.abc import Buffer, Callable
+    from collections.abc import Callable
+
+    from typing_extensions import Buffer
 
 __all__ = [
     "Call",
@@ -134,10 +136,10 @@ def read_only_plan() -> FaultPlan:
 
 
 def _code_name(code: int) -> str:
+    prefixes = ("SQLITE_IOERR", "SQLITE_FULL", "SQLITE_READONLY", "SQLITE_CANTOPEN")
     for name in dir(apsw):
-        if name.startswith("SQLITE_") and getattr(apsw, name) == code:
-            if name.startswith(("SQLITE_IOERR", "SQLITE_FULL", "SQLITE_READONLY")):
-                return name
+        if name.startswith(prefixes) and getattr(apsw, name) == code:
+            return name
     return str(code)
 
 
@@ -216,7 +218,7 @@ class _FaultFile(apsw.VFSFile):
         self._kind = kind
         self._path = path
 
-    def xWrite(self, data: Buffer, offset: int) -> None:
+    def xWrite(self, data: Buffer, offset: int) -> None:  # noqa: N802 - apsw's name
         state = self._state
         state.check(Call.WRITE, self._kind)
         if not state.recording or self._path is None:
@@ -225,13 +227,17 @@ class _FaultFile(apsw.VFSFile):
         with state.lock:
             new = bytes(data)
             size = super().xFileSize()
-            old = super().xRead(min(len(new), size - offset), offset) if offset < size else b""
+            old = (
+                super().xRead(min(len(new), size - offset), offset)
+                if offset < size
+                else b""
+            )
             state.unsynced.setdefault(self._path, []).append(
                 _Unsynced(offset, bytes(old), size, new)
             )
             super().xWrite(data, offset)
 
-    def xTruncate(self, newsize: int) -> None:
+    def xTruncate(self, newsize: int) -> None:  # noqa: N802 - apsw's name
         state = self._state
         state.check(Call.TRUNCATE, self._kind)
         if not state.recording or self._path is None:
@@ -245,7 +251,7 @@ class _FaultFile(apsw.VFSFile):
             )
             super().xTruncate(newsize)
 
-    def xSync(self, flags: int) -> None:
+    def xSync(self, flags: int) -> None:  # noqa: N802 - apsw's name
         state = self._state
         state.check(Call.SYNC, self._kind)
         with state.lock:
@@ -253,11 +259,11 @@ class _FaultFile(apsw.VFSFile):
             if self._path is not None:
                 state.unsynced.pop(self._path, None)
 
-    def xFileSize(self) -> int:
+    def xFileSize(self) -> int:  # noqa: N802 - apsw's name
         self._state.check(Call.FILE_SIZE, self._kind)
         return super().xFileSize()
 
-    def xRead(self, amount: int, offset: int) -> bytes:
+    def xRead(self, amount: int, offset: int) -> bytes:  # noqa: N802 - apsw's name
         self._state.check(Call.READ, self._kind)
         return super().xRead(amount, offset)
 
@@ -362,7 +368,7 @@ class FaultVFS(apsw.VFS):
             return lost
 
     # -- the VFS -----------------------------------------------------------------------
-    def xOpen(
+    def xOpen(  # noqa: N802 - apsw's name
         self, name: str | apsw.URIFilename | None, flags: list[int]
     ) -> apsw.VFSFile:
         kind = _kind_of_flags(flags[0])
@@ -370,7 +376,7 @@ class FaultVFS(apsw.VFS):
             self._state.check(Call.OPEN, kind)
         return _FaultFile(self._state, name, flags, kind, _path_of(name))
 
-    def xDelete(self, filename: str, syncdir: bool) -> None:  # noqa: FBT001 - apsw's signature
+    def xDelete(self, filename: str, syncdir: bool) -> None:  # noqa: N802 - apsw's name
         state = self._state
         state.check(Call.DELETE, _kind_of_name(filename))
         with state.lock:
