@@ -72,7 +72,19 @@ if TYPE_CHECKING:
     from cairn.runtime.memory import Memory
     from cairn.stress.profiles import Profile
 
-__all__ = ["FAULT_KINDS", "OPERATIONS", "FaultKind", "run_faults"]
+__all__ = [
+    "FAULT_KINDS",
+    "OPERATIONS",
+    "FaultKind",
+    "Template",
+    "Trial",
+    "build_template",
+    "count_calls",
+    "fault_trial",
+    "power_loss_trial",
+    "read_only_trial",
+    "run_faults",
+]
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -347,7 +359,7 @@ def _kept_markers(operation: str, template: Template) -> list[tuple[str, str]]:
 
 # -- one trial ------------------------------------------------------------------------------
 @attrs.define
-class _Trial:
+class Trial:
     """Records one trial's findings into the mode's result."""
 
     result: ModeResult
@@ -361,7 +373,7 @@ class _Trial:
 
 
 async def _call(
-    trial: _Trial, action: Callable[[], Awaitable[object]], what: str
+    trial: Trial, action: Callable[[], Awaitable[object]], what: str
 ) -> CairnError | bool | None:
     """Run ``action`` within the operation budget: None when it returned, the typed
     error it raised, or False (recorded as a violation) when it hung or raised
@@ -380,7 +392,7 @@ async def _call(
     return None
 
 
-async def _integrity(trial: _Trial, memory: Memory) -> None:
+async def _integrity(trial: Trial, memory: Memory) -> None:
     def integrity(reader: Any) -> list[Any]:
         return list(reader.connection.execute("PRAGMA integrity_check").fetchall())
 
@@ -399,7 +411,7 @@ async def _integrity(trial: _Trial, memory: Memory) -> None:
 
 
 async def _kept_recallable(
-    trial: _Trial, memory: Memory, operation: str, template: Template
+    trial: Trial, memory: Memory, operation: str, template: Template
 ) -> int:
     checked = 0
     for agent, marker in _kept_markers(operation, template):
@@ -409,8 +421,8 @@ async def _kept_recallable(
     return checked
 
 
-async def _fault_trial(
-    trial: _Trial,
+async def fault_trial(
+    trial: Trial,
     template: Template,
     root: Path,
     vfs: FaultVFS,
@@ -494,7 +506,7 @@ async def _fault_trial(
         await _integrity(trial, memory)
 
 
-async def _count_calls(
+async def count_calls(
     template: Template, root: Path, vfs: FaultVFS, operation: str, kind: FaultKind
 ) -> int:
     """How many calls the fault could strike while the operation runs."""
@@ -540,8 +552,8 @@ def _holds(texts: dict[str, set[str]], agent: str, marker: str) -> bool:
     return any(marker in text for text in texts.get(agent, ()))
 
 
-async def _power_loss_trial(
-    trial: _Trial, template: Template, root: Path, vfs: FaultVFS, rng: random.Random
+async def power_loss_trial(
+    trial: Trial, template: Template, root: Path, vfs: FaultVFS, rng: random.Random
 ) -> None:
     """A short sequence of acknowledged operations; after each, the power is cut (in an
     image) with none, a seeded prefix, or a torn part of each file's unsynced writes
@@ -610,7 +622,7 @@ def _survivors(survivor: str, rng: random.Random) -> Callable[[str, int], int]:
 
 
 def _check_image(
-    trial: _Trial,
+    trial: Trial,
     image: Path,
     acknowledged: Sequence[tuple[str, str, bool]],
     template: Template,
@@ -657,8 +669,8 @@ def _clear_pending(image: Path) -> bool:
 
 
 # -- read-only data directory ---------------------------------------------------------------
-async def _read_only_trial(
-    trial: _Trial, template: Template, root: Path, vfs: FaultVFS
+async def read_only_trial(
+    trial: Trial, template: Template, root: Path, vfs: FaultVFS
 ) -> None:
     result = trial.result
     await _blocking(lambda: shutil.copytree(template.root, root))
@@ -725,30 +737,30 @@ async def run_faults(root: Path, seed: int, profile: Profile) -> ModeResult:
 
         for operation in OPERATIONS:
             for kind in FAULT_KINDS:
-                total = await _count_calls(template, trial_root(), vfs, operation, kind)
+                total = await count_calls(template, trial_root(), vfs, operation, kind)
                 result.count(f"positions.{operation}", total)
                 for position in _positions(total, profile.fault_indexes, rng):
                     for persistent in (False, True):
                         plan = kind.plan(position, persistent=persistent)
-                        trial = _Trial(
+                        trial = Trial(
                             result,
                             seed,
                             f"{operation} with {kind.name} {plan.describe()}",
                         )
                         with trio.fail_after(TRIAL_BUDGET_S):
-                            await _fault_trial(
+                            await fault_trial(
                                 trial, template, trial_root(), vfs, operation, plan
                             )
                         result.trials += 1
                         result.operations += 1
         for _ in range(max(1, profile.crash_point_seeds)):
-            trial = _Trial(result, seed, "power loss")
+            trial = Trial(result, seed, "power loss")
             with trio.fail_after(TRIAL_BUDGET_S):
-                await _power_loss_trial(trial, template, trial_root(), vfs, rng)
+                await power_loss_trial(trial, template, trial_root(), vfs, rng)
             result.trials += 1
-        trial = _Trial(result, seed, "read-only data directory")
+        trial = Trial(result, seed, "read-only data directory")
         with trio.fail_after(TRIAL_BUDGET_S):
-            await _read_only_trial(trial, template, trial_root(), vfs)
+            await read_only_trial(trial, template, trial_root(), vfs)
         result.trials += 1
     finally:
         vfs.close()
