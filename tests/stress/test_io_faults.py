@@ -19,7 +19,7 @@ import attrs
 import pytest
 import trio
 from tests.conftest import TEST_CONFIG
-from tests.helpers import turn
+from tests.helpers import files_holding, turn
 
 from cairn import open_memory
 from cairn.errors import StorageFullError, StoreError
@@ -37,6 +37,7 @@ from cairn.stress.faults import (
     power_loss_trial,
     read_only_trial,
 )
+from cairn.stress.markers import marker_tail
 from cairn.stress.profiles import PROFILES
 from cairn.stress.report import ModeResult
 from cairn.stress.vfs import Call, FaultPlan, FaultVFS, FileKind, read_only_plan
@@ -190,6 +191,10 @@ async def test_power_loss_keeps_every_durable_commit_and_counts_lost_ingests(
         )
     assert [violation.message for violation in result.violations] == []
     assert result.figures["power_loss.images"] == 15
+    # Before the forget its text was on disk (the scan can see it); after each reboot
+    # from an image taken after the forget, it is nowhere.
+    assert files_holding(template.root, [marker_tail(template.forget[0])])
+    assert result.figures["power_loss.plaintext_scans"] == 4
     assert result.figures["power_loss.durable_checked"] > 0
     # Under NORMAL the last ingest before a cut is not synced: the documented trade-off.
     assert result.figures.get("power_loss.normal_ingests_lost", 0) >= 1

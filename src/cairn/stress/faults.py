@@ -60,7 +60,7 @@ from cairn.runtime.threads import run_in_thread
 from cairn.runtime.transfer import export_memory, import_memory
 from cairn.runtime.upkeep import check
 from cairn.store.connection import open_connection
-from cairn.stress.markers import MarkerSource
+from cairn.stress.markers import MarkerSource, marker_tail
 from cairn.stress.report import ModeResult, Violation
 from cairn.stress.vfs import Call, FaultPlan, FaultVFS, FileKind, read_only_plan
 from cairn.testing import FixedDomainClock, HashingEmbedder
@@ -606,10 +606,37 @@ async def power_loss_trial(
                             _check_image, trial, image, tuple(acknowledged), template
                         )
                     )
+                    if survivor == "none" and any(
+                        w == "forget" for w, _, _ in acknowledged
+                    ):
+                        await _scrubbed_after_reboot(trial, image, template.forget[0])
                     await _blocking(functools.partial(shutil.rmtree, image))
         finally:
             vfs.record(on=False)
     result.count("power_loss.images", images)
+
+
+async def _scrubbed_after_reboot(trial: Trial, image: Path, forgotten: str) -> None:
+    """The reboot: opening the image scrubs what a forget left on disk before serving;
+    after it no file of the data directory holds the forgotten text (I7)."""
+    async with _open(image, None) as memory:
+        if await _recalls(memory, "a", forgotten):
+            trial.violation(
+                "I2", f"forgotten {forgotten} is recalled after a power loss"
+            )
+    tail = marker_tail(forgotten).encode()
+
+    def holding() -> list[str]:
+        return [
+            str(path.relative_to(image))
+            for path in image.rglob("*")
+            if path.is_file() and tail in path.read_bytes()
+        ]
+
+    found = await _blocking(holding)
+    trial.result.count("power_loss.plaintext_scans")
+    if found:
+        trial.violation("I7", f"forgotten {forgotten} is still in {found} after reboot")
 
 
 def _survivors(survivor: str, rng: random.Random) -> Callable[[str, int], int]:
