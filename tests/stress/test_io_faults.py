@@ -34,6 +34,7 @@ from cairn.stress.faults import (
     build_template,
     count_calls,
     fault_trial,
+    open_trial,
     power_loss_trial,
     read_only_trial,
 )
@@ -232,6 +233,28 @@ async def test_a_write_on_a_read_only_directory_is_a_store_error_with_a_sentence
             vfs.clear()
 
 
+@pytest.mark.parametrize("kind", sorted(KINDS))
+async def test_opening_under_a_fault_is_typed_and_opens_once_it_is_gone(
+    tmp_path: Path, vfs: FaultVFS, kind: str
+) -> None:
+    with trio.fail_after(100):
+        template = await _template(tmp_path)
+        result = ModeResult("faults")
+        await open_trial(
+            Trial(result, 7, f"open {kind}"),
+            template,
+            tmp_path / "open",
+            vfs,
+            KINDS[kind],
+        )
+    assert [violation.message for violation in result.violations] == []
+    assert (
+        result.figures.get("open.typed_errors", 0)
+        + result.figures.get("open.served", 0)
+        == 1
+    )
+
+
 # -- regressions found by the fault mode ------------------------------------------------------
 async def test_a_clear_whose_step_fails_on_the_store_answers_instead_of_hanging(
     tmp_path: Path, vfs: FaultVFS
@@ -263,6 +286,35 @@ async def test_a_clear_whose_step_fails_on_the_store_answers_instead_of_hanging(
             vfs.clear()
             await memory.wait_cleared("a")  # the job resumed by itself and finished
             assert (await memory.status()).agent("a").state.value == "running"
+
+
+@pytest.mark.parametrize(
+    "plan",
+    [
+        FaultPlan.on(Call.SYNC, FileKind.MAIN, persistent=True),
+        FaultPlan.on(Call.DELETE, FileKind.WAL, persistent=True),
+    ],
+    ids=["db-sync", "wal-delete"],
+)
+async def test_closing_while_the_last_checkpoint_fails_loses_nothing_and_raises_nothing(
+    tmp_path: Path, vfs: FaultVFS, plan: FaultPlan
+) -> None:
+    config = attrs.evolve(TEST_CONFIG, vfs=vfs.name)
+    with trio.fail_after(60):
+        async with open_memory(
+            tmp_path, config, clock=FixedDomainClock(), embedder=HashingEmbedder()
+        ) as memory:
+            await memory.remember("a", "My bike is called qlmnbvcxzt.", by="user")
+            vfs.arm(plan)
+        # Closed without an error (it is logged): the WAL stayed for the next open.
+        assert vfs.fired >= 1
+        vfs.clear()
+        async with open_memory(
+            tmp_path, TEST_CONFIG, clock=FixedDomainClock(), embedder=HashingEmbedder()
+        ) as reopened:
+            assert (
+                "qlmnbvcxzt" in (await reopened.recall("a", "qlmnbvcxzt")).memory_block
+            )
 
 
 async def _fail_when_cancelled(

@@ -13,6 +13,7 @@ fence's refusal and :class:`~cairn.errors.StorageFullError` for a full disk.
 from __future__ import annotations
 
 import contextlib
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -22,7 +23,7 @@ import trio
 
 from cairn.runtime.threads import Limiters, run_in_thread
 from cairn.store.connection import BUSY_TIMEOUT_MS, open_connection
-from cairn.store.errors import translated
+from cairn.store.errors import store_error, translated
 from cairn.store.search import LexicalSearcher
 
 if TYPE_CHECKING:
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 __all__ = ["Database", "Reader"]
 
 T = TypeVar("T")
+
+logger = logging.getLogger(__name__)
 
 
 @attrs.define(eq=False)
@@ -59,6 +62,20 @@ class _WalPages:
     def observe(self, _connection: apsw.Connection, _name: str, pages: int) -> int:
         self.pages = pages
         return apsw.SQLITE_OK
+
+
+def _close(connection: apsw.Connection) -> None:
+    """Close ``connection`` whatever the disk says. The last connection checkpoints and
+    deletes the WAL as it closes; an I/O error or a full disk there loses nothing (the
+    WAL stays, and the next open recovers from it), so it is logged, not raised."""
+    try:
+        connection.close()
+    except apsw.Error as error:
+        logger.warning(
+            "closing the database: %s; the WAL is kept for the next open",
+            store_error(error),
+        )
+        connection.close(force=True)
 
 
 def _checkpoint(connection: apsw.Connection, mode: int) -> bool:
@@ -221,8 +238,8 @@ class Database:
     async def aclose(self) -> None:
         def close_all() -> None:
             for reader in self._readers:
-                reader.connection.close()
-            self.writer.close()
+                _close(reader.connection)
+            _close(self.writer)
 
         with trio.CancelScope(shield=True):
             await run_in_thread(close_all, limiter=self.limiters.store_write)

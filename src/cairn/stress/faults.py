@@ -27,7 +27,9 @@ there. An ingest acknowledged under the NORMAL default and lost with the power i
 documented trade-off: a figure (``power_loss.normal_ingests_lost``), not a violation.
 
 A read-only data directory (writes refused underneath a running runtime, as a
-read-only remount does) must refuse each write with a typed error and keep reads serving.
+read-only remount does) must refuse each write with a typed error and keep reads serving;
+opening a data directory while a fault of each kind holds must give a typed error (or
+serve, if it needed none of the failing calls) and open cleanly once it is gone.
 
 Violations name the invariant they break: I1 a lost acknowledged write, I2 a forgotten,
 cleared or retired memory recallable again, I6 integrity (SQLite, the doctor, a partial
@@ -81,6 +83,7 @@ __all__ = [
     "build_template",
     "count_calls",
     "fault_trial",
+    "open_trial",
     "power_loss_trial",
     "read_only_trial",
     "run_faults",
@@ -742,6 +745,34 @@ async def read_only_trial(
         await _integrity(trial, memory)
 
 
+# -- opening under a fault --------------------------------------------------------------------
+async def open_trial(
+    trial: Trial, template: Template, root: Path, vfs: FaultVFS, kind: FaultKind
+) -> None:
+    """Opening a populated data directory while ``kind`` fails every matching call: a
+    typed error (or an open that serves, if it needed none of those calls), never an
+    untyped one; once the fault is gone it opens and passes the checks."""
+    result = trial.result
+    await _blocking(lambda: shutil.copytree(template.root, root))
+    vfs.arm(kind.plan(1, persistent=True))
+
+    async def open_and_read() -> None:
+        async with _open(root, vfs.name) as memory:
+            await _recalls(memory, "b", template.kept["b"][0])
+
+    try:
+        outcome = await _call(trial, open_and_read, f"opening under {kind.name}")
+    finally:
+        vfs.clear()
+    if outcome is None:
+        result.count("open.served")
+    elif outcome is not False:
+        result.count("open.typed_errors")
+    async with _open(root, None) as memory:
+        await _kept_recallable(trial, memory, "open", template)
+        await _integrity(trial, memory)
+
+
 # -- the mode -------------------------------------------------------------------------------
 async def run_faults(root: Path, seed: int, profile: Profile) -> ModeResult:
     """Run the fault mode under ``root`` (a scratch directory it fills and empties)."""
@@ -784,6 +815,11 @@ async def run_faults(root: Path, seed: int, profile: Profile) -> ModeResult:
             trial = Trial(result, seed, "power loss")
             with trio.fail_after(TRIAL_BUDGET_S):
                 await power_loss_trial(trial, template, trial_root(), vfs, rng)
+            result.trials += 1
+        for kind in FAULT_KINDS:
+            trial = Trial(result, seed, f"opening under {kind.name}")
+            with trio.fail_after(TRIAL_BUDGET_S):
+                await open_trial(trial, template, trial_root(), vfs, kind)
             result.trials += 1
         trial = Trial(result, seed, "read-only data directory")
         with trio.fail_after(TRIAL_BUDGET_S):

@@ -135,6 +135,15 @@ def read_only_plan() -> FaultPlan:
     )
 
 
+# SQLite's own words for the primary codes a fault answers (sqlite3_errstr).
+_SAYS = {
+    apsw.SQLITE_IOERR: "disk I/O error",
+    apsw.SQLITE_FULL: "database or disk is full",
+    apsw.SQLITE_READONLY: "attempt to write a readonly database",
+    apsw.SQLITE_CANTOPEN: "unable to open database file",
+}
+
+
 def _code_name(code: int) -> str:
     prefixes = ("SQLITE_IOERR", "SQLITE_FULL", "SQLITE_READONLY", "SQLITE_CANTOPEN")
     for name in dir(apsw):
@@ -201,7 +210,14 @@ class _State:
             self.seen += 1
             if self.seen == plan.nth or (plan.persistent and self.seen > plan.nth):
                 self.fired += 1
-                raise apsw.exception_for(plan.error)
+                error = apsw.exception_for(plan.error)
+                # What SQLite itself would say, and that it was injected, and where.
+                said = _SAYS.get(plan.error & 0xFF, "I/O error")
+                error.args = (
+                    f"{said} ({_code_name(plan.error)} injected at {call.value} of"
+                    f" the {file.value} file)",
+                )
+                raise error
 
 
 class _FaultFile(apsw.VFSFile):
