@@ -334,18 +334,57 @@ async def _took_effect(
         # A job committed but not finished keeps rows, fenced: what must hold at once
         # is that none of them is recalled (the job finishes by itself).
         seen = [await _recalls(memory, agent, marker) for marker in markers]
-    elif operation in _REMOVALS:
-        seen = [
-            await _recalls(memory, agent, marker)
-            or await _stored(memory, agent, marker)
-            for marker in markers
-        ]
+    elif operation == "forget":
+        # Fully there (stored and recalled) or fully gone: never a row without its
+        # index entries, nor the reverse.
+        (marker,) = markers
+        recalled, stored = (
+            await _recalls(memory, agent, marker),
+            await _stored(memory, agent, marker),
+        )
+        seen = [recalled and stored] if recalled == stored else [True, False]
     else:
         seen = [await _stored(memory, agent, marker) for marker in markers]
     present = all(seen)
     if not present and any(seen):
         return None
     return present != (operation in _REMOVALS)
+
+
+_ERASING = frozenset({"forget", "clear", "retire"})
+
+
+async def _erased(
+    trial: Trial, memory: Memory, operation: str, template: Template
+) -> None:
+    """Once a forget, clear or retire has succeeded: no row holds what it removed, and
+    once the scrubber has settled, no file of the data directory does (I7)."""
+    agent, markers = _effect_markers(operation, template)
+    for marker in markers:
+        if await _stored(memory, agent, marker):
+            trial.violation("I2", f"{marker} is still stored after the {operation}")
+    settled = await _call(
+        trial, runtime_core(memory).scrubber.wait_settled, "the scrub after the fault"
+    )
+    if settled is not None:
+        return
+    tails = {marker_tail(marker).encode(): marker for marker in markers}
+    root = memory.path
+
+    def holding() -> list[str]:
+        found = []
+        for path in root.rglob("*"):
+            if path.is_file():
+                blob = path.read_bytes()
+                found += [tails[tail] for tail in tails if tail in blob]
+        return found
+
+    found = await _blocking(holding)
+    trial.result.count("plaintext_scans")
+    if found:
+        trial.violation(
+            "I7", f"{sorted(set(found))} still on disk after the {operation}"
+        )
 
 
 def _kept_markers(operation: str, template: Template) -> list[tuple[str, str]]:
@@ -500,6 +539,8 @@ async def fault_trial(
                     )
         # Background work the fault failed (an embedding, an extraction) catches up.
         await _call(trial, memory.wait_idle, "settling after the fault")
+        if operation in _ERASING:
+            await _erased(trial, memory, operation, template)
         result.count(
             "acknowledged_checked",
             await _kept_recallable(trial, memory, operation, template),

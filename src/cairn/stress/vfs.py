@@ -213,10 +213,8 @@ class _State:
                 error = apsw.exception_for(plan.error)
                 # What SQLite itself would say, and that it was injected, and where.
                 said = _SAYS.get(plan.error & 0xFF, "I/O error")
-                error.args = (
-                    f"{said} ({_code_name(plan.error)} injected at {call.value} of"
-                    f" the {file.value} file)",
-                )
+                where = f"{call.value} of the {file.value} file"
+                error.args = (f"{said} ({_code_name(plan.error)} injected at {where})",)
                 raise error
 
 
