@@ -26,6 +26,7 @@ from cairn.errors import StorageFullError, StoreError
 from cairn.runtime.actors.clear_jobs import ClearJobActor
 from cairn.runtime.core import runtime_core
 from cairn.store.connection import open_connection
+from cairn.stress import faults
 from cairn.stress.faults import (
     FAULT_KINDS,
     OPERATIONS,
@@ -348,3 +349,22 @@ async def test_an_agent_failing_as_the_runtime_is_cancelled_stays_contained(
 def test_the_quick_profile_tries_a_bounded_number_of_positions() -> None:
     assert PROFILES["quick"].fault_indexes > 0
     assert PROFILES["ci"].fault_indexes == 0  # every position in CI
+
+
+async def test_the_fault_mode_runs_each_kind_of_trial_and_reports_figures(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(faults, "OPERATIONS", ("forget",))
+    monkeypatch.setattr(faults, "FAULT_KINDS", (KINDS["wal-write"], KINDS["open"]))
+    profile = attrs.evolve(PROFILES["quick"], fault_indexes=1, crash_point_seeds=1)
+    with trio.fail_after(100):
+        result = await faults.run_faults(tmp_path / "faults", 11, profile)
+    assert [violation.message for violation in result.violations] == []
+    # One position × transient and persistent, one power-loss sequence, an open per
+    # kind, the read-only directory.
+    assert result.trials == 2 + 1 + 2 + 1
+    assert result.figures["positions.forget"] > 0  # the open kind strikes nothing here
+    assert result.figures["faults_fired"] == 2
+    assert result.figures["power_loss.images"] == 15
+    assert result.figures["read_only.typed_errors"] == 4
+    assert list((tmp_path / "faults").iterdir()) == []  # its scratch is gone

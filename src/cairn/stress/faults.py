@@ -409,8 +409,16 @@ class Trial:
     label: str
 
     def violation(self, invariant: str, message: str) -> None:
+        # The trial is the history: a fresh copy of the template, the fault armed, the
+        # operation (the same seed picks the same positions).
         self.result.violations.append(
-            Violation(invariant, f"{self.label}: {message}", MODE, self.seed)
+            Violation(
+                invariant,
+                f"{self.label}: {message}",
+                MODE,
+                self.seed,
+                (f"fresh template (seed {self.seed})", self.label, message),
+            )
         )
 
 
@@ -815,8 +823,34 @@ async def open_trial(
 
 
 # -- the mode -------------------------------------------------------------------------------
+async def _bounded(
+    trial: Trial, vfs: FaultVFS, root: Path, run: Callable[[Path], Awaitable[None]]
+) -> None:
+    """One trial in its own directory, removed after it; a trial that hangs or ends in
+    an untyped error is a violation of its own, and the mode goes on."""
+    try:
+        with trio.fail_after(TRIAL_BUDGET_S):
+            await run(root)
+    except trio.TooSlowError:
+        trial.violation("I8", f"the trial did not finish within {TRIAL_BUDGET_S} s")
+    except Exception as error:  # noqa: BLE001 - reported with its seed, never a crash
+        trial.violation("I8", f"the trial ended in {type(error).__name__}: {error}")
+    finally:
+        vfs.clear()
+        vfs.record(on=False)
+        with trio.CancelScope(shield=True):
+            await _blocking(lambda: shutil.rmtree(root, ignore_errors=True))
+    trial.result.trials += 1
+
+
 async def run_faults(root: Path, seed: int, profile: Profile) -> ModeResult:
-    """Run the fault mode under ``root`` (a scratch directory it fills and empties)."""
+    """Run the fault mode under ``root`` (a scratch directory it fills and empties).
+
+    Every operation × fault kind × position (``profile.fault_indexes`` positions spread
+    by the seed, 0: all) × transient and persistent; one power-loss sequence per
+    ``profile.crash_point_seeds``; opening under every fault kind; a read-only
+    directory. Figures count what was tried and seen; violations name the trial.
+    """
     result = ModeResult(MODE)
     started = time.monotonic()
     rng = random.Random(seed)
@@ -825,18 +859,22 @@ async def run_faults(root: Path, seed: int, profile: Profile) -> ModeResult:
         await _blocking(lambda: tempfile.mkdtemp(prefix="faults-", dir=root))
     )
     vfs = FaultVFS(f"cairn-faults-{seed}")
+    number = 0
+
+    def fresh() -> Path:
+        nonlocal number
+        number += 1
+        return scratch / f"trial-{number}"
+
     try:
         template = await build_template(scratch, seed)
-        number = 0
-
-        def trial_root() -> Path:
-            nonlocal number
-            number += 1
-            return scratch / f"trial-{number}"
-
         for operation in OPERATIONS:
             for kind in FAULT_KINDS:
-                total = await count_calls(template, trial_root(), vfs, operation, kind)
+                counting = fresh()
+                total = await count_calls(template, counting, vfs, operation, kind)
+                await _blocking(
+                    functools.partial(shutil.rmtree, counting, ignore_errors=True)
+                )
                 result.count(f"positions.{operation}", total)
                 for position in _positions(total, profile.fault_indexes, rng):
                     for persistent in (False, True):
@@ -846,26 +884,43 @@ async def run_faults(root: Path, seed: int, profile: Profile) -> ModeResult:
                             seed,
                             f"{operation} with {kind.name} {plan.describe()}",
                         )
-                        with trio.fail_after(TRIAL_BUDGET_S):
-                            await fault_trial(
-                                trial, template, trial_root(), vfs, operation, plan
-                            )
-                        result.trials += 1
+                        await _bounded(
+                            trial,
+                            vfs,
+                            fresh(),
+                            functools.partial(
+                                fault_trial,
+                                trial,
+                                template,
+                                vfs=vfs,
+                                operation=operation,
+                                plan=plan,
+                            ),
+                        )
                         result.operations += 1
         for _ in range(max(1, profile.crash_point_seeds)):
             trial = Trial(result, seed, "power loss")
-            with trio.fail_after(TRIAL_BUDGET_S):
-                await power_loss_trial(trial, template, trial_root(), vfs, rng)
-            result.trials += 1
+            await _bounded(
+                trial,
+                vfs,
+                fresh(),
+                functools.partial(power_loss_trial, trial, template, vfs=vfs, rng=rng),
+            )
         for kind in FAULT_KINDS:
             trial = Trial(result, seed, f"opening under {kind.name}")
-            with trio.fail_after(TRIAL_BUDGET_S):
-                await open_trial(trial, template, trial_root(), vfs, kind)
-            result.trials += 1
+            await _bounded(
+                trial,
+                vfs,
+                fresh(),
+                functools.partial(open_trial, trial, template, vfs=vfs, kind=kind),
+            )
         trial = Trial(result, seed, "read-only data directory")
-        with trio.fail_after(TRIAL_BUDGET_S):
-            await read_only_trial(trial, template, trial_root(), vfs)
-        result.trials += 1
+        await _bounded(
+            trial,
+            vfs,
+            fresh(),
+            functools.partial(read_only_trial, trial, template, vfs=vfs),
+        )
     finally:
         vfs.close()
         with trio.CancelScope(shield=True):
