@@ -46,7 +46,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 import apsw
 import attrs
@@ -471,6 +471,77 @@ async def _kept_recallable(
     return checked
 
 
+async def _reads_under_fault(trial: Trial, memory: Memory, template: Template) -> None:
+    """Another agent's reads serve while a persistent fault holds: a recall finds what
+    was acknowledged, and status answers."""
+    marker = template.kept["b"][0]
+    found: list[bool] = []
+
+    async def read() -> None:
+        found.append(await _recalls(memory, "b", marker))
+        await memory.status()
+
+    served = await _call(trial, read, "reads under a persistent fault")
+    trial.result.count("reads_served" if served is None else "reads_refused")
+    if isinstance(served, CairnError):
+        trial.violation("I8", f"a read under the fault raised {served!r}")
+    elif served is None and not all(found):
+        trial.violation("I1", f"acknowledged {marker} not recalled under the fault")
+
+
+async def _judge_effect(
+    trial: Trial,
+    memory: Memory,
+    vfs: FaultVFS,
+    operation: str,
+    template: Template,
+    outcome: CairnError | None,
+) -> bool | None:
+    """All or nothing, right after the call: whether it took effect (None: partly)."""
+    result = trial.result
+    try:
+        effect = await _took_effect(memory, operation, template)
+    except CairnError as error:
+        # The agent cannot start while writes fail (it writes at start): checked once
+        # the fault is gone instead.
+        result.count("checks_refused_under_fault")
+        vfs.clear()
+        logger.debug("effect check refused under the fault: %r", error)
+        effect = await _took_effect(memory, operation, template)
+    if effect is None:
+        trial.violation("I6", f"{operation} is partly visible after {outcome!r}")
+    elif effect and operation in _REMOVALS and outcome is not None:
+        result.count("failed_but_committed")
+    elif not effect and outcome is None:
+        trial.violation("I1", f"{operation} answered ok but did not take effect")
+    return effect
+
+
+async def _retry(
+    trial: Trial,
+    memory: Memory,
+    operation: str,
+    template: Template,
+    effect: bool | None,
+) -> None:
+    """The failed operation again, the fault gone: it succeeds and takes effect."""
+    retried = await _call(
+        trial, functools.partial(_operate, memory, operation, template), "the retry"
+    )
+    if isinstance(retried, UnknownMemoryError) and effect:
+        retried = None  # the forget had committed before the fault struck
+    if isinstance(retried, CairnError):
+        trial.violation(
+            "I8",
+            f"the retry after the fault cleared raised {type(retried).__name__}:"
+            f" {retried}",
+        )
+    elif retried is None:
+        trial.result.count("recovered")
+        if not await _took_effect(memory, operation, template):
+            trial.violation("I1", f"the retried {operation} did not take effect")
+
+
 async def fault_trial(
     trial: Trial,
     template: Template,
@@ -479,17 +550,18 @@ async def fault_trial(
     operation: str,
     plan: FaultPlan,
 ) -> None:
+    """``operation`` on a fresh copy of the template with ``plan`` armed, and every
+    check of the module docstring."""
     result = trial.result
     await _blocking(lambda: shutil.copytree(template.root, root))
     async with _open(root, vfs.name) as memory:
         await memory.wait_idle()
         for agent in ("a", "b"):
-            await memory.recall(
-                agent, "warm up"
-            )  # both agents running before the fault
+            # Both agents running before the fault (an agent writes as it starts).
+            await memory.recall(agent, "warm up")
         vfs.arm(plan)
         outcome = await _call(
-            trial, lambda: _operate(memory, operation, template), operation
+            trial, functools.partial(_operate, memory, operation, template), operation
         )
         fired = vfs.fired
         result.count("faults_fired" if fired else "faults_not_reached")
@@ -501,50 +573,11 @@ async def fault_trial(
         else:
             result.count("typed_errors")
         if plan.persistent and fired:
-            served = await _call(
-                trial,
-                lambda: _recalls(memory, "b", template.kept["b"][0]),
-                "a recall under a persistent fault",
-            )
-            result.count("reads_served" if served is None else "reads_refused")
-            if isinstance(served, CairnError):
-                trial.violation(
-                    "I8", f"a recall under the fault raised {type(served).__name__}"
-                )
-        try:
-            effect = await _took_effect(memory, operation, template)
-        except CairnError as error:
-            # The agent cannot start while writes fail (it writes at start): checked
-            # once the fault is gone instead.
-            result.count("checks_refused_under_fault")
-            vfs.clear()
-            logger.debug("effect check refused under the fault: %r", error)
-            effect = await _took_effect(memory, operation, template)
-        if effect is None:
-            trial.violation("I6", f"{operation} is partly visible after {outcome!r}")
-        elif effect and operation in _REMOVALS and outcome is not None:
-            result.count("failed_but_committed")
-        elif not effect and outcome is None:
-            trial.violation("I1", f"{operation} answered ok but did not take effect")
+            await _reads_under_fault(trial, memory, template)
+        effect = await _judge_effect(trial, memory, vfs, operation, template, outcome)
         vfs.clear()
         if outcome is not None:
-            retried = await _call(
-                trial, lambda: _operate(memory, operation, template), "the retry"
-            )
-            if isinstance(retried, UnknownMemoryError) and effect:
-                retried = None  # the forget had committed before the fault struck
-            if isinstance(retried, CairnError):
-                trial.violation(
-                    "I8",
-                    f"the retry after the fault cleared raised {type(retried).__name__}:"
-                    f" {retried}",
-                )
-            elif retried is None:
-                result.count("recovered")
-                if not await _took_effect(memory, operation, template):
-                    trial.violation(
-                        "I1", f"the retried {operation} did not take effect"
-                    )
+            await _retry(trial, memory, operation, template, effect)
         # Background work the fault failed (an embedding, an extraction) catches up.
         await _call(trial, memory.wait_idle, "settling after the fault")
         if operation in _ERASING:
