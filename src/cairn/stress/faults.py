@@ -424,7 +424,7 @@ class Trial:
 
 async def _call(
     trial: Trial, action: Callable[[], Awaitable[object]], what: str
-) -> CairnError | bool | None:
+) -> CairnError | Literal[False] | None:
     """Run ``action`` within the operation budget: None when it returned, the typed
     error it raised, or False (recorded as a violation) when it hung or raised
     anything else."""
