@@ -119,7 +119,14 @@ class MemoryConfig:
     # the defaults); a longer one is refused with MessageTooLargeError.
     max_segments_per_message: int = attrs.field(default=1000, validator=_positive)
     # Storage.
+    # `synchronous=FULL` for every commit (default NORMAL: an acknowledged ingest may be
+    # lost on power loss, never on a crash). Forget, clear, retire, imports and the
+    # scrubber's transactions commit FULL whatever this says (design/architecture.md,
+    # "Storage"; bench/durability.py).
     synchronous_full: bool = False
+    # The name of a registered SQLite VFS every connection opens through (None: the
+    # default one): fault injection (cairn.stress.vfs) and special storage.
+    vfs: str | None = None
     reader_connections: int = attrs.field(default=2, validator=_positive)
     timezone: str = "UTC"
 

@@ -12,6 +12,8 @@ fence's refusal and :class:`~cairn.errors.StorageFullError` for a full disk.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -22,15 +24,17 @@ import trio
 from cairn.runtime.private_files import create_private_file
 from cairn.runtime.threads import Limiters, run_in_thread
 from cairn.store.connection import BUSY_TIMEOUT_MS, open_connection
-from cairn.store.errors import translated
+from cairn.store.errors import store_error, translated
 from cairn.store.search import LexicalSearcher
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
 __all__ = ["Database", "Reader"]
 
 T = TypeVar("T")
+
+logger = logging.getLogger(__name__)
 
 
 @attrs.define(eq=False)
@@ -61,6 +65,20 @@ class _WalPages:
         return apsw.SQLITE_OK
 
 
+def _close(connection: apsw.Connection) -> None:
+    """Close ``connection`` whatever the disk says. The last connection checkpoints and
+    deletes the WAL as it closes; an I/O error or a full disk there loses nothing (the
+    WAL stays, and the next open recovers from it), so it is logged, not raised."""
+    try:
+        connection.close()
+    except apsw.Error as error:
+        logger.warning(
+            "closing the database: %s; the WAL is kept for the next open",
+            store_error(error),
+        )
+        connection.close(force=True)
+
+
 def _checkpoint(connection: apsw.Connection, mode: int) -> bool:
     """One checkpoint without waiting for a lock; ``False`` if SQLite answered busy
     (it then copied what it could, like PASSIVE)."""
@@ -85,10 +103,18 @@ class Database:
     _pool_send: trio.MemorySendChannel[Reader]
     _pool_receive: trio.MemoryReceiveChannel[Reader]
     _wal_pages: _WalPages
+    synchronous_full: bool = False
+    """Every commit is FULL (``MemoryConfig.synchronous_full``); else only durable ones."""
 
     @classmethod
     async def open(
-        cls, path: Path, limiters: Limiters, *, readers: int, synchronous_full: bool
+        cls,
+        path: Path,
+        limiters: Limiters,
+        *,
+        readers: int,
+        synchronous_full: bool,
+        vfs: str | None = None,
     ) -> Database:
         def connect() -> tuple[apsw.Connection, list[Reader]]:
             with translated():
@@ -98,7 +124,7 @@ class Database:
             # Created 0600 before SQLite opens it: SQLite gives the -wal and -shm files
             # the database file's mode (cairn.runtime.private_files).
             create_private_file(path)
-            writer = open_connection(path, synchronous_full=synchronous_full)
+            writer = open_connection(path, synchronous_full=synchronous_full, vfs=vfs)
             # SQLite's automatic checkpoint runs inside COMMIT, and apsw holds the GIL
             # through it: a commit of a few hundred scattered pages (a clear batch) then
             # stalled the trio loop for 10-70 ms. The writer checkpoints explicitly
@@ -108,7 +134,9 @@ class Database:
             writer.set_wal_hook(wal_pages.observe)
             pool = []
             for _ in range(readers):
-                connection = open_connection(path, synchronous_full=synchronous_full)
+                connection = open_connection(
+                    path, synchronous_full=synchronous_full, vfs=vfs
+                )
                 pool.append(Reader(connection, LexicalSearcher(connection)))
             return writer, pool
 
@@ -117,17 +145,24 @@ class Database:
         send, receive = trio.open_memory_channel[Reader](len(pool))
         for reader in pool:
             send.send_nowait(reader)
-        return cls(path, limiters, writer, pool, send, receive, wal_pages)
+        return cls(
+            path, limiters, writer, pool, send, receive, wal_pages, synchronous_full
+        )
 
-    async def write(self, function: Callable[[apsw.Connection], T]) -> T:
+    async def write(
+        self, function: Callable[[apsw.Connection], T], *, durable: bool = False
+    ) -> T:
         """Run ``function`` inside one write transaction on the writer connection.
 
+        With ``durable`` the commit is ``synchronous=FULL`` whatever the connection's
+        default: the WAL is synced before the call returns, so a power loss cannot undo
+        it (a forget, clear or retire lost that way would bring forgotten text back).
         An apsw error raised inside (or by the commit) arrives as its ``StoreError``.
         """
 
         def transaction() -> T:
             with translated():
-                with self.writer:
+                with self._synchronous(full=durable), self.writer:
                     result = function(self.writer)
                 if self._wal_pages.pages >= CHECKPOINT_PAGES:
                     self._wal_pages.pages = 0
@@ -165,6 +200,19 @@ class Database:
             limiter=self.limiters.store_write,
             background=self.limiters.background,
         )
+
+    @contextlib.contextmanager
+    def _synchronous(self, *, full: bool) -> Iterator[None]:
+        """The writer's next commits at FULL inside the block (SQLite refuses to change
+        the level inside a transaction, so it is set around one)."""
+        if not full or self.synchronous_full:
+            yield
+            return
+        self.writer.pragma("synchronous", "full")
+        try:
+            yield
+        finally:
+            self.writer.pragma("synchronous", "normal")
 
     async def truncate_wal(self, *, quiesce: bool = False) -> bool:
         """Copy the WAL back into the file and cut it to zero bytes (outside any
@@ -220,8 +268,8 @@ class Database:
     async def aclose(self) -> None:
         def close_all() -> None:
             for reader in self._readers:
-                reader.connection.close()
-            self.writer.close()
+                _close(reader.connection)
+            _close(self.writer)
 
         with trio.CancelScope(shield=True):
             await run_in_thread(close_all, limiter=self.limiters.store_write)

@@ -352,7 +352,12 @@ class Memory:
     async def wait_cleared(self, agent_id: str) -> None:
         """Start the agent if needed and wait until no clear job of it is pending (a job
         left by a crash resumes when the agent starts)."""
-        await (await self._core.registry.get(agent_id)).wait_cleared()
+        supervisor = await self._core.registry.get(agent_id)
+        await supervisor.wait_cleared()
+        if supervisor.retired:
+            # A retire resumed at this start: the next call gets a new, empty agent,
+            # never the retired one on its way out (RuntimeClosedError).
+            await self._core.registry.discard(supervisor, "agent retired")
 
     # -- directives --------------------------------------------------------------------
     @property
@@ -599,6 +604,7 @@ async def _open_runtime(
         limiters,
         readers=config.reader_connections,
         synchronous_full=config.synchronous_full,
+        vfs=config.vfs,
     )
     domain_clock = clock or SystemDomainClock()
     shared = SharedWriter(database, domain_clock)

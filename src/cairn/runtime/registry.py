@@ -179,6 +179,16 @@ class AgentRegistry:
                     f"agent {agent!r} failed to start ({_describe(error)});"
                     " it is tried again on its next call"
                 ) from None
+        except BaseExceptionGroup as group:
+            # An actor failed while the agent was being cancelled (a stop, a discard):
+            # the group holds the error and Cancelled. The error is still this agent's
+            # failure, contained here; only the cancellation goes on up.
+            failure, cancelled = group.split(Exception)
+            if failure is None:
+                raise
+            self._record_failure(agent, failure)
+            if cancelled is not None:
+                raise cancelled from None
         finally:
             self._running.pop(agent, None)
             self._ended.pop(agent, None)

@@ -10,6 +10,9 @@ remember, forget, a directive) is authorised by the state it meets at commit ins
 current by definition when it is handled, and the clear-fence triggers still refuse claim
 writes under a pending clear.
 
+A request that removes memories or writes tombstones (forget, every clear and retire
+step, an import) says so (:attr:`Write.durable`) and commits with ``synchronous=FULL``.
+
 Nothing else in the runtime may call ``Database.write`` (tests/test_single_writer.py).
 """
 
@@ -142,6 +145,10 @@ class Write(Generic[T]):
     reply: Reply[T] = attrs.field(factory=Reply, eq=False, kw_only=True)
     # A user's own write is served before bulk work of any agent (cairn.runtime.fairness).
     priority: ClassVar[Priority] = Priority.BULK
+    # Privacy-critical: the transaction removes memories or writes tombstones, so it
+    # commits with `synchronous=FULL` whatever the default (Database.write): a forget
+    # undone by a power loss would bring forgotten text back.
+    durable: ClassVar[bool] = False
 
     @property
     def fenced_by(self) -> ExecutionIdentity | None:
@@ -486,6 +493,7 @@ class Forget(Write["Forgotten"]):
     """Forget a claim or a stored turn by the ID a recall item carries."""
 
     priority = Priority.INTERACTIVE
+    durable = True
     item_id: str
 
     def apply(self, connection: apsw.Connection, context: WriteContext) -> Forgotten:
@@ -546,6 +554,7 @@ class StartClear(Write["tuple[ClearJob, int]"]):
     coordinator advances the live fence as soon as it commits."""
 
     priority = Priority.INTERACTIVE
+    durable = True
 
     purpose: str
 
@@ -559,6 +568,8 @@ class StartClear(Write["tuple[ClearJob, int]"]):
 class ClearBatch(_Fenced["ClearedBatch"]):
     """One bounded batch of a clear: claims first, then the turns they came from."""
 
+    durable = True
+
     job: ClearJob
 
     def apply(self, connection: apsw.Connection, context: WriteContext) -> ClearedBatch:
@@ -567,6 +578,7 @@ class ClearBatch(_Fenced["ClearedBatch"]):
 
 @attrs.frozen
 class ClearLineage(_Fenced[None]):
+    durable = True
     job: ClearJob
 
     def apply(self, connection: apsw.Connection, context: WriteContext) -> None:
@@ -575,6 +587,7 @@ class ClearLineage(_Fenced[None]):
 
 @attrs.frozen
 class FinishClear(_Fenced["tuple[int, int] | None"]):
+    durable = True
     job: ClearJob
 
     def apply(
@@ -586,6 +599,8 @@ class FinishClear(_Fenced["tuple[int, int] | None"]):
 @attrs.frozen
 class PurgeNamespace(_Fenced["dict[str, int]"]):
     """The retire job's last step: every row of the agent, counted per table."""
+
+    durable = True
 
     def apply(
         self, connection: apsw.Connection, context: WriteContext
@@ -637,6 +652,8 @@ class PruneRetention(Write["Pruned"]):
 class ImportRecords(Write[list[Any]]):
     """One chunk of an import file's records for this agent, each checked as a normal
     write would be (``importer`` runs per record inside the transaction)."""
+
+    durable = True
 
     records: tuple[tuple[int, object], ...]
     importer: Callable[

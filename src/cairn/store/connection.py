@@ -71,15 +71,22 @@ def _migrate(connection: apsw.Connection) -> None:
 
 
 def open_connection(
-    path: Path, *, synchronous_full: bool = False, readonly: bool = False
+    path: Path,
+    *,
+    synchronous_full: bool = False,
+    readonly: bool = False,
+    vfs: str | None = None,
 ) -> apsw.Connection:
-    """Open ``path`` with cairn's pragmas; the first writer also migrates the schema."""
+    """Open ``path`` with cairn's pragmas; the first writer also migrates the schema.
+
+    ``vfs`` names a registered SQLite VFS to open through (None: the default).
+    """
     flags = (
         apsw.SQLITE_OPEN_READONLY
         if readonly
         else (apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE)
     )
-    connection = apsw.Connection(str(path), flags=flags)
+    connection = apsw.Connection(str(path), flags=flags, vfs=vfs)
     try:
         _configure(connection, synchronous_full=synchronous_full)
         if not readonly:

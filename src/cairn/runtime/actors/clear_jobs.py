@@ -15,7 +15,13 @@ import trio
 
 from cairn import crashpoints
 from cairn.domain.ids import AgentId
-from cairn.errors import StaleResultError
+from cairn.errors import (
+    AgentUnavailableError,
+    RuntimeClosedError,
+    StaleResultError,
+    StoreError,
+)
+from cairn.runtime.backoff import Backoff
 from cairn.runtime.database import Database
 from cairn.runtime.fence import AgentFence
 from cairn.runtime.projection import Projection
@@ -57,15 +63,29 @@ class ClearJobActor:
     vectors: VectorStoreManager | None = None
     retired: dict[str, int] | None = None
     _finished: trio.Event = attrs.field(factory=trio.Event)
+    # Why this actor ended (a step's error, or a stop): waiters are told, never left
+    # waiting for a job nobody runs any more (the job stays stored and resumes at the
+    # agent's next start).
+    _ended: BaseException | None = None
+    # A step that failed on the store (an I/O error, a full disk) fails alone: the job
+    # stays stored and fenced, the step is retried after a backoff, and whoever waits for
+    # the job is told at once (the error of the last failed step, until one succeeds).
+    _step_failed: StoreError | None = None
+    _backoff: Backoff = attrs.field(factory=lambda: Backoff("a clear job step"))
 
     async def run(
         self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
         async with self.wake_receive, self.writes:
             task_status.started()
-            await self._run_pending()
-            async for _ in self.wake_receive:
+            try:
                 await self._run_pending()
+                async for _ in self.wake_receive:
+                    await self._run_pending()
+            except BaseException as error:
+                self._ended = error
+                self._finished.set()
+                raise
 
     def take_reindexed(self) -> list[int]:
         """The turns re-indexed since the last call (their vectors must be re-embedded)."""
@@ -82,7 +102,29 @@ class ClearJobActor:
                 lambda reader: pending_clear(reader.connection, agent_id) is not None
             ):
                 return
+            self._raise_if_ended()
             await finished.wait()
+            failed = self._step_failed
+            if failed is not None:
+                raise type(failed)(
+                    f"the clear job of agent {agent_id!r} could not go on ({failed});"
+                    " it is kept, what it clears stays hidden, and it resumes by itself"
+                )
+
+    def _raise_if_ended(self) -> None:
+        ended = self._ended
+        if ended is None:
+            return
+        if isinstance(ended, Exception):
+            raise AgentUnavailableError(
+                f"agent {self.agent_id!r} failed during its clear job"
+                f" ({type(ended).__name__}); the job is kept and resumes when the agent"
+                " restarts, on its next call"
+            )
+        raise RuntimeClosedError(
+            f"agent {self.agent_id!r} stopped before its clear job finished; the job"
+            " is kept and resumes at its next start"
+        )
 
     async def _run_pending(self) -> None:
         agent_id = self.agent_id
@@ -100,6 +142,14 @@ class ClearJobActor:
                 # The epoch moved on under this step (an embedding switch): the step
                 # is idempotent, so it runs again under the new epoch.
                 continue
+            except StoreError as error:
+                self._step_failed = error
+                failed, self._finished = self._finished, trio.Event()
+                failed.set()
+                await trio.sleep(self._backoff.failed(error))
+                continue
+            self._step_failed = None
+            self._backoff.succeeded()
 
     def _observe(self, step: str, job: ClearJob) -> None:
         crashpoints.reach(f"{job.purpose}.phase")

@@ -15,7 +15,9 @@ one SQLite transaction each, in arrival order. The coordinator owns the agent's 
   whatever was queued behind the purge (a maintenance pass's audit flush, a recall's
   record) is refused, so no row of the retired agent outlives it;
 - a transaction that left an FTS purge or a WAL checkpoint owed (a forget, clear or
-  retire) wakes the runtime's scrubber once it has committed (cairn.runtime.scrubbing).
+  retire) wakes the runtime's scrubber once it has committed (cairn.runtime.scrubbing);
+- a privacy-critical request (``Write.durable``: forget, clear, retire, import) commits
+  with ``synchronous=FULL``, so no power loss undoes it.
 
 :class:`SharedWriter` serialises the few writes that belong to no agent: the open-time
 repair, the scrubber's FTS purges and checkpoint bookkeeping, and operator repairs of
@@ -159,7 +161,9 @@ class WriteCoordinator:
         # user's own write before bulk work (cairn.runtime.fairness).
         share = current_share.set(Share(self.agent_id, request.priority))
         try:
-            value, scrub = await self.database.write(self._transaction(request))
+            value, scrub = await self.database.write(
+                self._transaction(request), durable=request.durable
+            )
         except trio.Cancelled:
             # Whether or not the transaction landed, this caller gets an answer.
             reply.fail(
@@ -223,6 +227,11 @@ class SharedWrite(Generic[T]):
     apply: Callable[[apsw.Connection, dt.datetime], T]
     # What it is, for the log: a repair of shared indexes is an operator's act.
     purpose: str
+    # Shared writes are rare and most are privacy work (the open-time repair writes
+    # tombstones; the scrubber's purge and the settling of its checkpoint, whose synced
+    # WAL header also makes the checkpoint's truncation of the log durable), so they
+    # commit with `synchronous=FULL` unless they say otherwise.
+    durable: bool = True
 
 
 @attrs.define(eq=False)
@@ -238,5 +247,6 @@ class SharedWriter:
         async with self._lock:
             logger.debug("shared write: %s", request.purpose)
             return await self.database.write(
-                lambda connection: request.apply(connection, now)
+                lambda connection: request.apply(connection, now),
+                durable=request.durable,
             )
