@@ -694,14 +694,15 @@ async def ingest_kill_trial(
     root: Path, seed: int, result: ModeResult
 ) -> list[Violation]:
     """``cairn ingest FILE`` run to completion (acknowledged), then another file's ingest
-    SIGKILLed at a seeded moment; the host then sends that file again."""
+    SIGKILLed after a seeded one of its requests committed; the host then sends that
+    file again."""
     rng = random.Random(f"ingest:{seed}")
     markers = MarkerSource(rng)
     data_dir = root / f"ingest-{seed}"
     await _off_loop(lambda: _fresh(data_dir))
     model = TrialModel()
     files = []
-    for number, count in enumerate((20, 600)):
+    for number, count in enumerate((20, 1100)):
         rows = _turn_lines(markers, number * 1000, count)
         path = root / f"ingest-{seed}-{number}.jsonl"
         path.write_text(
@@ -728,8 +729,12 @@ async def ingest_kill_trial(
     model.apply(
         {"event": "invoke", "op": "ingest", "agent": "a", "turns": _turns(second[1])}
     )
+    # Killed right after one of its first two requests committed (the file is three
+    # requests of at most 512 lines): a seeded moment that always comes, mid-file.
     killed = await _run_process(
-        [*command, "--agent", "a"], ready="", kill_after_s=rng.uniform(0.3, 2.5)
+        [*command, "--agent", "a"],
+        ready="",
+        crash_at=f"ingest.after_commit:{rng.randint(1, 2)}",
     )
     result.trials += 1
     if killed.killed:
