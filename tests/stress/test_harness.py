@@ -24,7 +24,9 @@ SMALL = Profile(
     socket_runs=1,
     kill_trials=0,
     crash_point_seeds=0,
+    crash_points=0,
     fault_indexes=1,
+    fault_trials=0,
     load_seconds=0,
     load_clients=0,
 )

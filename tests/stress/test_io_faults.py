@@ -346,9 +346,12 @@ async def test_an_agent_failing_as_the_runtime_is_cancelled_stays_contained(
             raise KeyError("the caller's own error")
 
 
-def test_the_quick_profile_tries_a_bounded_number_of_positions() -> None:
-    assert PROFILES["quick"].fault_indexes > 0
-    assert PROFILES["ci"].fault_indexes == 0  # every position in CI
+def test_the_shorter_profiles_try_a_bounded_number_of_faults() -> None:
+    for name in ("quick", "ci"):
+        assert PROFILES[name].fault_indexes > 0
+        assert PROFILES[name].fault_trials > 0
+    assert PROFILES["long"].fault_indexes == 0  # every position of every operation
+    assert PROFILES["long"].fault_trials == 0
 
 
 async def test_the_fault_mode_runs_each_kind_of_trial_and_reports_figures(
@@ -356,7 +359,9 @@ async def test_the_fault_mode_runs_each_kind_of_trial_and_reports_figures(
 ) -> None:
     monkeypatch.setattr(faults, "OPERATIONS", ("forget",))
     monkeypatch.setattr(faults, "FAULT_KINDS", (KINDS["wal-write"], KINDS["open"]))
-    profile = attrs.evolve(PROFILES["quick"], fault_indexes=1, crash_point_seeds=1)
+    profile = attrs.evolve(
+        PROFILES["quick"], fault_indexes=1, fault_trials=0, crash_point_seeds=1
+    )
     with trio.fail_after(100):
         result = await faults.run_faults(tmp_path / "faults", 11, profile)
     assert [violation.message for violation in result.violations] == []

@@ -880,7 +880,8 @@ async def run_faults(root: Path, seed: int, profile: Profile) -> ModeResult:
     """Run the fault mode under ``root`` (a scratch directory it fills and empties).
 
     Every operation × fault kind × position (``profile.fault_indexes`` positions spread
-    by the seed, 0: all) × transient and persistent; one power-loss sequence per
+    by the seed, 0: all) × transient and persistent, or a seeded sample of them up to
+    ``profile.fault_trials`` trials (0: no limit); one power-loss sequence per
     ``profile.crash_point_seeds``; opening under every fault kind; a read-only
     directory. Figures count what was tried and seen; violations name the trial.
     """
@@ -901,36 +902,40 @@ async def run_faults(root: Path, seed: int, profile: Profile) -> ModeResult:
 
     try:
         template = await build_template(scratch, seed)
-        for operation in OPERATIONS:
-            for kind in FAULT_KINDS:
-                counting = fresh()
-                total = await count_calls(template, counting, vfs, operation, kind)
-                await _blocking(
-                    functools.partial(shutil.rmtree, counting, ignore_errors=True)
-                )
-                result.count(f"positions.{operation}", total)
-                for position in _positions(total, profile.fault_indexes, rng):
-                    for persistent in (False, True):
-                        plan = kind.plan(position, persistent=persistent)
-                        trial = Trial(
-                            result,
-                            seed,
-                            f"{operation} with {kind.name} {plan.describe()}",
-                        )
-                        await _bounded(
+        pairs = [(operation, kind) for operation in OPERATIONS for kind in FAULT_KINDS]
+        if profile.fault_trials:
+            rng.shuffle(pairs)  # a seeded sample of them, up to the trial budget
+        for operation, kind in pairs:
+            if profile.fault_trials and result.operations >= profile.fault_trials:
+                break
+            counting = fresh()
+            total = await count_calls(template, counting, vfs, operation, kind)
+            await _blocking(
+                functools.partial(shutil.rmtree, counting, ignore_errors=True)
+            )
+            result.count(f"positions.{operation}", total)
+            for position in _positions(total, profile.fault_indexes, rng):
+                for persistent in (False, True):
+                    plan = kind.plan(position, persistent=persistent)
+                    trial = Trial(
+                        result,
+                        seed,
+                        f"{operation} with {kind.name} {plan.describe()}",
+                    )
+                    await _bounded(
+                        trial,
+                        vfs,
+                        fresh(),
+                        functools.partial(
+                            fault_trial,
                             trial,
-                            vfs,
-                            fresh(),
-                            functools.partial(
-                                fault_trial,
-                                trial,
-                                template,
-                                vfs=vfs,
-                                operation=operation,
-                                plan=plan,
-                            ),
-                        )
-                        result.operations += 1
+                            template,
+                            vfs=vfs,
+                            operation=operation,
+                            plan=plan,
+                        ),
+                    )
+                    result.operations += 1
         for _ in range(max(1, profile.crash_point_seeds)):
             trial = Trial(result, seed, "power loss")
             await _bounded(

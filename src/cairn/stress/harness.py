@@ -8,11 +8,15 @@ from __future__ import annotations
 import hashlib
 import shutil
 import traceback
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import trio
 
+from cairn.stress.crash import run_crash_points, run_kill_trials
+from cairn.stress.faults import run_faults
 from cairn.stress.history import History
+from cairn.stress.load import run_load
 from cairn.stress.markers import MARKER_PATTERN
 from cairn.stress.model import calls_touching
 from cairn.stress.report import ModeResult, StressReport, Violation
@@ -21,7 +25,7 @@ from cairn.stress.shrink import shrink
 from cairn.stress.workload import generate
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Awaitable, Callable, Sequence
     from pathlib import Path
 
     from cairn.stress.profiles import Profile
@@ -29,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MODES", "run_stress", "trial_seed"]
 
-MODES = ("workload", "socket", "crash-points", "kills", "faults", "load")
+MODES = ("workload", "socket", "crash-points", "kill-trials", "faults", "load")
 SHRINK_ATTEMPTS = 24
 SHRINK_BUDGET_S = 120.0
 
@@ -149,23 +153,13 @@ async def _workload_mode(
     return mode
 
 
-async def _external(name: str, root: Path, seed: int, profile: Profile) -> ModeResult:
-    """The modes that run real processes and faults, each in its own module."""
-    if name == "crash-points":
-        from cairn.stress.crash import run_crash_points  # noqa: PLC0415
-
-        return await run_crash_points(root, seed, profile)
-    if name == "kills":
-        from cairn.stress.crash import run_kill_trials  # noqa: PLC0415
-
-        return await run_kill_trials(root, seed, profile)
-    if name == "faults":
-        from cairn.stress.faults import run_faults  # noqa: PLC0415
-
-        return await run_faults(root, seed, profile)
-    from cairn.stress.load import run_load  # noqa: PLC0415
-
-    return await run_load(root, seed, profile)
+_EXTERNAL: dict[str, Callable[[Path, int, Profile], Awaitable[ModeResult]]] = {
+    "crash-points": run_crash_points,
+    "kill-trials": run_kill_trials,
+    "faults": run_faults,
+    "load": run_load,
+}
+"""The modes that run real processes and faults, each in its own module."""
 
 
 async def run_stress(
@@ -191,7 +185,7 @@ async def run_stress(
                 name, mode_root, seed, profile, trials, progress, shrink_attempts
             )
         else:
-            result = await _external(name, mode_root, seed, profile)
+            result = await _EXTERNAL[name](mode_root, seed, profile)
         result.seconds = trio.current_time() - started
         report.modes.append(result)
         progress(

@@ -27,8 +27,12 @@ class Profile:
     """SIGKILLs of a real server at a random moment of a workload."""
     crash_point_seeds: int
     """Seeds per named crash point."""
+    crash_points: int
+    """Named crash points tried per seed, a seeded sample (0: every one)."""
     fault_indexes: int
     """Fault positions tried per write operation and fault kind (0: every one)."""
+    fault_trials: int
+    """At most this many fault trials, a seeded sample of the rest (0: no limit)."""
     load_seconds: float
     """How long the socket load test runs."""
     load_clients: int
@@ -42,11 +46,13 @@ PROFILES: Final = {
             agents=3,
             clients=4,
             operations=120,
-            workload_runs=4,
+            workload_runs=2,
             socket_runs=1,
-            kill_trials=4,
+            kill_trials=2,
             crash_point_seeds=1,
-            fault_indexes=6,
+            crash_points=2,
+            fault_indexes=1,
+            fault_trials=12,
             load_seconds=5.0,
             load_clients=8,
         ),
@@ -55,12 +61,14 @@ PROFILES: Final = {
             agents=4,
             clients=6,
             operations=200,
-            workload_runs=40,
-            socket_runs=3,
-            kill_trials=24,
-            crash_point_seeds=3,
-            fault_indexes=0,
-            load_seconds=30.0,
+            workload_runs=10,
+            socket_runs=2,
+            kill_trials=6,
+            crash_point_seeds=1,
+            crash_points=4,
+            fault_indexes=2,
+            fault_trials=60,
+            load_seconds=20.0,
             load_clients=16,
         ),
         Profile(
@@ -72,7 +80,9 @@ PROFILES: Final = {
             socket_runs=40,
             kill_trials=200,
             crash_point_seeds=10,
+            crash_points=0,
             fault_indexes=0,
+            fault_trials=0,
             load_seconds=600.0,
             load_clients=16,
         ),
