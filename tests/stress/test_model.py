@@ -184,3 +184,14 @@ def test_a_replayed_fork_turn_leaves_the_turn_it_forked_from_alone() -> None:
     for call in (write, fork, delete, replay):
         _run(history, call)
     assert _verdict(history, write, fork, delete, replay) == "gone"
+
+
+def test_a_clear_after_a_retire_leaves_a_later_replay_in() -> None:
+    """The retire removed the turn (tombstones too); the clear has nothing of it to
+    seal, so the same turn sent after the clear is a new write."""
+    history = History()
+    write, retire, clear = _write(), Operation(Kind.RETIRE, A), Operation(Kind.CLEAR, A)
+    replay = Operation(Kind.REPLAY, A, target=M, event_id="e1", original=write)
+    for call in (write, retire, clear, replay):
+        _run(history, call)
+    assert _verdict(history, write, retire, clear, replay) == "live"

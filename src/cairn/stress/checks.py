@@ -17,7 +17,7 @@ from cairn.runtime.transfer import export_memory
 from cairn.runtime.upkeep import check
 from cairn.store.evidence import load_events
 from cairn.stress.embedders import embedders_by_key
-from cairn.stress.markers import marker_tail
+from cairn.stress.markers import holds_marker
 from cairn.vectors.codec import decode_vector
 
 if TYPE_CHECKING:
@@ -118,14 +118,13 @@ async def check_files(memory: Memory, expected: Expectations) -> list[Finding]:
     """No file of the data directory (database, WAL, vector files) holds erased text.
     Run it while the memory is open: a clean close checkpoints and deletes the WAL,
     which would hide text the runtime itself failed to scrub."""
-    tails = {marker_tail(marker): marker for marker in sorted(expected.erased)}
     held = await run_in_thread(
-        functools.partial(files_holding, memory.path, list(tails)),
+        functools.partial(files_holding, memory.path, sorted(expected.erased)),
         limiter=runtime_core(memory).limiters.store_read,
     )
     return [
-        ("I7", f"forgotten text {tails[tail]} is in {', '.join(sorted(paths))}")
-        for tail, paths in sorted(held.items())
+        ("I7", f"forgotten text {marker} is in {', '.join(sorted(paths))}")
+        for marker, paths in sorted(held.items())
     ]
 
 
@@ -196,17 +195,17 @@ async def _receipts(memory: Memory) -> list[Finding]:
     ] + [("I5", f"{agent}: {count} batches still open") for agent, count in unsettled]
 
 
-def files_holding(root: Path, fragments: Iterable[str]) -> dict[str, list[str]]:
-    """Which files under ``root`` hold which fragment in their raw bytes."""
-    wanted = [(fragment, fragment.lower().encode()) for fragment in fragments]
+def files_holding(root: Path, markers: Iterable[str]) -> dict[str, list[str]]:
+    """Which files under ``root`` hold a copy of which marker (:func:`holds_marker`)."""
+    wanted = list(markers)
     found: dict[str, list[str]] = {}
     if not wanted:
         return found
     for path in root.rglob("*"):
         if not path.is_file():
             continue
-        blob = path.read_bytes().lower()
-        for fragment, encoded in wanted:
-            if encoded in blob:
-                found.setdefault(fragment, []).append(str(path))
+        blob = path.read_bytes()
+        for marker in wanted:
+            if holds_marker(blob, marker):
+                found.setdefault(marker, []).append(str(path))
     return found

@@ -14,7 +14,7 @@ finished ingest command):
 - I2: no acknowledged forgotten, cleared or retired marker is recalled or exported, and a
   replay of the same turns after the reopen brings none back;
 - I7: none of them is in any file of the data directory after the reopen's scrub
-  (:func:`cairn.stress.markers.marker_tail`);
+  (:func:`cairn.stress.markers.holds_marker`);
 - I6: ``PRAGMA integrity_check`` and the doctor's checks pass once the reopened runtime
   has settled (pending clears resumed, extraction and embedding caught up).
 
@@ -49,7 +49,7 @@ from cairn.runtime.threads import run_in_thread
 from cairn.runtime.transfer import export_memory, import_memory
 from cairn.runtime.upkeep import check
 from cairn.stress.crash_worker import WORKER_CONFIG, user_turn
-from cairn.stress.markers import MarkerSource, marker_tail
+from cairn.stress.markers import MarkerSource, holds_marker
 from cairn.stress.report import ModeResult, Violation
 from cairn.testing import HashingEmbedder
 
@@ -413,16 +413,16 @@ def model_of(lines: Iterable[dict[str, Any]]) -> TrialModel:
 def _files_holding(data_dir: Path, markers: Iterable[str]) -> dict[str, list[str]]:
     """Per marker, the files of the directory holding its tail (raw bytes, any encoding
     of the text SQLite and FTS5 write: UTF-8)."""
-    tails = {marker: marker_tail(marker).encode() for marker in markers}
+    wanted = list(markers)
     found: dict[str, list[str]] = {}
-    if not tails:
+    if not wanted:
         return found
     for path in sorted(data_dir.rglob("*")):
         if not path.is_file():
             continue
         data = path.read_bytes()
-        for marker, tail in tails.items():
-            if tail in data:
+        for marker in wanted:
+            if holds_marker(data, marker):
                 found.setdefault(marker, []).append(path.name)
     return found
 

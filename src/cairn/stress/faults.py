@@ -62,7 +62,7 @@ from cairn.runtime.threads import run_in_thread
 from cairn.runtime.transfer import export_memory, import_memory
 from cairn.runtime.upkeep import check
 from cairn.store.connection import open_connection
-from cairn.stress.markers import MarkerSource, marker_tail
+from cairn.stress.markers import MarkerSource, holds_marker
 from cairn.stress.report import ModeResult, Violation
 from cairn.stress.vfs import Call, FaultPlan, FaultVFS, FileKind, read_only_plan
 from cairn.testing import FixedDomainClock, HashingEmbedder
@@ -368,7 +368,6 @@ async def _erased(
     )
     if settled is not None:
         return
-    tails = {marker_tail(marker).encode(): marker for marker in markers}
     root = memory.path
 
     def holding() -> list[str]:
@@ -376,7 +375,7 @@ async def _erased(
         for path in root.rglob("*"):
             if path.is_file():
                 blob = path.read_bytes()
-                found += [tails[tail] for tail in tails if tail in blob]
+                found += [marker for marker in markers if holds_marker(blob, marker)]
         return found
 
     found = await _blocking(holding)
@@ -709,13 +708,12 @@ async def _scrubbed_after_reboot(trial: Trial, image: Path, forgotten: str) -> N
             trial.violation(
                 "I2", f"forgotten {forgotten} is recalled after a power loss"
             )
-    tail = marker_tail(forgotten).encode()
 
     def holding() -> list[str]:
         return [
             str(path.relative_to(image))
             for path in image.rglob("*")
-            if path.is_file() and tail in path.read_bytes()
+            if path.is_file() and holds_marker(path.read_bytes(), forgotten)
         ]
 
     found = await _blocking(holding)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import random
 
-__all__ = ["MARKER_PATTERN", "MarkerSource", "marker_tail"]
+__all__ = ["MARKER_PATTERN", "MarkerSource", "holds_marker", "marker_tail"]
 
 _ALPHABET = "bcdfghjklmnpqrtvwxz"
 MARKER_PATTERN = re.compile(r"\bq[" + _ALPHABET + r"]{9}\b")
@@ -41,3 +41,13 @@ class MarkerSource:
 def marker_tail(marker: str) -> str:
     """The part of a marker a file scan looks for (see the module docstring)."""
     return marker[-6:]
+
+
+def holds_marker(blob: bytes, marker: str) -> bool:
+    """Whether raw file bytes hold a copy of ``marker``: its tail, at the end of a word.
+
+    The end matters: another marker may hold the same six letters inside it (two seeded
+    sources a draw apart give markers shifted by one letter), and that is not a copy.
+    """
+    tail = re.escape(marker_tail(marker).encode())
+    return re.search(tail + rb"(?![a-z])", blob.lower()) is not None

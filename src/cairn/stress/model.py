@@ -147,8 +147,8 @@ def _apply(state: _State, call: Call, marker: str, *, directive: bool) -> _State
     if kind is Kind.UNARCHIVE:
         return attrs.evolve(state, visible=_Visible.LIVE) if present else _IMPOSSIBLE
     if kind is Kind.CLEAR:
-        if directive or state.visible is _Visible.ABSENT:
-            return state
+        if directive or not present:
+            return state  # it clears what is stored, nothing else
         return _State(_Visible.GONE, sealed=True, erased=True)
     if kind is Kind.RETIRE:
         if state.visible is _Visible.ABSENT:
