@@ -74,6 +74,9 @@ class Gone(enum.StrEnum):
     FORGOTTEN_CLAIM = "forgotten_claim"
     """Its claim was forgotten: the source turn stays as the record, hidden."""
     FORGOTTEN_TURN = "forgotten_turn"
+    REPLACED = "replaced"
+    """Its turn was edited or deleted by the host: the old words are not recalled, the
+    turn stays as the record."""
     CLEARED = "cleared"
     RETIRED = "retired"
 
@@ -133,8 +136,9 @@ class ReferenceModel:
     """Every marker ever handed out, and the agent it was told to."""
     never_again: set[str] = attrs.Factory(set)
     """Every marker forgotten, cleared or retired, over all generations."""
-    hidden_records: set[str] = attrs.Factory(set)
-    """Markers of forgotten claims whose turns stay stored (exported as ``hidden``)."""
+    records: dict[str, Gone] = attrs.Factory(dict)
+    """Gone markers whose turn stays stored as the record (exported, never recalled): a
+    forgotten claim's source (exported as ``hidden``), an edited or deleted message."""
     counter: int = 0
 
     @classmethod
@@ -167,13 +171,18 @@ class ReferenceModel:
         agent.archived.discard(marker)
         agent.gone[marker] = (fact, reason)
         self.never_again.add(marker)
-        if reason is Gone.FORGOTTEN_CLAIM and fact.kind is not FactKind.REMEMBERED:
-            self.hidden_records.add(marker)
+        if reason is Gone.REPLACED or (
+            reason is Gone.FORGOTTEN_CLAIM and fact.kind is not FactKind.REMEMBERED
+        ):
+            self.records[marker] = reason
 
     def clear(self, agent_id: str) -> None:
         agent = self.agents[agent_id]
         for marker in list(agent.live):
             self.forget(marker, Gone.CLEARED)
+        # A clear takes the agent's turns too, records included.
+        for marker in agent.gone:
+            self.records.pop(marker, None)
         agent.residences.clear()
 
     def retire(self, agent_id: str) -> None:
@@ -181,7 +190,7 @@ class ReferenceModel:
         for marker in list(agent.live):
             self.forget(marker, Gone.RETIRED)
         for marker in agent.gone:
-            self.hidden_records.discard(marker)
+            self.records.pop(marker, None)
         self.agents[agent_id] = AgentModel(generation=agent.generation + 1)
 
     def facts(self, kinds: set[FactKind] | None = None) -> list[Fact]:

@@ -328,7 +328,7 @@ class MemoryMachine(RuleBasedStateMachine):
     @precondition(
         lambda self: self.model.gone_facts(
             {FactKind.TURN, FactKind.RESIDENCE},
-            {Gone.FORGOTTEN_CLAIM, Gone.FORGOTTEN_TURN, Gone.CLEARED},
+            {Gone.FORGOTTEN_CLAIM, Gone.FORGOTTEN_TURN, Gone.REPLACED, Gone.CLEARED},
         )
     )
     @rule(data=st.data())
@@ -337,7 +337,12 @@ class MemoryMachine(RuleBasedStateMachine):
             st.sampled_from(
                 self.model.gone_facts(
                     {FactKind.TURN, FactKind.RESIDENCE},
-                    {Gone.FORGOTTEN_CLAIM, Gone.FORGOTTEN_TURN, Gone.CLEARED},
+                    {
+                        Gone.FORGOTTEN_CLAIM,
+                        Gone.FORGOTTEN_TURN,
+                        Gone.REPLACED,
+                        Gone.CLEARED,
+                    },
                 )
             ),
             label="fact",
@@ -376,6 +381,53 @@ class MemoryMachine(RuleBasedStateMachine):
         assert result.released_tombstones >= 1, result
         fact.claim_id, fact.by = result.claim_id, by
         self.model.restore(fact)
+        self.assert_recallable(fact)
+
+    @precondition(lambda self: self._forgettable_turns())
+    @rule(data=st.data(), language=LANGUAGES, delete=st.booleans())
+    def edit_a_turn(self, data: st.DataObject, language: str, delete: bool) -> None:
+        """The host edits (or deletes) an earlier message: the old words leave recall."""
+        fact = data.draw(st.sampled_from(self._forgettable_turns()), label="fact")
+        assert fact.event_id is not None
+        if delete:
+            self.model.counter += 1
+            edit = turn(
+                f"t{self.model.counter}",
+                "",
+                at=self.next_time(),
+                kind="message_deleted",
+                replaces=fact.event_id,
+            )
+            result = self.call(self.memory.ingest_event, fact.agent_id, edit)
+            assert result.outcome is IntakeOutcome.INGESTED, result
+        else:
+            marker = self.model.next_marker(fact.agent_id, language)
+            text = TURN_TEXT[language].format(marker)
+            event_id, at = f"t{self.model.counter}", self.next_time()
+            edit = turn(event_id, text, at=at, replaces=fact.event_id)
+            result = self.call(self.memory.ingest_event, fact.agent_id, edit)
+            assert result.outcome is IntakeOutcome.INGESTED, result
+            edited = Fact(marker, fact.agent_id, fact.generation, FactKind.TURN, text)
+            edited.event_id, edited.at = event_id, at
+            self.model.add(edited)
+            self.assert_recallable(edited)
+        self.model.forget(fact.marker, Gone.REPLACED)
+        self.call(self.memory.wait_idle, fact.agent_id)
+        self.assert_gone(fact.agent_id, fact.marker)
+
+    def _forgettable_turns(self) -> list[Fact]:
+        return [fact for fact in self._forgettable() if fact.kind is FactKind.TURN]
+
+    @precondition(lambda self: self.model.facts({FactKind.TURN, FactKind.RESIDENCE}))
+    @rule(data=st.data())
+    def replay_a_live_turn(self, data: st.DataObject) -> None:
+        """A host retrying a turn it already sent changes nothing."""
+        facts = self.model.facts({FactKind.TURN, FactKind.RESIDENCE})
+        fact = data.draw(st.sampled_from(facts), label="fact")
+        assert fact.event_id is not None
+        replayed = turn(fact.event_id, fact.text, at=fact.at)
+        result = self.call(self.memory.ingest_turn, fact.agent_id, replayed)
+        assert result.outcome is IntakeOutcome.DUPLICATE, result
         self.assert_recallable(fact)
 
     # -- archive ----------------------------------------------------------------------
@@ -467,9 +519,11 @@ class MemoryMachine(RuleBasedStateMachine):
         path.write_text("".join([header, *current]), encoding="utf-8")
         summary = self.call(import_memory, self.memory, path)
         # A claim that changed since (superseded, or forgotten and re-added by the user
-        # under a new ID) is refused beside the stored one: the checks below see that
-        # the memory itself is intact. A turn is never refused.
-        assert {rejection.type for rejection in summary.rejected} <= {"claim"}, summary
+        # under a new ID) is refused beside the stored one, and so is lineage naming a
+        # forgotten claim: the checks below see that the memory itself is intact. A turn
+        # is never refused.
+        refused = {rejection.type for rejection in summary.rejected}
+        assert refused <= {"claim", "derivation"}, summary
         self.check_everything()
 
     @rule()
@@ -523,10 +577,14 @@ class MemoryMachine(RuleBasedStateMachine):
                 assert owner == agent_id, f"I3: {agent_id}'s export holds {marker}"
                 if marker in self.model.agents[agent_id].live:
                     continue
-                # A forgotten claim's turn stays the record, and says it is hidden.
+                # A forgotten claim's turn stays the record, and says it is hidden; an
+                # edited or deleted message stays the record of what was said.
                 why = f"I2: {agent_id}'s export holds {marker}: {record}"
-                assert marker in self.model.hidden_records, why
-                assert record.get("hidden") is True, why
+                reason = self.model.records.get(marker)
+                assert reason is not None, why
+                assert record["type"] == "event", why
+                if reason is Gone.FORGOTTEN_CLAIM:
+                    assert record.get("hidden") is True, why
             exported[agent_id] |= found
         for agent_id in AGENTS:
             missing = set(self.model.agents[agent_id].live) - exported[agent_id]

@@ -39,6 +39,7 @@ from cairn.store.evidence import (
     stored_turn,
 )
 from cairn.store.export import RECORD_TYPES, claim_records
+from cairn.store.extraction_state import ExtractionState
 from cairn.store.succession import order_succession, refresh_evidence_time
 from cairn.store.tombstones import (
     claim_hashes,
@@ -190,11 +191,15 @@ def _import_event(
             "extracted",
             "kind",
             "hidden",
+            "withdrawn",
         },
     )
     hidden = record.get("hidden", False)
     if not isinstance(hidden, bool):
         raise InvalidInputError("field 'hidden' must be true or false")
+    withdrawn = record.get("withdrawn", False)
+    if not isinstance(withdrawn, bool):
+        raise InvalidInputError("field 'withdrawn' must be true or false")
     extracted = record.get("extracted")
     if not isinstance(extracted, bool):
         raise InvalidInputError("field 'extracted' must be true or false")
@@ -214,6 +219,11 @@ def _import_event(
     if result.outcome is IntakeOutcome.INGESTED and extracted:
         assert result.rowid is not None  # noqa: S101 - set for every inserted turn
         mark_extracted(connection, agent, [result.rowid])
+    if result.outcome is IntakeOutcome.INGESTED and withdrawn:
+        connection.execute(
+            "UPDATE events SET extracted = ? WHERE agent_id = ? AND rowid = ?",
+            (ExtractionState.WITHDRAWN.value, agent, result.rowid),
+        )
     if result.outcome is IntakeOutcome.INGESTED and hidden:
         connection.execute(
             "INSERT OR IGNORE INTO hidden_evidence (agent_id, event_rowid, created_at)"
