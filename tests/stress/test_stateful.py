@@ -123,7 +123,9 @@ class TrioThread:
 
         return trio.from_thread.run(bounded, trio_token=self._token)
 
-    def open(self, path: Path, clock: FixedDomainClock) -> Callable[[], None]:
+    def open(
+        self, path: Path, clock: FixedDomainClock
+    ) -> tuple[Memory, Callable[[], None]]:
         """Open the memory in ``path``; returns it and the function that closes it."""
         close = trio.Event()
         closed = trio.Event()
@@ -143,16 +145,11 @@ class TrioThread:
             memory: Memory = await self._nursery.start(hold)
             return memory
 
-        self.memory = self.run(start)
+        async def finish() -> None:
+            close.set()
+            await closed.wait()
 
-        def close_memory() -> None:
-            async def finish() -> None:
-                close.set()
-                await closed.wait()
-
-            self.run(finish)
-
-        return close_memory
+        return self.run(start), lambda: self.run(finish)
 
     def stop(self) -> None:
         if self._stop is not None and self._token is not None:
@@ -174,27 +171,23 @@ class MemoryMachine(RuleBasedStateMachine):
         # generation then): import_an_older_export brings it back later.
         self.snapshot: tuple[str, *tuple[tuple[str, str, int], ...]] | None = None
         self.trio = TrioThread()
-        self.close_memory: Callable[[], None] | None = self.trio.open(
-            self.data_dir, self.clock
-        )
+        self.close_memory: Callable[[], None] | None = None
+        self.memory, self.close_memory = self.trio.open(self.data_dir, self.clock)
 
     # -- calling the runtime ----------------------------------------------------------
     def call(self, method: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
         return self.trio.run(lambda: method(*args, **kwargs))
-
-    @property
-    def memory(self) -> Memory:
-        return self.trio.memory
 
     def next_time(self) -> dt.datetime:
         # Strictly increasing: the order the user said things is the evidence order.
         self.minutes += 1
         return BASE_TIME + dt.timedelta(minutes=self.minutes)
 
-    def recall(self, agent_id: str, query: str) -> Recall:
-        """Recall, and check what every answer must satisfy: complete, and no marker in it
-        that this agent may not show (another agent's: I3; a gone one: I2)."""
-        answer = self.call(self.memory.recall, agent_id, query)
+    def recall(self, agent_id: str, query: str, memory: Memory | None = None) -> Recall:
+        """Recall (from ``memory``, by default the one under test), and check what every
+        answer must satisfy: complete, and no marker in it that this agent may not show
+        (another agent's: I3; a gone one: I2)."""
+        answer = self.call((memory or self.memory).recall, agent_id, query)
         assert answer.status is RecallStatus.OK, answer
         allowed = self.model.agents[agent_id].recallable() | {
             marker
@@ -228,18 +221,22 @@ class MemoryMachine(RuleBasedStateMachine):
             return "gone in an earlier generation"
         return "archived"
 
-    def items_with(self, agent_id: str, marker: str) -> list[Any]:
-        answer = self.recall(agent_id, marker)
+    def items_with(
+        self, agent_id: str, marker: str, memory: Memory | None = None
+    ) -> list[Any]:
+        answer = self.recall(agent_id, marker, memory)
         return [item for item in answer.items if marker in markers_in(item.text)]
 
-    def assert_recallable(self, fact: Fact) -> list[Any]:
-        items = self.items_with(fact.agent_id, fact.marker)
+    def assert_recallable(self, fact: Fact, memory: Memory | None = None) -> list[Any]:
+        items = self.items_with(fact.agent_id, fact.marker, memory)
         assert items, f"I1: {fact.marker} ({fact.kind}, {fact.text!r}) is not recalled"
         return items
 
-    def assert_gone(self, agent_id: str, marker: str) -> None:
+    def assert_gone(
+        self, agent_id: str, marker: str, memory: Memory | None = None
+    ) -> None:
         # recall() itself refuses any gone marker in the answer.
-        self.items_with(agent_id, marker)
+        self.items_with(agent_id, marker, memory)
 
     # -- telling facts ----------------------------------------------------------------
     @rule(agent_id=st.sampled_from(AGENTS), language=LANGUAGES)
@@ -501,7 +498,7 @@ class MemoryMachine(RuleBasedStateMachine):
         assert self.close_memory is not None
         self.close_memory()
         self.close_memory = None
-        self.close_memory = self.trio.open(self.data_dir, self.clock)
+        self.memory, self.close_memory = self.trio.open(self.data_dir, self.clock)
 
     @precondition(lambda self: self.snapshot is not None)
     @rule()
@@ -529,14 +526,38 @@ class MemoryMachine(RuleBasedStateMachine):
     @rule()
     def check_everything(self) -> None:
         self.call(self.memory.wait_idle)
+        self._check_recall(self.memory)
+        for agent_id in AGENTS:
+            self._check_standing(agent_id)
+        self._check_export()
+
+    def _check_recall(self, memory: Memory) -> None:
         for agent_id in AGENTS:
             agent = self.model.agents[agent_id]
             for marker in sorted(agent.recallable()):
-                self.assert_recallable(agent.live[marker])
+                self.assert_recallable(agent.live[marker], memory)
             for marker in sorted(agent.gone):
-                self.assert_gone(agent_id, marker)
-            self._check_standing(agent_id)
-        self._check_export()
+                self.assert_gone(agent_id, marker, memory)
+
+    @precondition(lambda self: any(a.used for a in self.model.agents.values()))
+    @rule()
+    def import_into_a_new_directory(self) -> None:
+        """Move the memory (export, import into an empty data directory): the copy
+        recalls what the original does and nothing that is gone."""
+        self.check_everything()  # and takes the export
+        assert self.snapshot is not None
+        header, *lines = self.snapshot
+        path = self.directory / "moved.jsonl"
+        path.write_text("".join([header, *(line for line, _, _ in lines)]), "utf-8")
+        copy_dir = self.directory / f"copy-{self.model.counter}"
+        copy, close_copy = self.trio.open(copy_dir, self.clock)
+        try:
+            summary = self.call(import_memory, copy, path)
+            assert not summary.rejected, summary
+            self._check_recall(copy)
+        finally:
+            close_copy()
+            shutil.rmtree(copy_dir, ignore_errors=True)
 
     def _check_standing(self, agent_id: str) -> None:
         agent = self.model.agents[agent_id]
