@@ -119,14 +119,14 @@ class AgentModel:
         }
 
     def current_residence(self) -> str | None:
-        """The value that holds now: the last one said, unless it was taken back (then
-        nothing is claimed until a new value is said)."""
-        if self.residences and self.residences[-1] in self.live:
-            return self.residences[-1]
-        return None
+        """The value that holds now: the last one said and not taken back (a forgotten
+        value is as if never said, so the one before it holds again)."""
+        live = [marker for marker in self.residences if marker in self.live]
+        return live[-1] if live else None
 
     def past_residences(self) -> list[str]:
-        return [marker for marker in self.residences[:-1] if marker in self.live]
+        live = [marker for marker in self.residences if marker in self.live]
+        return live[:-1]
 
 
 @attrs.define

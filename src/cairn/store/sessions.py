@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from cairn.domain.evidence import PreparedEvent, SessionInfo, SessionKind
 from cairn.errors import InvalidInputError
 from cairn.store.extraction_state import ExtractionState
+from cairn.store.succession import chains_of, reorder_chains
 from cairn.vectors.keys import EmbedTarget
 
 if TYPE_CHECKING:
@@ -174,11 +175,15 @@ def rewind(
         "DELETE FROM claim_sources WHERE event_rowid IN (SELECT value FROM json_each(?))",
         (touched,),
     )
+    chains = chains_of(connection, citing)
     connection.execute(
         "DELETE FROM claims WHERE agent_id = ? AND rowid IN (SELECT value FROM json_each(?))"
         " AND NOT EXISTS (SELECT 1 FROM claim_sources s WHERE s.claim_rowid = claims.rowid)",
         (agent_id, json.dumps(citing)),
     )
+    # What the session says now is extracted again; until then the chains hold what
+    # is left.
+    reorder_chains(connection, agent_id, chains, None)
     return first
 
 
