@@ -23,6 +23,7 @@ __all__ = [
     "Gone",
     "ReferenceModel",
     "marker_for",
+    "markers_in",
 ]
 
 # Latin markers: "Zx" and three consonant-vowel pairs, one word each. Chinese markers: two

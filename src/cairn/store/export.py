@@ -95,9 +95,8 @@ def _events(connection: apsw.Connection, agent: AgentId) -> Iterator[dict[str, A
             kind,
             hidden,
         ) = row
-        if EventKind(str(kind)) is EventKind.MESSAGE_DELETED:
-            # A deletion marker has no text and names what it deleted only through its
-            # effect, which the deleted message's record carries ("withdrawn").
+        if str(kind) == EventKind.MESSAGE_DELETED:
+            # A deletion carries no text; the message it withdrew is exported withdrawn.
             continue
         turn = Turn(
             EventId(str(event_id)),
@@ -131,8 +130,8 @@ def _events(connection: apsw.Connection, agent: AgentId) -> Iterator[dict[str, A
         # must stay so wherever the export is imported.
         if hidden:
             record["hidden"] = True
-        # An edited, retried or deleted message: kept as the record, never recalled or
-        # extracted again, wherever the export is imported.
+        # An edited, retried or deleted message: kept as the session's record, never
+        # recalled or extracted again, wherever the export is imported.
         if ExtractionState(int(done)) is ExtractionState.WITHDRAWN:
             record["withdrawn"] = True
         yield record

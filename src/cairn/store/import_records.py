@@ -221,8 +221,9 @@ def _import_event(
         mark_extracted(connection, agent, [result.rowid])
     if result.outcome is IntakeOutcome.INGESTED and withdrawn:
         connection.execute(
-            "UPDATE events SET extracted = ? WHERE agent_id = ? AND rowid = ?",
-            (ExtractionState.WITHDRAWN.value, agent, result.rowid),
+            "UPDATE events SET extracted = ? WHERE agent_id = ?"
+            " AND (rowid = ? OR segment_of = ?)",
+            (ExtractionState.WITHDRAWN.value, agent, result.rowid, result.rowid),
         )
     if result.outcome is IntakeOutcome.INGESTED and hidden:
         connection.execute(
