@@ -244,6 +244,30 @@ class MemoryMachine(RuleBasedStateMachine):
     def ingest_fact(self, agent_id: str, language: str) -> None:
         self._tell(agent_id, language, FactKind.TURN, TURN_TEXT[language])
 
+    @rule(
+        agent_id=st.sampled_from(AGENTS),
+        languages=st.lists(LANGUAGES, min_size=2, max_size=6),
+    )
+    def ingest_facts(self, agent_id: str, languages: list[str]) -> None:
+        """Several turns in one call (one transaction): each one acknowledged is
+        recallable at once."""
+        facts = []
+        for language in languages:
+            marker = self.model.next_marker(agent_id, language)
+            text = TURN_TEXT[language].format(marker)
+            generation = self.model.agents[agent_id].generation
+            fact = Fact(marker, agent_id, generation, FactKind.TURN, text)
+            fact.event_id, fact.at = f"t{self.model.counter}", self.next_time()
+            facts.append(fact)
+        turns = [turn(f.event_id or "", f.text, at=f.at) for f in facts]
+        report = self.call(self.memory.ingest, agent_id, turns)
+        outcomes = [result.outcome for result in report.results]
+        assert outcomes == [IntakeOutcome.INGESTED] * len(facts), report
+        for fact in facts:
+            self.model.add(fact)
+        for fact in facts:
+            self.assert_recallable(fact)
+
     @rule(agent_id=st.sampled_from(AGENTS), language=LANGUAGES)
     def change_residence(self, agent_id: str, language: str) -> None:
         agent = self.model.agents[agent_id]
