@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from cairn.domain.evidence import EvidenceEvent
+    from cairn.retrieval.keys import CandidateKey
 
 __all__ = ["HISTORY_WEIGHT", "rank_candidates"]
 
@@ -206,7 +207,7 @@ def rank_candidates(
     ``limit`` of them."""
     ranking = _Ranking(candidates, now, as_of)
     groups = ranking.groups
-    scores = weighted_rrf(candidates.lists, weights, rrf_k)
+    scores = _fused_scores(candidates, weights, rrf_k)
     event_groups: list[tuple[int, _Group]] = []
     for key, score in scores.items():
         if score <= 0:
@@ -248,6 +249,28 @@ def rank_candidates(
             if limit is not None and len(items) >= limit:
                 return items
     return items
+
+
+# The claim lists are weighted low because a claim restates the turn it cites, which ranks
+# beside it. A claim with no source turn (a remember) restates nothing: it is its own only
+# record and ranks with the weights of evidence, or a query of its very words would leave
+# it below turns that merely resemble the query (tests/retrieval/test_remembered_rank.py).
+_SOURCELESS_WEIGHTS = {"claim_fts": "event_fts", "claim_vector": "event_vector"}
+
+
+def _fused_scores(
+    candidates: Candidates, weights: Mapping[str, float], rrf_k: int
+) -> dict[CandidateKey, float]:
+    scores = weighted_rrf(candidates.lists, weights, rrf_k)
+    for name, evidence in _SOURCELESS_WEIGHTS.items():
+        weight = weights.get(name, 1.0)
+        if weight <= 0:  # a list turned off stays off
+            continue
+        extra = weights.get(evidence, 1.0) - weight
+        for rank, key in enumerate(candidates.lists.get(name, ()), start=1):
+            if not candidates.claims[key.rowid].source_event_ids:
+                scores[key] += extra / (rrf_k + rank)
+    return scores
 
 
 def _rank_successors(ranking: _Ranking) -> None:

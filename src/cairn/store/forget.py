@@ -36,7 +36,7 @@ from cairn.store.clear_jobs import pending_clear
 from cairn.store.forget_evidence import delete_evidence, resolve_evidence
 from cairn.store.fts_purge import request_fts_purge
 from cairn.store.requests import drop_late_results
-from cairn.store.succession import order_succession
+from cairn.store.succession import chains_of, order_succession, reorder_chains
 from cairn.store.tombstones import (
     claim_hashes,
     content_hash_v1,
@@ -162,6 +162,7 @@ def _forget_claim(
         (agent_id, stamp, rowid),
     )
     hidden = connection.changes()
+    chains = chains_of(connection, [rowid])
     connection.execute("DELETE FROM claims WHERE rowid = ?", (rowid,))
     connection.execute(
         "DELETE FROM dirty_work WHERE agent_id = ? AND claim_rowid = ?",
@@ -171,6 +172,7 @@ def _forget_claim(
         "DELETE FROM derivations WHERE agent_id = ? AND (parent_rowid = ? OR child_rowid = ?)",
         (agent_id, rowid, rowid),
     )
+    reorder_chains(connection, agent_id, chains, stamp)
     drop_late_results(connection, agent_id)
     request_fts_purge(connection, "claim_fts", now)
     connection.execute(

@@ -26,6 +26,7 @@ import attrs
 from cairn import crashpoints
 from cairn.store.evidence import event_fts_row, write_event_fts
 from cairn.store.fts_purge import request_fts_purge
+from cairn.store.succession import chains_of, reorder_chains
 from cairn.store.tombstones import (
     event_content_hash,
     event_id_hash,
@@ -189,6 +190,7 @@ def delete_evidence(
             continue
         write_tombstone(connection, agent_id, str(provenance), str(content), stamp)
         removed.append((int(claim_rowid), str(claim_id)))  # type: ignore[arg-type]
+    chains = chains_of(connection, [claim_rowid for claim_rowid, _ in removed])
     for claim_rowid, _ in removed:
         connection.execute("DELETE FROM claims WHERE rowid = ?", (claim_rowid,))
         connection.execute(
@@ -200,6 +202,7 @@ def delete_evidence(
             " AND (parent_rowid = ? OR child_rowid = ?)",
             (agent_id, claim_rowid, claim_rowid),
         )
+    reorder_chains(connection, agent_id, chains, stamp)
 
     reindexed = _reindex_replies(connection, agent_id, rowids)
     connection.execute(

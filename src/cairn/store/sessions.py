@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from cairn.domain.evidence import PreparedEvent, SessionInfo, SessionKind
 from cairn.errors import InvalidInputError
 from cairn.store.extraction_state import ExtractionState
+from cairn.store.succession import chains_of, reorder_chains
 from cairn.vectors.keys import EmbedTarget
 
 if TYPE_CHECKING:
@@ -172,15 +173,37 @@ def rewind(
             (touched,),
         )
     ]
-    connection.execute(
-        "DELETE FROM claim_sources WHERE event_rowid IN (SELECT value FROM json_each(?))",
-        (touched,),
+    # A claim the user archived from a re-opened (not the withdrawn) turn keeps its row
+    # and sources: extracting the turn again finds its provenance and adds nothing, so
+    # the archive outlives an edit earlier in the session
+    # (tests/runtime/test_edit_archived.py).
+    kept = json.dumps(
+        [
+            int(r[0])
+            for r in connection.execute(
+                "SELECT rowid FROM claims WHERE lifecycle = 'archived'"
+                " AND rowid IN (SELECT value FROM json_each(?1))"
+                " AND NOT EXISTS (SELECT 1 FROM claim_sources s JOIN events e"
+                "  ON e.rowid = s.event_rowid WHERE s.claim_rowid = claims.rowid"
+                "  AND (e.rowid = ?2 OR e.segment_of = ?2))",
+                (json.dumps(citing), first),
+            )
+        ]
     )
+    connection.execute(
+        "DELETE FROM claim_sources WHERE event_rowid IN (SELECT value FROM json_each(?))"
+        " AND claim_rowid NOT IN (SELECT value FROM json_each(?))",
+        (touched, kept),
+    )
+    chains = chains_of(connection, citing)
     connection.execute(
         "DELETE FROM claims WHERE agent_id = ? AND rowid IN (SELECT value FROM json_each(?))"
         " AND NOT EXISTS (SELECT 1 FROM claim_sources s WHERE s.claim_rowid = claims.rowid)",
         (agent_id, json.dumps(citing)),
     )
+    # What the session says now is extracted again; until then the chains hold what
+    # is left.
+    reorder_chains(connection, agent_id, chains, None)
     return first
 
 

@@ -30,8 +30,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "backfill_succession",
+    "chains_of",
     "order_succession",
     "refresh_evidence_time",
+    "reorder_chains",
     "values_at",
 ]
 
@@ -146,6 +148,47 @@ def order_succession(
             (stamp, chain[-1][0]),
         )
     return newly_superseded
+
+
+Chain = tuple[object, object, object, object]
+"""An attribute chain's key: subject, predicate, scope, scope key."""
+
+
+def chains_of(connection: apsw.Connection, rowids: Iterable[int]) -> set[Chain]:
+    """The attribute chains claims ``rowids`` belong to: read before they are deleted,
+    for :func:`reorder_chains` after."""
+    chains: set[Chain] = set()
+    for rowid in rowids:
+        row = connection.execute(
+            "SELECT subject, predicate, scope, scope_key FROM claims WHERE rowid = ?"
+            " AND subject IS NOT NULL AND predicate IS NOT NULL",
+            (rowid,),
+        ).fetchone()
+        if row is not None:
+            chains.add((row[0], row[1], row[2], row[3]))
+    return chains
+
+
+def reorder_chains(
+    connection: apsw.Connection,
+    agent_id: AgentId,
+    chains: Iterable[Chain],
+    stamp: str | None,
+) -> None:
+    """Re-order chains that lost claims (forgotten, or withdrawn with their turn): the
+    newest value left is current again, as if the removed one had never been said, so no
+    value stays superseded by (and "until" the time of) something that is gone
+    (tests/runtime/test_forget_succession.py)."""
+    for chain in chains:
+        head = connection.execute(
+            "SELECT rowid FROM claims WHERE agent_id = ? AND subject = ?"
+            " AND predicate = ? AND scope = ? AND scope_key IS ?"
+            " AND lifecycle IN ('active', 'superseded')"
+            " ORDER BY evidence_at DESC, rowid DESC LIMIT 1",
+            (agent_id, *chain),
+        ).fetchone()
+        if head is not None:
+            order_succession(connection, agent_id, int(head[0]), stamp)
 
 
 def backfill_succession(connection: apsw.Connection) -> None:
