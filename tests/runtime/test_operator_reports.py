@@ -118,4 +118,6 @@ def test_reindex_and_import_json_shapes() -> None:
         "agents": ["a"],
         "records": {"event": {"imported": 3, "duplicate": 1, "suppressed": 0}},
         "rejected": [{"line": 2, "type": "?", "reason": "not JSON"}],
+        "directives_drafted": {},
+        "directive_times_clamped": 0,
     }
