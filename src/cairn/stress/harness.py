@@ -5,10 +5,12 @@ shows it; its data directory is kept, passing ones are removed."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import shutil
+import tempfile
 import traceback
-from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import trio
@@ -25,8 +27,7 @@ from cairn.stress.shrink import shrink
 from cairn.stress.workload import generate
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Sequence
-    from pathlib import Path
+    from collections.abc import Awaitable, Callable, Iterator, Sequence
 
     from cairn.stress.profiles import Profile
     from cairn.stress.workload import Workload
@@ -56,6 +57,17 @@ def _workload(seed: int, profile: Profile, *, socket: bool) -> Workload:
         drains=not socket,
         in_process=not socket,
     )
+
+
+@contextlib.contextmanager
+def _short_directory() -> Iterator[Path]:
+    """A directory for a socket: a Unix socket's path must stay short (108 bytes on
+    Linux), and the trial's own directory may be deep."""
+    path = Path(tempfile.mkdtemp(prefix="cairn-stress-", dir="/tmp"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _describe(error: BaseException) -> str:
@@ -116,12 +128,13 @@ async def _workload_mode(
             directory.mkdir(parents=True)
             try:
                 if socket:
-                    return await run_over_socket(
-                        directory / "data",
-                        directory / "s.sock",
-                        workload,
-                        profile.clients,
-                    )
+                    with _short_directory() as sockets:
+                        return await run_over_socket(
+                            directory / "data",
+                            sockets / "cairn.sock",
+                            workload,
+                            profile.clients,
+                        )
                 return await run_in_process(directory / "data", workload)
             except Exception as error:  # noqa: BLE001 - any crash of a run is a finding
                 crashed = RunResult(workload, History())

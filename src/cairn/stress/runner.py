@@ -306,7 +306,8 @@ async def _start_server(data_dir: Path, socket: Path, log: Path) -> _Server:
         while not line.endswith(b"\n"):
             chunk = await process.stdout.receive_some(1)
             if not chunk:
-                raise RuntimeError(f"the server did not start; see {log}")
+                said = (await trio.Path(log).read_text(errors="replace"))[-600:]
+                raise RuntimeError(f"the server did not start ({log}): {said}")
             line += chunk
     return _Server(process, socket, log)
 
