@@ -174,3 +174,32 @@ async def test_an_acknowledged_ingest_survives_a_power_loss_only_under_full(
     # NORMAL: the commit was acknowledged before its WAL frames were synced.
     assert _image_recalls(image, "qzxbvkdrtm") == (1 if full else 0)
     assert _image_recalls(image, "green tea") >= 1
+
+
+async def test_an_acknowledged_revoke_survives_a_power_loss_under_normal(
+    tmp_path: Path, vfs: FaultVFS
+) -> None:
+    """A revoke lost to a power cut would bring the instruction back into every
+    prompt: it commits FULL like a forget."""
+    data_dir, image = tmp_path / "data", tmp_path / "image"
+    config = attrs.evolve(TEST_CONFIG, vfs=vfs.name)
+    with trio.fail_after(60):
+        async with open_memory(
+            data_dir, config, clock=FixedDomainClock(), embedder=HashingEmbedder()
+        ) as memory:
+            directive_id = await memory.add_directive("a", "Always answer in French.")
+            stored = await memory.remember("a", "I like green tea.", by="user")
+            assert stored.claim_id is not None
+            await memory.forget("a", stored.claim_id)  # durable: syncs what came before
+            await _settled(memory, "a")
+            vfs.record()
+            await memory.directives.revoke("a", directive_id)
+            vfs.power_loss_image(memory.path, image)
+    connection = open_connection(image / "cairn.db")
+    try:
+        (status,) = connection.execute(
+            "SELECT status FROM directives WHERE directive_id = ?", (directive_id,)
+        ).fetchone()
+    finally:
+        connection.close()
+    assert status == "revoked"

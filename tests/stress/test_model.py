@@ -4,6 +4,7 @@ crashed and refused calls says must be recallable, must never be, or cannot be t
 from __future__ import annotations
 
 from cairn.stress.history import Call, History, Outcome
+from cairn.stress.markers import holds_marker
 from cairn.stress.model import ForgetEffect, Restored, expectations
 from cairn.stress.workload import Kind, Operation, Phase, Workload
 
@@ -195,3 +196,12 @@ def test_a_clear_after_a_retire_leaves_a_later_replay_in() -> None:
     for call in (write, retire, clear, replay):
         _run(history, call)
     assert _verdict(history, write, retire, clear, replay) == "live"
+
+
+def test_a_marker_is_held_only_where_its_tail_ends_a_word() -> None:
+    """FTS5 keeps only a term's tail written out; another marker holding the same
+    letters inside it (two seeded sources a draw apart) is not a copy."""
+    assert holds_marker(b"\x10\tvvdpdrgb\x05", "qdvvdpdrgb")
+    assert holds_marker(b"Codename qdvvdpdrgb.", "qdvvdpdrgb")
+    assert not holds_marker(b"Codename qvvdpdrgbm.", "qdvvdpdrgb")
+    assert not holds_marker(b"\x10\tvvdpdrgbm\x05", "qdvvdpdrgb")

@@ -538,6 +538,8 @@ class CreateDirective(Write["Directive"]):
 @attrs.frozen
 class SetDirectiveStatus(Write["Directive"]):
     priority = Priority.INTERACTIVE
+    # A revoke lost to a power cut would bring the instruction back.
+    durable = True
     directive_id: str
     status: DirectiveStatus
 
