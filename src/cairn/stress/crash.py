@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import random
 import shutil
 import signal
@@ -48,8 +47,10 @@ from cairn.runtime.memory import Memory, open_memory
 from cairn.runtime.threads import run_in_thread
 from cairn.runtime.transfer import export_memory, import_memory
 from cairn.runtime.upkeep import check
+from cairn.stress.checks import files_holding
 from cairn.stress.crash_worker import WORKER_CONFIG, user_turn
-from cairn.stress.markers import MarkerSource, holds_marker
+from cairn.stress.load_server import server_environment
+from cairn.stress.markers import MarkerSource
 from cairn.stress.report import ModeResult, Violation
 from cairn.testing import HashingEmbedder
 
@@ -101,9 +102,8 @@ PROCESS_TIMEOUT_S = 120.0
 # The provider configuration of the machine must not leak into the trial processes.
 _ENVIRONMENT = {
     key: value
-    for key, value in os.environ.items()
-    if not key.startswith("CAIRN_EMBEDDING_")
-    and key not in {"CAIRN_CONFIG", ENVIRONMENT_VARIABLE}
+    for key, value in server_environment().items()
+    if key != ENVIRONMENT_VARIABLE
 }
 
 
@@ -411,20 +411,11 @@ def model_of(lines: Iterable[dict[str, Any]]) -> TrialModel:
 
 # -- checking a reopened directory ------------------------------------------------------------
 def _files_holding(data_dir: Path, markers: Iterable[str]) -> dict[str, list[str]]:
-    """Per marker, the files of the directory holding its tail (raw bytes, any encoding
-    of the text SQLite and FTS5 write: UTF-8)."""
-    wanted = list(markers)
-    found: dict[str, list[str]] = {}
-    if not wanted:
-        return found
-    for path in sorted(data_dir.rglob("*")):
-        if not path.is_file():
-            continue
-        data = path.read_bytes()
-        for marker in wanted:
-            if holds_marker(data, marker):
-                found.setdefault(marker, []).append(path.name)
-    return found
+    """Per marker, the names of the directory's files holding a copy of it."""
+    return {
+        marker: [Path(path).name for path in paths]
+        for marker, paths in files_holding(data_dir, markers).items()
+    }
 
 
 async def _recalled(memory: Memory, agent: str, marker: str) -> bool:

@@ -62,7 +62,8 @@ from cairn.runtime.threads import run_in_thread
 from cairn.runtime.transfer import export_memory, import_memory
 from cairn.runtime.upkeep import check
 from cairn.store.connection import open_connection
-from cairn.stress.markers import MarkerSource, holds_marker
+from cairn.stress.checks import files_holding
+from cairn.stress.markers import MarkerSource
 from cairn.stress.report import ModeResult, Violation
 from cairn.stress.vfs import Call, FaultPlan, FaultVFS, FileKind, read_only_plan
 from cairn.testing import FixedDomainClock, HashingEmbedder
@@ -369,16 +370,7 @@ async def _erased(
     if settled is not None:
         return
     root = memory.path
-
-    def holding() -> list[str]:
-        found = []
-        for path in root.rglob("*"):
-            if path.is_file():
-                blob = path.read_bytes()
-                found += [marker for marker in markers if holds_marker(blob, marker)]
-        return found
-
-    found = await _blocking(holding)
+    found = list(await _blocking(lambda: files_holding(root, markers)))
     trial.result.count("plaintext_scans")
     if found:
         trial.violation(
@@ -709,14 +701,8 @@ async def _scrubbed_after_reboot(trial: Trial, image: Path, forgotten: str) -> N
                 "I2", f"forgotten {forgotten} is recalled after a power loss"
             )
 
-    def holding() -> list[str]:
-        return [
-            str(path.relative_to(image))
-            for path in image.rglob("*")
-            if path.is_file() and holds_marker(path.read_bytes(), forgotten)
-        ]
-
-    found = await _blocking(holding)
+    held = await _blocking(lambda: files_holding(image, [forgotten]))
+    found = [str(Path(path).relative_to(image)) for path in held.get(forgotten, [])]
     trial.result.count("power_loss.plaintext_scans")
     if found:
         trial.violation("I7", f"forgotten {forgotten} is still in {found} after reboot")

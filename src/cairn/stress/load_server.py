@@ -20,7 +20,14 @@ from cairn.runtime.threads import run_in_thread
 if TYPE_CHECKING:
     from cairn.stress.load_clients import Ledger
 
-__all__ = ["STOP_BUDGET_S", "Sample", "ServerProcess", "start_server", "stop_server"]
+__all__ = [
+    "STOP_BUDGET_S",
+    "Sample",
+    "ServerProcess",
+    "server_environment",
+    "start_server",
+    "stop_server",
+]
 
 SERVER_START_S = 60.0
 STOP_BUDGET_S = 60.0
@@ -84,7 +91,7 @@ def _read_sample(pid: int) -> tuple[int, int]:
     return rss_kib, len(os.listdir(f"/proc/{pid}/fd"))
 
 
-def _server_environment() -> dict[str, str]:
+def server_environment() -> dict[str, str]:
     """This process's environment without provider settings: the harness's servers run
     the hashing embedder and no text model, whatever the machine is configured with."""
     return {
@@ -119,7 +126,7 @@ async def start_server(
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=log.fileno(),
-            env=_server_environment(),
+            env=server_environment(),
         )
     finally:
         log.close()

@@ -14,10 +14,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,6 +32,7 @@ from cairn.stress.checks import Finding, check_answers, check_directory, check_f
 from cairn.stress.embedders import DIMENSION, ReversedHashingEmbedder
 from cairn.stress.execute import Executor
 from cairn.stress.history import History
+from cairn.stress.load_server import ServerProcess, start_server
 from cairn.stress.markers import MARKER_PATTERN
 from cairn.stress.model import Expectations, Restored, expectations
 from cairn.stress.workload import Workload
@@ -268,51 +266,7 @@ async def run_in_process(data_dir: Path, workload: Workload) -> RunResult:
     return result
 
 
-@attrs.define
-class _Server:
-    process: trio.Process
-    socket: Path
-    log: Path
-
-
-async def _start_server(data_dir: Path, socket: Path, log: Path) -> _Server:
-    environment = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("CAIRN_EMBEDDING_") and k != "CAIRN_CONFIG"
-    }
-    command = [
-        sys.executable,
-        "-m",
-        "cairn.stress.server",
-        "--data",
-        str(data_dir),
-        "serve",
-        "--socket",
-        str(socket),
-    ]
-    with log.open("ab") as sink:
-        process = await trio.lowlevel.open_process(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=sink,
-            env=environment,
-        )
-    if process.stdout is None:
-        raise RuntimeError("the server process has no output pipe")
-    with trio.fail_after(STOP_BUDGET_S):
-        line = b""
-        while not line.endswith(b"\n"):
-            chunk = await process.stdout.receive_some(1)
-            if not chunk:
-                said = (await trio.Path(log).read_text(errors="replace"))[-600:]
-                raise RuntimeError(f"the server did not start ({log}): {said}")
-            line += chunk
-    return _Server(process, socket, log)
-
-
-async def _stop_server(server: _Server) -> list[Finding]:
+async def _stop_server(server: ServerProcess) -> list[Finding]:
     findings: list[Finding] = []
     server.process.send_signal(signal.SIGTERM)
     with trio.move_on_after(STOP_BUDGET_S) as waited:
@@ -323,9 +277,12 @@ async def _stop_server(server: _Server) -> list[Finding]:
         findings.append(("I8", f"the server did not stop within {STOP_BUDGET_S:.0f} s"))
         server.process.kill()
         await server.process.wait()
-    if server.process.stdout is not None:
-        await server.process.stdout.aclose()
     return findings
+
+
+def _connections(clients: int) -> int:
+    """The server's connection cap: the clients, and room for the checks' own."""
+    return clients + 8
 
 
 async def run_over_socket(
@@ -337,7 +294,7 @@ async def run_over_socket(
     result = RunResult(workload, history)
     executor = _executor(workload, history)
     log = data_dir.parent / f"{data_dir.name}.server.log"
-    server = await _start_server(data_dir, socket, log)
+    server = await start_server(data_dir, socket, log, _connections(clients))
     try:
         for phase in workload.phases:
             async with contextlib.AsyncExitStack() as stack:
@@ -349,7 +306,9 @@ async def run_over_socket(
                 await _settle(apis[0])
             if phase.restart_after:
                 result.findings += await _stop_server(server)
-                server = await _start_server(data_dir, socket, log)
+                server = await start_server(
+                    data_dir, socket, log, _connections(clients)
+                )
                 result.restarts += 1
         async with open_unix_client(socket) as client:
             await _settle(client)
