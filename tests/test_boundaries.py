@@ -22,7 +22,10 @@ ALLOWED = {
     "providers": {"domain", "vectors"},
     "ingestion": {"domain"},
     "retrieval": {"domain", "store", "vectors"},
+    # Passes plan on a snapshot and apply in a transaction: synchronous, like store.
+    "maintenance": {"domain", "store", "vectors", "ingestion", "retrieval"},
     "runtime": {
+        "maintenance",
         "api",
         "domain",
         "serde",
@@ -90,7 +93,12 @@ def test_layers_only_import_downwards() -> None:
                 continue
             for name in _imports(path):
                 parts = name.split(".")
-                if parts[0] == "trio" and layer in {"store", "domain", "vectors"}:
+                if parts[0] == "trio" and layer in {
+                    "store",
+                    "domain",
+                    "vectors",
+                    "maintenance",
+                }:
                     problems.append(f"{path.relative_to(ROOT)} imports trio")
                 if parts[0] != "cairn" or len(parts) < 2:
                     continue

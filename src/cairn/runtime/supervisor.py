@@ -27,6 +27,7 @@ from cairn.config import MemoryConfig
 from cairn.domain.ids import AgentId
 from cairn.errors import DrainTimeoutError, RuntimeClosedError, UnknownRequestError
 from cairn.ingestion.extract import RuleExtractor
+from cairn.maintenance.registry import default_passes
 from cairn.providers.gateway import QueryEmbeddingGateway
 from cairn.providers.http.text import TextProvider
 from cairn.retrieval.types import Recall, RecallStatus
@@ -617,6 +618,10 @@ async def open_agent_supervisor(
                 record_keep=config.recall_records_per_agent,
                 attention_max_age=dt.timedelta(seconds=config.attention_retention_s),
             ),
+            database,
+            fence,
+            services.clock,
+            dirty_passes=default_passes(),
         )
         await nursery.start(embedding.run)
         await nursery.start(ingestion.run)

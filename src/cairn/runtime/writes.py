@@ -35,6 +35,7 @@ from cairn.domain.ids import AgentId
 from cairn.errors import RuntimeClosedError, StaleResultError
 from cairn.ingestion.intake import prepare_turns
 from cairn.ingestion.validate import ValidatedBatch
+from cairn.maintenance.passes import MaintenancePass, PassResult, Work
 from cairn.runtime.fairness import Priority
 from cairn.runtime.mailbox import Reply
 from cairn.store.attention import (
@@ -68,6 +69,7 @@ from cairn.store.directives import (
     list_directives,
     set_directive_status,
 )
+from cairn.store.dirty import DirtySeed, mark_dirty, settle_seeds
 from cairn.store.embeddings import store_embeddings
 from cairn.store.evidence import insert_events
 from cairn.store.forget import forget_memory, remember_claim, set_archived
@@ -91,6 +93,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AppendAudit",
+    "ApplyMaintenance",
     "ClearBatch",
     "ClearLineage",
     "CommitBatch",
@@ -123,9 +126,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-
-# Dirty rows settled per maintenance pass: bounded so a pass never holds the writer long.
-SETTLE_BATCH = 256
 
 
 @attrs.frozen
@@ -620,15 +620,30 @@ class AppendAudit(Write[None]):
 
 
 @attrs.frozen
+class ApplyMaintenance(_Fenced["PassResult"]):
+    """One maintenance pass's plan, applied after the fence check: the pass re-validates
+    it against the rows as they are now (cairn.maintenance.passes). The claims it changed
+    get a new dirty generation in the same transaction."""
+
+    step: MaintenancePass[Any] = attrs.field(eq=False)
+    work: Work
+    plan: object = attrs.field(eq=False)
+
+    def apply(self, connection: apsw.Connection, context: WriteContext) -> PassResult:
+        result = self.step.apply(connection, self.work, self.plan)
+        if result.changed:
+            mark_dirty(connection, context.agent_id, result.changed)
+        return result
+
+
+@attrs.frozen
 class SettleDirty(Write[int]):
+    """Settle the seeds a pass worked, each only at the generation it read."""
+
+    seeds: tuple[DirtySeed, ...]
+
     def apply(self, connection: apsw.Connection, context: WriteContext) -> int:
-        agent_id = context.agent_id
-        connection.execute(
-            "DELETE FROM dirty_work WHERE agent_id = ? AND claim_rowid IN"
-            " (SELECT claim_rowid FROM dirty_work WHERE agent_id = ? LIMIT ?)",
-            (agent_id, agent_id, SETTLE_BATCH),
-        )
-        return connection.changes()
+        return settle_seeds(connection, context.agent_id, self.seeds)
 
 
 @attrs.frozen

@@ -1,11 +1,12 @@
 """Maintenance: timed, bounded passes that keep projections and bookkeeping current.
 
-Today a pass publishes the vector projection when it changed (atomically, see
+A pass publishes the vector projection when it changed (atomically, see
 cairn.vectors.publish), flushes buffered audit rows, prunes expired and over-cap late
-results and audit rows (a bounded number per pass), and settles dirty work. Merge,
-supersede-by-contradiction and reflection passes plug in here. Purging forgotten text
-from the disk is not a timed step: the runtime's scrubber does it as soon as the forget
-commits (cairn.runtime.scrubbing).
+results and audit rows (a bounded number per pass), and works a bounded batch of dirty
+claims through the passes of cairn.maintenance (plan on a snapshot, apply through the
+write coordinator under the fence captured at the start, settle each seed at the
+generation it read). Purging forgotten text from the disk is not a timed step: the
+runtime's scrubber does it as soon as the forget commits (cairn.runtime.scrubbing).
 """
 
 from __future__ import annotations
@@ -13,22 +14,35 @@ from __future__ import annotations
 import collections
 import datetime as dt
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
 
+from cairn.clock import DomainClock
 from cairn.domain.ids import AgentId
 from cairn.errors import RuntimeClosedError, StoreError, VectorIndexError
+from cairn.maintenance.passes import MaintenancePass, PassResult, SeedOutcome, Work
 from cairn.runtime.backoff import Backoff
+from cairn.runtime.database import Database
+from cairn.runtime.fence import AgentFence
 from cairn.runtime.projection import Projection
 from cairn.runtime.threads import Limiters, run_in_thread
-from cairn.runtime.writes import AppendAudit, PruneRetention, SettleDirty, WriteQueue
+from cairn.runtime.writes import (
+    AppendAudit,
+    ApplyMaintenance,
+    PruneRetention,
+    SettleDirty,
+    WriteQueue,
+)
+from cairn.store.dirty import load_seeds
 from cairn.store.requests import Retention
 from cairn.vectors.manager import VectorStoreManager
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
+
+    from cairn.domain.identity import ExecutionIdentity
 
 __all__ = ["AuditBuffer", "MaintenanceActor"]
 
@@ -73,6 +87,12 @@ class MaintenanceActor:
     audit: AuditBuffer
     interval_s: float
     retention: Retention
+    database: Database
+    fence: AgentFence
+    clock: DomainClock
+    dirty_passes: tuple[MaintenancePass[Any], ...] = ()
+    seed_batch: int = 64
+    """Dirty claims worked per pass: bounded so a pass never holds the writer long."""
     passes: int = 0
     settled: int = 0
     pruned: int = 0
@@ -151,7 +171,49 @@ class MaintenanceActor:
                 self._audit_since_trim += len(rows)
 
     async def _settle(self) -> None:
-        self.settled += await self.writes.commit(SettleDirty())
+        """Work one batch of dirty claims through every pass, then settle it.
+
+        The fence is captured once: a stop, clear or switch during the batch cancels it
+        here and the coordinator refuses its commits anyway. A seed a pass answers
+        ``RETRY`` for stays dirty.
+        """
+        agent_id = self.agent_id
+        seeds = await self.database.read(
+            lambda reader: load_seeds(reader.connection, agent_id, self.seed_batch)
+        )
+        if not seeds:
+            return
+        identity = self.fence.current()
+        retry: set[int] = set()
+        with self.fence.pass_scope(identity):
+            work = Work(agent_id, self.clock.now(), tuple(seeds))
+            for step in self.dirty_passes:
+                await trio.lowlevel.checkpoint()
+                result = await self._run_step(step, work, identity)
+                retry.update(
+                    rowid
+                    for rowid, outcome in result.outcomes.items()
+                    if outcome is SeedOutcome.RETRY
+                )
+            settled = tuple(seed for seed in seeds if seed.claim_rowid not in retry)
+            self.settled += await self.writes.commit(SettleDirty(settled))
+
+    async def _run_step(
+        self, step: MaintenancePass[Any], work: Work, identity: ExecutionIdentity
+    ) -> PassResult:
+        plan = await self.database.read(
+            lambda reader: step.plan(reader.connection, work)
+        )
+        if plan is None:
+            return PassResult()
+        question = step.question(plan)
+        if question is not None:
+            plan = step.answered(plan, None)
+            if plan is None:
+                return PassResult()
+        return await self.writes.commit(
+            ApplyMaintenance(step=step, work=work, plan=plan, identity=identity)
+        )
 
     async def _prune(self) -> None:
         since = self._audit_since_trim
