@@ -18,6 +18,7 @@ from cairn.errors import CairnError
 from cairn.stress.history import Call, History, Outcome
 from cairn.stress.markers import MARKER_PATTERN
 from cairn.stress.model import ForgetEffect, Restored
+from cairn.stress.scheduling import YieldInjector
 from cairn.stress.workload import Kind, Operation
 
 if TYPE_CHECKING:
@@ -123,6 +124,12 @@ class Executor:
     """Export and import (the embedded memory only)."""
     directive_ids: dict[str, str] = attrs.field(factory=dict)
     """Marker → directive ID of an acknowledged directive."""
+    injector: YieldInjector | None = None
+    """Seeded yields at every await point of a call (None: calls run straight on)."""
+
+    async def _pause(self, client: int) -> None:
+        if self.injector is not None:
+            await self.injector.pause(client)
 
     def scan(self, agent: str, text: str, where: str) -> None:
         for marker in MARKER_PATTERN.findall(text):
@@ -137,10 +144,13 @@ class Executor:
             self.scan(agent, item.text, f"recall item {item.id}")
 
     async def run(self, api: MemoryApi, operation: Operation, client: int) -> Call:
+        await self._pause(client)
         call = self.history.invoke(operation, client)
         try:
             with trio.fail_after(self.call_budget_s):
-                outcome, detail, result = await self._perform(api, operation)
+                await self._pause(client)
+                outcome, detail, result = await self._perform(api, operation, client)
+                await self._pause(client)
         except trio.TooSlowError:
             self.hangs.append(call)
             self.history.complete(call, Outcome.UNKNOWN, "no answer within budget")
@@ -161,23 +171,25 @@ class Executor:
         return call
 
     async def _perform(
-        self, api: MemoryApi, operation: Operation
+        self, api: MemoryApi, operation: Operation, client: int
     ) -> tuple[Outcome, str, Any]:
         kind = operation.kind
         if kind in _TURNS:
-            return await self._send(api, operation)
+            return await self._send(api, operation, client)
         if kind in {Kind.DIRECTIVE, Kind.REVOKE}:
             return await self._directive(api, operation)
         if kind in {Kind.EXPORT, Kind.IMPORT}:
             return await self._backup(operation)
         if kind is Kind.FORGET:
-            return await self._forget(api, operation.agent, _given(operation.target))
+            return await self._forget(
+                api, operation.agent, _given(operation.target), client
+            )
         if kind in {Kind.ARCHIVE, Kind.UNARCHIVE}:
             return await self._lifecycle(api, operation)
         return await self._act(api, operation)
 
     async def _send(
-        self, api: MemoryApi, operation: Operation
+        self, api: MemoryApi, operation: Operation, client: int
     ) -> tuple[Outcome, str, Any]:
         agent, source = operation.agent, operation
         if operation.kind is Kind.REPLAY:
@@ -189,6 +201,7 @@ class Executor:
                 _given(operation.session_id),
                 forked_from=(_given(parent.session_id), _given(parent.event_id)),
             )
+            await self._pause(client)
         report = await api.ingest(agent, [turn_of(source)])
         result = report.results[0]
         if result.outcome is IntakeOutcome.REJECTED:
@@ -266,9 +279,10 @@ class Executor:
         return Outcome.OK, "", None
 
     async def _forget(
-        self, api: MemoryApi, agent: str, marker: str
+        self, api: MemoryApi, agent: str, marker: str, client: int
     ) -> tuple[Outcome, str, Any]:
         recall = await api.recall(agent, marker, wait_s=self.recall_wait_s)
+        await self._pause(client)
         self.scan_recall(agent, recall)
         carrying = [item for item in recall.items if marker in item.text]
         if not carrying:
