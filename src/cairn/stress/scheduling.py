@@ -18,9 +18,9 @@ only yield to each other, whatever else is runnable; and a pytest process (which
 Hypothesis) schedules the same as ``cairn stress``.
 
 :class:`YieldInjector` adds a seeded number of ``trio.lowlevel.checkpoint()`` calls at
-each of a client's await points, from a random stream of that client's own, so the
-count does not depend on what the other clients did: a different seed moves every
-client by a different number of passes.
+each of a client's await points, a function of where it is (client, call, point), so the
+count does not depend on what the other clients did or what a call answered: a
+different seed moves every client by a different number of passes.
 
 What a seed fixes: the operations (the workload's own seed), every client's yield
 pattern, and trio's coin for each pass. What it cannot fix: when a thread finishes. So
@@ -31,6 +31,7 @@ then on the seed shapes it without deciding it.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
 import random
 from typing import TYPE_CHECKING
@@ -91,22 +92,21 @@ def seeded_scheduler(seed: int) -> Iterator[None]:
         batch_random.setstate(saved_state)
 
 
-@attrs.define
+@attrs.frozen
 class YieldInjector:
-    """Before and after each call and between the parts of one, a client yields a seeded
-    number (0 to ``most``) of times."""
+    """At each await point of a call, a client yields a seeded number (0 to ``most``)
+    of times: a function of the seed, the client, which of its calls it is and which
+    point of the call, so nothing that happened before (a call refused early, an answer
+    that came late) changes how often it yields later."""
 
     seed: int
     most: int = 3
-    _streams: dict[int, random.Random] = attrs.field(factory=dict, init=False)
 
-    def _stream(self, client: int) -> random.Random:
-        stream = self._streams.get(client)
-        if stream is None:
-            # A string seed is hashed the same way on every run and Python version.
-            stream = self._streams[client] = random.Random(f"{self.seed}:{client}")
-        return stream
+    def yields(self, client: int, call: int, point: int) -> int:
+        key = f"{self.seed}:{client}:{call}:{point}".encode()
+        digest = hashlib.blake2b(key, digest_size=8).digest()
+        return int.from_bytes(digest, "big") % (self.most + 1)
 
-    async def pause(self, client: int) -> None:
-        for _ in range(self._stream(client).randint(0, self.most)):
+    async def pause(self, client: int, call: int, point: int) -> None:
+        for _ in range(self.yields(client, call, point)):
             await trio.lowlevel.checkpoint()
