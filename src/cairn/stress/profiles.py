@@ -76,7 +76,7 @@ PROFILES: Final = {
             fault_trials=100,
             load_seconds=30.0,
             load_clients=16,
-            schedule_seeds=20,
+            schedule_seeds=16,
             schedule_operations=200,
         ),
         Profile(
