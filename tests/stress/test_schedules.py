@@ -13,11 +13,12 @@ import trio
 import trio._core._run as trio_run
 
 from cairn.domain.outcomes import RememberOutcome, RememberResult
+from cairn.runtime.database import Database
 from cairn.runtime.memory import Memory
 from cairn.stress.embedders import DIMENSION
 from cairn.stress.harness import run_stress
 from cairn.stress.history import History
-from cairn.stress.markers import MarkerSource
+from cairn.stress.markers import MARKER_PATTERN, MarkerSource
 from cairn.stress.profiles import Profile
 from cairn.stress.runner import RunResult, stress_memory
 from cairn.stress.schedules import run_scheduled
@@ -240,3 +241,21 @@ async def test_a_failure_names_both_seeds_and_its_trial_replays_it(
     }
     # The failing batch's directory is kept for inspection.
     assert list((tmp_path / "one" / "schedules").glob("batch-*/data"))
+
+
+async def test_forgotten_text_left_on_disk_is_charged_to_the_trial_that_wrote_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file scan runs once for the batch; each finding still names its trial."""
+
+    async def no_checkpoint(self: Database, *, quiesce: bool = False) -> bool:
+        return True  # says the WAL was cut, leaves it as it is
+
+    monkeypatch.setattr(Database, "truncate_wal", no_checkpoint)
+    report = await run_stress(tmp_path, 3, SMALL, modes=("schedules",))
+    on_disk = [v for v in report.violations if v.invariant == "I7"]
+    assert on_disk, [v.as_json() for v in report.violations]
+    for violation in on_disk:
+        (marker,) = MARKER_PATTERN.findall(violation.message)
+        assert any(f" t{violation.trial}-" in line for line in violation.history)
+        assert any(marker in line for line in violation.history)

@@ -24,7 +24,6 @@ the trial whose agent or marker it names, else to the batch's first trial, sayin
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import shutil
 from pathlib import Path
@@ -244,10 +243,7 @@ async def _run_batch(
     """Run trials from the front of ``pending`` in one directory while they fit it."""
     data = batch.directory / "data"
     findings: list[Finding] = []
-    async with contextlib.AsyncExitStack() as stack:
-        memory = await stack.enter_async_context(
-            stress_memory(data, HashingEmbedder(DIMENSION))
-        )
+    async with stress_memory(data, HashingEmbedder(DIMENSION)) as memory:
         while pending and len(batch.runs) < SEEDS_PER_BATCH:
             trial, workload = pending[0]
             if batch.runs and not batch.admits(workload):
@@ -266,6 +262,9 @@ async def _run_batch(
                 result.findings.append(
                     ("TE", f"the run crashed: {describe_error(error)}")
                 )
+                batch.add(trial, result)
+                # The memory may be left in any state: the next trial starts a batch.
+                break
             batch.add(trial, result)
             state = result.findings[0][1] if result.failed else "ok"
             progress(
