@@ -1,7 +1,9 @@
 """``cairn stress``: every mode of a profile, each trial with a seed derived from the run's
 seed, so ``--seed N --profile P`` replays the same trials (``--mode`` and ``--trial``
 narrow it to one). A failing workload trial is shrunk to the shortest history that still
-shows it; its data directory is kept, passing ones are removed."""
+shows it; its data directory is kept, passing ones are removed. A schedules trial is not
+shrunk (fewer operations would be another interleaving): its violation names both of
+its seeds and its trial."""
 
 from __future__ import annotations
 
