@@ -17,7 +17,8 @@ pytestmark = pytest.mark.subprocess
 
 # A fixed seed: CI runs the same trials every time (a failure replays with it).
 SEED = 20261202
-# The whole profile takes about three minutes on a quiet 2-core machine.
+# The whole profile takes about four minutes on a quiet 2-core machine (the schedules
+# mode about one).
 BOUND_S = 600
 
 

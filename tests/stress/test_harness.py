@@ -29,6 +29,8 @@ SMALL = Profile(
     fault_trials=0,
     load_seconds=0,
     load_clients=0,
+    schedule_seeds=2,
+    schedule_operations=60,
 )
 
 

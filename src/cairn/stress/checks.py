@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import io
+import re
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -17,7 +18,7 @@ from cairn.runtime.transfer import export_memory
 from cairn.runtime.upkeep import check
 from cairn.store.evidence import load_events
 from cairn.stress.embedders import embedders_by_key
-from cairn.stress.markers import holds_marker
+from cairn.stress.markers import holds_marker, marker_tail
 from cairn.vectors.codec import decode_vector
 
 if TYPE_CHECKING:
@@ -36,6 +37,9 @@ __all__ = [
     "check_files",
     "files_holding",
 ]
+
+_TAIL = re.compile(rb"[a-z]{6}")
+_WORD_END = re.compile(rb"[a-z]{6}(?![a-z])")
 
 Finding = tuple[str, str]
 """(invariant, what was found)."""
@@ -204,8 +208,17 @@ def files_holding(root: Path, markers: Iterable[str]) -> dict[str, list[str]]:
     for path in root.rglob("*"):
         if not path.is_file():
             continue
-        blob = path.read_bytes()
+        blob = path.read_bytes().lower()
+        # One pass per file: a six-letter tail is held exactly when it ends a run of
+        # letters, so collect every run's last six letters once instead of searching
+        # the file again for each marker (thousands of them in a schedules batch).
+        word_ends = set(_WORD_END.findall(blob))
         for marker in wanted:
-            if holds_marker(blob, marker):
+            tail = marker_tail(marker).encode()
+            if _TAIL.fullmatch(tail):
+                held = tail in word_ends
+            else:
+                held = holds_marker(blob, marker)
+            if held:
                 found.setdefault(marker, []).append(str(path))
     return found

@@ -18,6 +18,7 @@ from cairn.errors import CairnError
 from cairn.stress.history import Call, History, Outcome
 from cairn.stress.markers import MARKER_PATTERN
 from cairn.stress.model import ForgetEffect, Restored
+from cairn.stress.scheduling import YieldInjector
 from cairn.stress.workload import Kind, Operation
 
 if TYPE_CHECKING:
@@ -25,6 +26,9 @@ if TYPE_CHECKING:
     from cairn.retrieval.types import Recall
 
 __all__ = ["Executor", "turn_of"]
+
+_Where = tuple[int, int]
+"""(client, how many calls that client started before this one)."""
 
 _EPOCH = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
 
@@ -123,6 +127,14 @@ class Executor:
     """Export and import (the embedded memory only)."""
     directive_ids: dict[str, str] = attrs.field(factory=dict)
     """Marker → directive ID of an acknowledged directive."""
+    injector: YieldInjector | None = None
+    """Seeded yields at every await point of a call (None: calls run straight on)."""
+    _turns: dict[int, int] = attrs.field(factory=dict, init=False)
+    """Client → calls it has started (each client runs its calls one after another)."""
+
+    async def _pause(self, where: _Where, point: int) -> None:
+        if self.injector is not None:
+            await self.injector.pause(*where, point)
 
     def scan(self, agent: str, text: str, where: str) -> None:
         for marker in MARKER_PATTERN.findall(text):
@@ -137,10 +149,16 @@ class Executor:
             self.scan(agent, item.text, f"recall item {item.id}")
 
     async def run(self, api: MemoryApi, operation: Operation, client: int) -> Call:
+        turn = self._turns.get(client, 0)
+        self._turns[client] = turn + 1
+        where = (client, turn)
+        await self._pause(where, 0)
         call = self.history.invoke(operation, client)
         try:
             with trio.fail_after(self.call_budget_s):
-                outcome, detail, result = await self._perform(api, operation)
+                await self._pause(where, 1)
+                outcome, detail, result = await self._perform(api, operation, where)
+                await self._pause(where, 2)
         except trio.TooSlowError:
             self.hangs.append(call)
             self.history.complete(call, Outcome.UNKNOWN, "no answer within budget")
@@ -161,23 +179,25 @@ class Executor:
         return call
 
     async def _perform(
-        self, api: MemoryApi, operation: Operation
+        self, api: MemoryApi, operation: Operation, where: _Where
     ) -> tuple[Outcome, str, Any]:
         kind = operation.kind
         if kind in _TURNS:
-            return await self._send(api, operation)
+            return await self._send(api, operation, where)
         if kind in {Kind.DIRECTIVE, Kind.REVOKE}:
             return await self._directive(api, operation)
         if kind in {Kind.EXPORT, Kind.IMPORT}:
             return await self._backup(operation)
         if kind is Kind.FORGET:
-            return await self._forget(api, operation.agent, _given(operation.target))
+            return await self._forget(
+                api, operation.agent, _given(operation.target), where
+            )
         if kind in {Kind.ARCHIVE, Kind.UNARCHIVE}:
             return await self._lifecycle(api, operation)
         return await self._act(api, operation)
 
     async def _send(
-        self, api: MemoryApi, operation: Operation
+        self, api: MemoryApi, operation: Operation, where: _Where
     ) -> tuple[Outcome, str, Any]:
         agent, source = operation.agent, operation
         if operation.kind is Kind.REPLAY:
@@ -189,6 +209,7 @@ class Executor:
                 _given(operation.session_id),
                 forked_from=(_given(parent.session_id), _given(parent.event_id)),
             )
+            await self._pause(where, 3)
         report = await api.ingest(agent, [turn_of(source)])
         result = report.results[0]
         if result.outcome is IntakeOutcome.REJECTED:
@@ -266,9 +287,10 @@ class Executor:
         return Outcome.OK, "", None
 
     async def _forget(
-        self, api: MemoryApi, agent: str, marker: str
+        self, api: MemoryApi, agent: str, marker: str, where: _Where
     ) -> tuple[Outcome, str, Any]:
         recall = await api.recall(agent, marker, wait_s=self.recall_wait_s)
+        await self._pause(where, 3)
         self.scan_recall(agent, recall)
         carrying = [item for item in recall.items if marker in item.text]
         if not carrying:

@@ -1,7 +1,9 @@
 """``cairn stress``: every mode of a profile, each trial with a seed derived from the run's
 seed, so ``--seed N --profile P`` replays the same trials (``--mode`` and ``--trial``
 narrow it to one). A failing workload trial is shrunk to the shortest history that still
-shows it; its data directory is kept, passing ones are removed."""
+shows it; its data directory is kept, passing ones are removed. A schedules trial is not
+shrunk (fewer operations would be another interleaving): its violation names both of
+its seeds and its trial."""
 
 from __future__ import annotations
 
@@ -9,7 +11,6 @@ import contextlib
 import hashlib
 import shutil
 import tempfile
-import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,8 +22,9 @@ from cairn.stress.history import History
 from cairn.stress.load import run_load
 from cairn.stress.markers import MARKER_PATTERN
 from cairn.stress.model import calls_touching
-from cairn.stress.report import ModeResult, StressReport, Violation
+from cairn.stress.report import ModeResult, StressReport, Violation, describe_error
 from cairn.stress.runner import RunResult, run_in_process, run_over_socket
+from cairn.stress.schedules import ScheduleTrial, run_schedules
 from cairn.stress.shrink import shrink
 from cairn.stress.workload import generate
 
@@ -34,7 +36,15 @@ if TYPE_CHECKING:
 
 __all__ = ["MODES", "run_stress", "trial_seed"]
 
-MODES = ("workload", "socket", "crash-points", "kill-trials", "faults", "load")
+MODES = (
+    "workload",
+    "socket",
+    "schedules",
+    "crash-points",
+    "kill-trials",
+    "faults",
+    "load",
+)
 SHRINK_ATTEMPTS = 24
 SHRINK_BUDGET_S = 120.0
 
@@ -68,15 +78,6 @@ def _short_directory() -> Iterator[Path]:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
-
-
-def _describe(error: BaseException) -> str:
-    """The innermost errors of a crash, with where each was raised."""
-    if isinstance(error, BaseExceptionGroup):
-        return "; ".join(_describe(inner) for inner in error.exceptions)
-    frames = traceback.extract_tb(error.__traceback__)
-    where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
-    return f"{type(error).__name__}: {error}{where}"
 
 
 def _evidence(result: RunResult, message: str) -> tuple[str, ...]:
@@ -138,7 +139,9 @@ async def _workload_mode(
                 return await run_in_process(directory / "data", workload)
             except Exception as error:  # noqa: BLE001 - any crash of a run is a finding
                 crashed = RunResult(workload, History())
-                crashed.findings.append(("TE", f"the run crashed: {_describe(error)}"))
+                crashed.findings.append(
+                    ("TE", f"the run crashed: {describe_error(error)}")
+                )
                 return crashed
 
         workload_seed = trial_seed(seed, name, trial)
@@ -163,6 +166,39 @@ async def _workload_mode(
         else:
             shutil.rmtree(trial_root, ignore_errors=True)
             progress(f"{name} trial {trial}: ok ({len(result.history.calls)} calls)")
+    return mode
+
+
+async def _schedules_mode(
+    root: Path,
+    seed: int,
+    profile: Profile,
+    trials: Sequence[int],
+    progress: Callable[[str], None],
+) -> ModeResult:
+    mode = ModeResult("schedules")
+    chosen = [
+        ScheduleTrial(
+            number,
+            trial_seed(seed, "schedules", number),
+            trial_seed(seed, "schedules-scheduler", number),
+        )
+        for number in trials
+    ]
+    for trial, result in await run_schedules(root, chosen, profile, progress):
+        _count(mode, result)
+        mode.violations.extend(
+            Violation(
+                invariant,
+                message,
+                "schedules",
+                trial.workload_seed,
+                _evidence(result, message),
+                scheduler_seed=trial.scheduler_seed,
+                trial=trial.trial,
+            )
+            for invariant, message in result.findings
+        )
     return mode
 
 
@@ -197,6 +233,10 @@ async def run_stress(
             result = await _workload_mode(
                 name, mode_root, seed, profile, trials, progress, shrink_attempts
             )
+        elif name == "schedules":
+            count = profile.schedule_seeds
+            trials = range(count) if trial is None else [trial]
+            result = await _schedules_mode(mode_root, seed, profile, trials, progress)
         else:
             result = await _EXTERNAL[name](mode_root, seed, profile)
         result.seconds = trio.current_time() - started

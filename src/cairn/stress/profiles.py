@@ -36,6 +36,10 @@ class Profile:
     load_seconds: float
     """How long the socket load test runs."""
     load_clients: int
+    schedule_seeds: int
+    """Scheduler seeds of the schedules mode, each with its own short workload."""
+    schedule_operations: int
+    """Operations per scheduler seed (over all clients)."""
 
 
 PROFILES: Final = {
@@ -55,6 +59,8 @@ PROFILES: Final = {
             fault_trials=12,
             load_seconds=5.0,
             load_clients=8,
+            schedule_seeds=4,
+            schedule_operations=200,
         ),
         Profile(
             "ci",
@@ -70,6 +76,8 @@ PROFILES: Final = {
             fault_trials=100,
             load_seconds=30.0,
             load_clients=16,
+            schedule_seeds=16,
+            schedule_operations=200,
         ),
         Profile(
             "long",
@@ -85,6 +93,8 @@ PROFILES: Final = {
             fault_trials=0,
             load_seconds=600.0,
             load_clients=16,
+            schedule_seeds=500,
+            schedule_operations=200,
         ),
     )
 }

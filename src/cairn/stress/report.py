@@ -3,11 +3,12 @@ and every violation with the seed and the shortest history that shows it."""
 
 from __future__ import annotations
 
+import traceback
 from typing import Any
 
 import attrs
 
-__all__ = ["INVARIANTS", "ModeResult", "StressReport", "Violation"]
+__all__ = ["INVARIANTS", "ModeResult", "StressReport", "Violation", "describe_error"]
 
 INVARIANTS = {
     "I1": "no lost acknowledged write",
@@ -22,6 +23,15 @@ INVARIANTS = {
 }
 
 
+def describe_error(error: BaseException) -> str:
+    """The innermost errors of a crash, with where each was raised."""
+    if isinstance(error, BaseExceptionGroup):
+        return "; ".join(describe_error(inner) for inner in error.exceptions)
+    frames = traceback.extract_tb(error.__traceback__)
+    where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+    return f"{type(error).__name__}: {error}{where}"
+
+
 @attrs.frozen
 class Violation:
     invariant: str
@@ -31,6 +41,10 @@ class Violation:
     seed: int
     history: tuple[str, ...] = ()
     """The shortest history found that shows it, one line per event."""
+    scheduler_seed: int | None = None
+    """The seed of the interleaving (the schedules mode; ``seed`` is the operations')."""
+    trial: int | None = None
+    """The trial that showed it (``--trial`` replays it), where a mode numbers them."""
 
     def __attrs_post_init__(self) -> None:
         if self.invariant not in INVARIANTS:
@@ -44,6 +58,13 @@ class Violation:
             "mode": self.mode,
             "seed": self.seed,
             "history": list(self.history),
+        } | {
+            name: value
+            for name, value in (
+                ("scheduler_seed", self.scheduler_seed),
+                ("trial", self.trial),
+            )
+            if value is not None
         }
 
 

@@ -44,7 +44,21 @@ if TYPE_CHECKING:
     from cairn.api.protocol import MemoryApi
     from cairn.stress.workload import Operation
 
-__all__ = ["RunResult", "run_in_process", "run_over_socket"]
+__all__ = [
+    "CALL_BUDGET_S",
+    "STOP_BUDGET_S",
+    "AgentBackups",
+    "RunResult",
+    "executor_findings",
+    "executor_for",
+    "import_round_trip",
+    "publish_projections",
+    "run_in_process",
+    "run_over_socket",
+    "run_phase",
+    "settle",
+    "stress_memory",
+]
 
 # Generous next to the engine's own budgets: a call that takes longer is a hang (I8).
 CALL_BUDGET_S = 60.0
@@ -75,12 +89,12 @@ class RunResult:
         return bool(self.findings)
 
 
-def _executor(workload: Workload, history: History) -> Executor:
+def executor_for(workload: Workload, history: History) -> Executor:
     owners = {op.marker: op.agent for op in workload.operations() if op.marker}
     return Executor(history, owners, CALL_BUDGET_S)
 
 
-def _executor_findings(executor: Executor) -> list[Finding]:
+def executor_findings(executor: Executor) -> list[Finding]:
     findings: list[Finding] = [
         ("I3", f"{leak.agent} saw {leak.marker} of {leak.owner} in {leak.where}")
         for leak in executor.leaks
@@ -96,7 +110,7 @@ def _executor_findings(executor: Executor) -> list[Finding]:
     return findings
 
 
-async def _phase(
+async def run_phase(
     apis: list[MemoryApi], lanes: tuple[tuple[Operation, ...], ...], executor: Executor
 ) -> None:
     async def lane(client: int, operations: tuple[Operation, ...]) -> None:
@@ -109,7 +123,7 @@ async def _phase(
             nursery.start_soon(lane, client, operations)
 
 
-async def _settle(api: MemoryApi) -> None:
+async def settle(api: MemoryApi) -> None:
     with trio.fail_after(STOP_BUDGET_S):
         await api.wait_idle()
 
@@ -124,12 +138,12 @@ async def _check(
     result.checked_erased = len(expected.erased)
     result.findings += await check_answers(api, expected, executor, wait_s=30.0)
     if memory is not None:
-        await _publish_projections(memory)
+        await publish_projections(memory)
         result.findings += await check_directory(memory, expected, executor)
-        result.findings += await _import_round_trip(memory, expected, executor)
+        result.findings += await import_round_trip(memory, expected, executor)
 
 
-async def _publish_projections(memory: Memory) -> None:
+async def publish_projections(memory: Memory) -> None:
     """Let every agent's projection catch up and be saved, so the files can be checked."""
     with trio.fail_after(STOP_BUDGET_S):
         for agent in await known_agents(memory):
@@ -138,7 +152,7 @@ async def _publish_projections(memory: Memory) -> None:
             await supervisor.run_maintenance_pass()
 
 
-async def _import_round_trip(
+async def import_round_trip(
     memory: Memory, expected: Expectations, executor: Executor
 ) -> list[Finding]:
     """Export everything, import it into an empty directory: nothing that went comes
@@ -146,11 +160,11 @@ async def _import_round_trip(
     export = memory.path.parent / "export.jsonl"
     with export.open("w", encoding="utf-8") as sink:
         await export_memory(memory, sink)
-    async with _memory(
+    async with stress_memory(
         memory.path.parent / "imported", HashingEmbedder(DIMENSION)
     ) as imported:
         await import_memory(imported, export)
-        await _settle(imported)
+        await settle(imported)
         findings = await check_answers(
             imported, expected, executor, wait_s=30.0, directives=False
         )
@@ -158,7 +172,9 @@ async def _import_round_trip(
 
 
 @contextlib.asynccontextmanager
-async def _memory(data_dir: Path, embedder: HashingEmbedder) -> AsyncIterator[Memory]:
+async def stress_memory(
+    data_dir: Path, embedder: HashingEmbedder
+) -> AsyncIterator[Memory]:
     async with open_memory(
         data_dir, CONFIG, clock=FixedDomainClock(), embedder=embedder
     ) as memory:
@@ -166,7 +182,7 @@ async def _memory(data_dir: Path, embedder: HashingEmbedder) -> AsyncIterator[Me
 
 
 @attrs.define
-class _Backups:
+class AgentBackups:
     """Each agent's latest export, in the run's directory, and what it holds."""
 
     directory: Path
@@ -220,7 +236,7 @@ def _recallable_markers(export: str) -> set[str]:
 async def run_in_process(data_dir: Path, workload: Workload) -> RunResult:
     history = History()
     result = RunResult(workload, history)
-    executor = _executor(workload, history)
+    executor = executor_for(workload, history)
     embedders = [HashingEmbedder(DIMENSION), ReversedHashingEmbedder(DIMENSION)]
     active = 0
 
@@ -228,26 +244,26 @@ async def run_in_process(data_dir: Path, workload: Workload) -> RunResult:
         supervisor = await runtime_core(memory).registry.get(agent)
         await supervisor.run_maintenance_pass()
 
-    backups = _Backups(data_dir.parent)
+    backups = AgentBackups(data_dir.parent)
     executor.backups = backups
-    memory_scope = _memory(data_dir, embedders[active])
+    memory_scope = stress_memory(data_dir, embedders[active])
     memory = await memory_scope.__aenter__()
     try:
         for phase in workload.phases:
             backups.memory = memory
             executor.maintenance = lambda agent, m=memory: maintain(m, agent)
-            await _phase([memory], phase.clients, executor)
-            await _settle(memory)
+            await run_phase([memory], phase.clients, executor)
+            await settle(memory)
             if phase.switch_after:
                 active = 1 - active
                 await memory.use_embedder(embedders[active])
                 result.switches += 1
             if phase.restart_after:
                 await memory_scope.__aexit__(None, None, None)
-                memory_scope = _memory(data_dir, embedders[active])
+                memory_scope = stress_memory(data_dir, embedders[active])
                 memory = await memory_scope.__aenter__()
                 result.restarts += 1
-        await _settle(memory)
+        await settle(memory)
         try:
             await memory.drain(timeout_s=STOP_BUDGET_S)
         except DrainTimeoutError as error:
@@ -259,10 +275,10 @@ async def run_in_process(data_dir: Path, workload: Workload) -> RunResult:
         await memory_scope.__aexit__(None, None, None)
     # Checked after a clean stop and a fresh open: what was acknowledged survives the
     # restart, and the files on disk (the saved vector projection included) agree.
-    async with _memory(data_dir, embedders[active]) as memory:
-        await _settle(memory)
+    async with stress_memory(data_dir, embedders[active]) as memory:
+        await settle(memory)
         await _check(memory, result, executor, memory)
-    result.findings += _executor_findings(executor)
+    result.findings += executor_findings(executor)
     return result
 
 
@@ -292,7 +308,7 @@ async def run_over_socket(
     socket has no call for one; a restart is a real stop and start)."""
     history = History()
     result = RunResult(workload, history)
-    executor = _executor(workload, history)
+    executor = executor_for(workload, history)
     log = data_dir.parent / f"{data_dir.name}.server.log"
     server = await start_server(data_dir, socket, log, _connections(clients))
     try:
@@ -302,8 +318,8 @@ async def run_over_socket(
                     await stack.enter_async_context(open_unix_client(socket))
                     for _ in range(clients)
                 ]
-                await _phase(apis, phase.clients, executor)
-                await _settle(apis[0])
+                await run_phase(apis, phase.clients, executor)
+                await settle(apis[0])
             if phase.restart_after:
                 result.findings += await _stop_server(server)
                 server = await start_server(
@@ -311,15 +327,15 @@ async def run_over_socket(
                 )
                 result.restarts += 1
         async with open_unix_client(socket) as client:
-            await _settle(client)
+            await settle(client)
             await _check(client, result, executor, None)
     finally:
         result.findings += await _stop_server(server)
     # What only the data directory shows, with the server gone; and the server's log.
-    async with _memory(data_dir, HashingEmbedder(DIMENSION)) as memory:
+    async with stress_memory(data_dir, HashingEmbedder(DIMENSION)) as memory:
         await _check(memory, result, executor, memory)
     logged = await trio.Path(log).read_text(errors="replace")
     for marker in MARKER_PATTERN.findall(logged):
         result.findings.append(("I7", f"the server log holds {marker}"))
-    result.findings += _executor_findings(executor)
+    result.findings += executor_findings(executor)
     return result
