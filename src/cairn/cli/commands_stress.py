@@ -84,7 +84,9 @@ def stress(
     ] = None,
     trial: Annotated[
         int | None,
-        typer.Option(help="Run only this trial of the workload, socket or schedules mode (a replay)."),
+        typer.Option(
+            help="Run only this trial of the workload, socket or schedules mode (a replay)."
+        ),
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
