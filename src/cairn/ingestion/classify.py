@@ -147,7 +147,7 @@ _HEARTBEAT = _Lexicon(
     正常 检测 存活 在线 状态 发送 收到 你 还
     """,
     strong="""
-    heartbeat heartbeats heartbeat_ok keepalive keep_alive ping pong hb tick
+    heartbeat heartbeats heartbeat_ok keepalive keep_alive ping pong hb tick health
     healthcheck health_check 心跳 在吗 在不在
     """,
 )
@@ -265,6 +265,7 @@ _TRACE_LINE = re.compile(
     r"|^[\w.]+\(0x[0-9a-f, ]*\)$"
     r"|^(?:[a-zA-Z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Warning|Interrupt|Exit)\b"
     r"|^[\w.]+\.[\w<>$]+\(.*\)$"
+    r"|^exit status \d+$"
 )
 
 
