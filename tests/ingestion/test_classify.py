@@ -114,3 +114,12 @@ def test_the_labelled_corpus_is_classified_as_labelled() -> None:
         and classify_turn(row["text"], EventKind(row["kind"])).is_noise
     ]
     assert hidden == []
+
+
+def test_a_turn_past_what_the_rules_read_is_content() -> None:
+    log = "2026-01-05 09:00:01 INFO sync.worker: batch done\n"
+    assert classify_turn(log * 400, EventKind.MESSAGE) is LOG
+    # More lines, or one line longer than any log record: kept as content, unread.
+    assert classify_turn(log * 401, EventKind.MESSAGE) is CONTENT
+    assert classify_turn(log + "INFO:root:" + "x" * 1000, EventKind.MESSAGE) is CONTENT
+    assert classify_turn("👍" * 1001, EventKind.MESSAGE) is CONTENT

@@ -21,9 +21,11 @@ from cairn.domain.evidence import EventKind, EvidenceClass
 __all__ = ["classify_turn"]
 
 _CLASSIFIED_KINDS = frozenset({EventKind.MESSAGE, EventKind.TOOL_RESULT})
-# Past this size a turn is a pasted document, classified from its lines all the same; the
-# line rules are linear, so the bound only keeps the per-turn work predictable.
+# A turn of more lines, or with a longer line, is content without reading further: log
+# records and frames are short, and the bound keeps the writer's work per turn small
+# (about 3 ms for a 1,000-character line of the costliest shape).
 _MAX_LINES = 400
+_MAX_LINE_CHARS = 1_000
 
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 # Latin words (with an inner apostrophe or underscore) and CJK runs; digits and symbols
@@ -122,7 +124,8 @@ _ACK_PHRASES = (
 
 
 def _acknowledgement(words: list[str]) -> bool:
-    latin: list[str] = []
+    """The words are acknowledgement phrases and filler, and at least one phrase."""
+    rest: list[str] = []
     index = 0
     phrase = False
     while index < len(words):
@@ -132,11 +135,12 @@ def _acknowledgement(words: list[str]) -> bool:
                 phrase = True
                 break
         else:
-            latin.append(words[index])
+            rest.append(words[index])
             index += 1
-    if not latin:
+    if not rest:
         return phrase
-    return _ACK.covers(latin) or (phrase and all(w in _ACK.words for w in latin))
+    # After a phrase, filler alone is enough ("thank you so much").
+    return _ACK.covers(rest) or (phrase and all(map(_ACK.contains, rest)))
 
 
 # -- heartbeats ------------------------------------------------------------------------
@@ -256,7 +260,7 @@ _TRACE_LINE = re.compile(
     r'^\s+File "[^"]*", line \d+'
     r"|^During handling of the above exception"
     r"|^The above exception was the direct cause"
-    r"|^\s+at \S.*(?:\(.*\)|:\d+:\d+)\s*$"
+    r"|^\s+at \S.*(?:\)|:\d+:\d+)\s*$"
     r"|^Caused by: "
     r"|^\s*\.\.\. \d+ (?:more|common frames omitted)"
     r"|^\s+[\^~]+\s*$"
@@ -273,9 +277,7 @@ def _line_classes(text: str) -> list[EvidenceClass] | None:
     """The noise class of every non-blank line, or None when one line is content."""
     classes: list[EvidenceClass] = []
     in_trace = False
-    for number, line in enumerate(text.splitlines()):
-        if number >= _MAX_LINES:
-            break
+    for line in text.splitlines():
         if not line.strip():
             continue
         if _TRACE_START.search(line) or _TRACE_LINE.search(line):
@@ -322,11 +324,13 @@ def classify_turn(text: str, kind: EventKind) -> EvidenceClass:
     The role does not count: an "ok" says as little from the user as from the assistant,
     and a log line pasted by either is the same log line.
     """
-    if kind not in _CLASSIFIED_KINDS:
+    if kind not in _CLASSIFIED_KINDS or len(text) > _MAX_LINES * _MAX_LINE_CHARS:
+        return EvidenceClass.CONTENT
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) > _MAX_LINES or any(len(line) > _MAX_LINE_CHARS for line in lines):
         return EvidenceClass.CONTENT
     if not _has_words(text):
         return EvidenceClass.EMPTY
-    lines = [line for line in text.splitlines() if line.strip()]
     if len(lines) == 1:
         words = _words(text)
         # Digits carry information ("ok, 9"): only a turn without them is an "ok".

@@ -215,7 +215,8 @@ class Memory:
         that turn's contribution again (same request ID and blocks) without retrieving,
         unless a forget, clear or suppression committed since. Turns intake classified as
         noise (heartbeats, bare acknowledgements, log lines, tracebacks, progress output,
-        turns without words) are stored but not recalled unless ``include_noise``.
+        turns without words) are stored but not recalled unless ``include_noise`` (a
+        repeat of a ``turn_id`` answers the recorded contribution, as it was asked).
 
         ``k``, ``budget_bytes``, ``wait_s``, ``query_vector`` and ``as_of`` outside their
         ranges (cairn.api.bounds) raise ArgumentOutOfRangeError before anything runs.
