@@ -125,6 +125,7 @@ class MemoryApi(Protocol):
         query_vector: Iterable[float] | None = None,
         as_of: dt.datetime | None = None,
         turn_id: str | None = None,
+        include_noise: bool = False,
     ) -> Recall: ...
 
     async def fetch_recall(self, agent_id: str, request_id: str) -> Recall: ...
@@ -237,6 +238,7 @@ class BlockingMemoryApi(Protocol):
         query_vector: Iterable[float] | None = None,
         as_of: dt.datetime | None = None,
         turn_id: str | None = None,
+        include_noise: bool = False,
     ) -> Recall: ...
 
     def fetch_recall(self, agent_id: str, request_id: str) -> Recall: ...

@@ -75,6 +75,8 @@ class AgentStatus:
     extraction_batches_open: int = 0
     extraction_dead_letters: int = 0
     events_in_dead_letters: int = 0
+    # Stored turns (and segments) classified as noise: kept, but not recalled by default.
+    events_noise: int = 0
     epoch: int | None = None
     query_breaker: str | None = None
     vector_identity: EmbedderIdentity | None = None

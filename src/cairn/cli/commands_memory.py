@@ -400,6 +400,13 @@ def recall(
             show_default=False,
         ),
     ] = None,
+    include_noise: Annotated[
+        bool,
+        typer.Option(
+            "--include-noise",
+            help="Also recall turns stored as noise (heartbeats, 'ok', logs, tracebacks).",
+        ),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Recall memory for a query (or for every line of --queries)."""
@@ -424,6 +431,7 @@ def recall(
                     wait_s=wait,
                     as_of=moment,
                     turn_id=turn,
+                    include_noise=include_noise,
                 )
                 _print_recall(result, as_json, query_id)
         return EXIT_OK

@@ -14,6 +14,7 @@ __all__ = [
     "LATEST_TIME",
     "URGENT_KINDS",
     "EventKind",
+    "EvidenceClass",
     "EvidenceEvent",
     "PreparedEvent",
     "Role",
@@ -47,6 +48,30 @@ class EventKind(enum.StrEnum):
     TASK_BLOCKED = "task_blocked"
     NEEDS_INPUT = "needs_input"
     MESSAGE_DELETED = "message_deleted"
+
+
+class EvidenceClass(enum.StrEnum):
+    """Whether a stored turn is worth recalling, decided at intake
+    (cairn.ingestion.classify).
+
+    ``content`` is everything a person or a tool said that may matter; every other value
+    is a kind of noise (a heartbeat, an "ok"/"thanks" alone, a raw log line, a pasted
+    traceback with nothing asked about it, progress output, a turn without words): kept
+    as evidence for audit, lineage, export and forgetting, but not a recall candidate
+    unless the caller asks for noise (design/architecture.md, "Evidence classes").
+    """
+
+    CONTENT = "content"
+    HEARTBEAT = "heartbeat"
+    ACKNOWLEDGEMENT = "acknowledgement"
+    LOG_LINE = "log_line"
+    TRACEBACK = "traceback"
+    PROGRESS = "progress"
+    EMPTY = "empty"
+
+    @property
+    def is_noise(self) -> bool:
+        return self is not EvidenceClass.CONTENT
 
 
 # Terminal, failed, blocked and needs-input events start an extraction batch at once
@@ -175,6 +200,7 @@ class PreparedEvent:
     replaces: EventId | None
     redactions: tuple[str, ...] = ()
     exported: bool = False
+    evidence_class: EvidenceClass = EvidenceClass.CONTENT
 
 
 @attrs.frozen
@@ -191,6 +217,7 @@ class EvidenceEvent:
     context: str | None = None
     kind: EventKind = EventKind.MESSAGE
     repeat_count: int = 1
+    evidence_class: EvidenceClass = EvidenceClass.CONTENT
 
     def embedding_text(self) -> str:
         """What the embedder sees: the turn as said, after the turn it answers."""

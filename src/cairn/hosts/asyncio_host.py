@@ -188,6 +188,7 @@ class AsyncioMemory:
         query_vector: Iterable[float] | None = None,
         as_of: dt.datetime | None = None,
         turn_id: str | None = None,
+        include_noise: bool = False,
     ) -> Recall:
         return await self._call(
             lambda memory: memory.recall(
@@ -201,6 +202,7 @@ class AsyncioMemory:
                 query_vector=query_vector,
                 as_of=as_of,
                 turn_id=turn_id,
+                include_noise=include_noise,
             )
         )
 

@@ -7,7 +7,8 @@ turns of the call go on.
 
 Redaction runs first, on the whole message, so no later step (hashing, cutting, indexing,
 counting, logging, embedding, prompting a model) ever sees a secret; then the message is
-cut into segments of at most ``max_bytes`` UTF-8 bytes. Pure; runs in the writer thread.
+cut into segments of at most ``max_bytes`` UTF-8 bytes, and classified as content or noise
+(cairn.ingestion.classify) as a whole. Pure; runs in the writer thread.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from cairn.errors import (
     InvalidTemporalError,
     MessageTooLargeError,
 )
+from cairn.ingestion.classify import classify_turn
 from cairn.ingestion.redact import redact
 from cairn.ingestion.screen import screen_identifier
 from cairn.ingestion.segment import cut_segments
@@ -149,6 +151,7 @@ def prepare_turns(
                 speaker=speaker,
                 replaces=turn.replaces,
                 redactions=redacted.kinds,
+                evidence_class=classify_turn(text, turn.kind),
             )
         )
     return prepared

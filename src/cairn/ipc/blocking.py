@@ -246,6 +246,7 @@ class BlockingClient:
         query_vector: Iterable[float] | None = None,
         as_of: dt.datetime | None = None,
         turn_id: str | None = None,
+        include_noise: bool = False,
     ) -> Recall:
         return self.send(
             requests.recall(
@@ -259,6 +260,7 @@ class BlockingClient:
                 query_vector=query_vector,
                 as_of=as_of,
                 turn_id=turn_id,
+                include_noise=include_noise,
             )
         )
 

@@ -247,6 +247,7 @@ class Client:
         query_vector: Iterable[float] | None = None,
         as_of: dt.datetime | None = None,
         turn_id: str | None = None,
+        include_noise: bool = False,
     ) -> Recall:
         return await self.send(
             requests.recall(
@@ -260,6 +261,7 @@ class Client:
                 query_vector=query_vector,
                 as_of=as_of,
                 turn_id=turn_id,
+                include_noise=include_noise,
             )
         )
 

@@ -146,6 +146,7 @@ async def _recall(memory: Memory, request: RecallRequest) -> Response:
         query_vector=request.query_vector,
         as_of=request.as_of,
         turn_id=request.turn_id,
+        include_noise=request.include_noise,
     )
     return RecallResult(id=request.id, recall=recall)
 

@@ -194,6 +194,8 @@ class RecallRequest(_Request, tag="recall"):
     as_of: dt.datetime | None = None
     # The host's key for the turn: a second recall of it returns the same contribution.
     turn_id: str | None = None
+    # Within version 5: a server from before ignores it and never leaves noise out.
+    include_noise: bool = False
 
 
 class FetchRecallRequest(_Request, tag="fetch_recall"):

@@ -267,6 +267,7 @@ def recall(
     query_vector: Iterable[float] | None = None,
     as_of: dt.datetime | None = None,
     turn_id: str | None = None,
+    include_noise: bool = False,
 ) -> Call[wire.RecallResult, Recall]:
     scopes = recall_context(context, session_id)
     request = wire.RecallRequest(
@@ -284,6 +285,7 @@ def recall(
         query_vector=None if query_vector is None else vector_to_message(query_vector),
         as_of=as_of,
         turn_id=turn_id,
+        include_noise=include_noise,
     )
     return Call(request, wire.RecallResult, lambda r: r.recall)
 

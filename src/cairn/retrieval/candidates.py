@@ -61,6 +61,8 @@ class CandidateRequest:
     # one search for at most ``refill_cap`` hits.
     want: int = 10
     refill_cap: int = 800
+    # Turns classified as noise (cairn.ingestion.classify) are candidates only if asked.
+    include_noise: bool = False
 
     @property
     def moment(self) -> dt.datetime:
@@ -109,7 +111,10 @@ def lexical_candidates(
         request.agent_id, request.terms, request.scopes, request.lexical_limit
     )
     event_result = lexical.search_events(
-        request.agent_id, request.terms, request.lexical_limit
+        request.agent_id,
+        request.terms,
+        request.lexical_limit,
+        noise=request.include_noise,
     )
     return ProposedLists(
         {
@@ -158,7 +163,9 @@ def validate_candidates(
     keys = {key for ranked in lists.values() for key in ranked}
     claim_rowids = {key.rowid for key in keys if key.kind is CandidateKind.CLAIM}
     event_rowids = {key.rowid for key in keys if key.kind is CandidateKind.EVENT}
-    events = load_events(connection, request.agent_id, event_rowids)
+    events = load_events(
+        connection, request.agent_id, event_rowids, noise=request.include_noise
+    )
     if request.as_of is not None:
         events = {
             rowid: event
@@ -249,7 +256,9 @@ def _successors(
     first = first_sources(connection, set(successors.values()))
     unloaded = set(first.values()) - set(events)
     if unloaded:
-        loaded = load_events(connection, request.agent_id, unloaded)
+        loaded = load_events(
+            connection, request.agent_id, unloaded, noise=request.include_noise
+        )
         events.update(
             (rowid, event)
             for rowid, event in loaded.items()
@@ -266,7 +275,7 @@ def validate_with_refill(
     vector: ProposedLists | None,
     index: ExactVectorIndex | None,
 ) -> Candidates:
-    """Validate, and while filtering (scope, lifecycle, forgetting) leaves the vector
+    """Validate, and while filtering (scope, lifecycle, forgetting, noise) leaves the vector
     lists short of ``request.want`` and the index has more, search again with twice the
     hits, up to ``request.refill_cap``, with the same query vector; short at the cap,
     the candidates say ``vector_exhausted``. Bounded: at most log2(cap / first) more

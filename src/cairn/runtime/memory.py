@@ -199,6 +199,7 @@ class Memory:
         query_vector: Iterable[float] | None = None,
         as_of: dt.datetime | None = None,
         turn_id: str | None = None,
+        include_noise: bool = False,
     ) -> Recall:
         """Recall a bounded contribution for ``query``.
 
@@ -212,7 +213,10 @@ class Memory:
         durably before it returns (:meth:`recalls`). ``turn_id`` is the host's key for the
         turn the prompt is built for: a second recall of the same session and turn returns
         that turn's contribution again (same request ID and blocks) without retrieving,
-        unless a forget, clear or suppression committed since.
+        unless a forget, clear or suppression committed since. Turns intake classified as
+        noise (heartbeats, bare acknowledgements, log lines, tracebacks, progress output,
+        turns without words) are stored but not recalled unless ``include_noise`` (a
+        repeat of a ``turn_id`` answers the recorded contribution, as it was asked).
 
         ``k``, ``budget_bytes``, ``wait_s``, ``query_vector`` and ``as_of`` outside their
         ranges (cairn.api.bounds) raise ArgumentOutOfRangeError before anything runs.
@@ -243,6 +247,7 @@ class Memory:
             else _query_vector(query_vector, self._core.active.identity),
             as_of=as_of,
             turn_id=turn_id,
+            include_noise=_flag("include_noise", include_noise),
         )
         wait = config.recall_wait_s if wait_s is None else bounds.check_wait_s(wait_s)
         supervisor = await self._core.registry.get(agent_id)
@@ -480,6 +485,13 @@ class Memory:
         await self._core.registry.stop_all()
         # What the agents' last writes left owed (a failure stays owed for the next open).
         await self._core.scrubber.attempt()
+
+
+def _flag(name: str, value: object) -> bool:
+    """A yes-or-no argument: a bool, never a truthy stand-in ("no" is truthy)."""
+    if not isinstance(value, bool):
+        raise InvalidInputError(f"{name} must be true or false")
+    return value
 
 
 def _query_vector(values: Iterable[float], identity: EmbeddingIdentity) -> Vectors:

@@ -88,6 +88,8 @@ class RecallPlan:
     as_of: dt.datetime | None = None
     # The host's key for the turn this recall contributes to (cairn.runtime.contributions).
     turn_id: str | None = None
+    # Turns classified as noise (heartbeats, acknowledgements, logs…) are candidates too.
+    include_noise: bool = False
 
 
 @attrs.frozen
@@ -159,6 +161,7 @@ class RecallRun:
             as_of=self.plan.as_of,
             want=self.plan.k,
             refill_cap=config.vector_refill_cap,
+            include_noise=self.plan.include_noise,
         )
 
     async def complete(self) -> ComputedRecall:

@@ -19,6 +19,7 @@ import attrs
 
 from cairn.domain.evidence import (
     EventKind,
+    EvidenceClass,
     EvidenceEvent,
     PreparedEvent,
     Role,
@@ -200,11 +201,11 @@ def _insert_row(
     connection.execute(
         "INSERT INTO events (rowid, agent_id, event_id, session_id, role, kind, speaker,"
         " text, content_hash, occurred_at, received_at, context_rowid, extracted,"
-        " segment_of, segment_index, redactions)"
+        " segment_of, segment_index, redactions, evidence_class)"
         # Above every rowid a forget or clear deleted (store/forget_evidence.py).
         " VALUES (max(coalesce((SELECT max(rowid) FROM events), 0),"
         " coalesce((SELECT floor FROM rowid_floors WHERE table_name = 'events'), 0)) + 1,"
-        " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             agent_id,
             event_id,
@@ -221,6 +222,7 @@ def _insert_row(
             segment_of,
             segment_index,
             len(event.redactions),
+            event.evidence_class.value,
         ),
     )
     rowid = connection.last_insert_rowid()
@@ -479,7 +481,7 @@ EVENT_COLUMNS = (
     "e.rowid, e.event_id, e.session_id, e.role, e.text, e.occurred_at, e.speaker,"
     " CASE WHEN p.rowid IS NULL THEN NULL"
     " WHEN p.speaker IS NULL THEN p.text ELSE p.speaker || ': ' || p.text END,"
-    " e.kind, e.repeat_count"
+    " e.kind, e.repeat_count, e.evidence_class"
 )
 EVENT_FROM = " FROM events e LEFT JOIN events p ON p.rowid = e.context_rowid"
 # ``e`` is not at or below the event cutoff of a pending clear job of its agent.
@@ -501,15 +503,32 @@ def event_from_row(row: apsw.SQLiteValues) -> EvidenceEvent:
         context=None if row[7] is None else str(row[7]),
         kind=EventKind(str(row[8])),
         repeat_count=int(row[9]),  # type: ignore[arg-type]
+        evidence_class=_evidence_class(row[10]),
     )
 
 
+def _evidence_class(value: object) -> EvidenceClass:
+    """A stored class; a value this cairn does not know is noise of some later kind,
+    never promoted to content."""
+    try:
+        return EvidenceClass(str(value))
+    except ValueError:
+        return EvidenceClass.EMPTY
+
+
 def load_events(
-    connection: apsw.Connection, agent_id: AgentId, rowids: Iterable[int]
+    connection: apsw.Connection,
+    agent_id: AgentId,
+    rowids: Iterable[int],
+    *,
+    noise: bool = True,
 ) -> dict[int, EvidenceEvent]:
     """Events by rowid, owner-checked in SQL; withdrawn messages (edited, retried,
-    deleted) and deletion markers are never served, whatever index proposed them."""
+    deleted) and deletion markers are never served, whatever index proposed them.
+    Without ``noise``, turns classified as noise are left out too (recall's candidates
+    unless the caller asks for noise)."""
     wanted = json.dumps(sorted(set(rowids)))
+    only_content = "" if noise else " AND e.evidence_class = 'content'"
     # Driven from the candidate list: one rowid probe each, never an index scan.
     rows = connection.execute(
         f"SELECT {EVENT_COLUMNS} FROM json_each(?) AS wanted"  # noqa: S608 - fixed column list
@@ -517,7 +536,7 @@ def load_events(
         " LEFT JOIN events p ON p.rowid = e.context_rowid"
         " WHERE e.agent_id = ? AND e.extracted <> ? AND e.kind <> 'message_deleted'"
         # A turn under a pending clear is never served (the job deletes it).
-        f" AND {NOT_CLEARING}",
+        f" AND {NOT_CLEARING}{only_content}",
         (wanted, agent_id, ExtractionState.WITHDRAWN.value),
     )
     return {event.rowid: event for event in map(event_from_row, rows)}

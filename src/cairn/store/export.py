@@ -17,7 +17,7 @@ import json
 from typing import TYPE_CHECKING, Any, Final
 
 from cairn.domain.characters import json_escape
-from cairn.domain.evidence import EventKind, Role, Turn
+from cairn.domain.evidence import EventKind, EvidenceClass, Role, Turn
 from cairn.domain.ids import AgentId, EventId, SessionId
 from cairn.store.evidence import NOT_CLEARING, content_hash
 from cairn.store.extraction_state import ExtractionState
@@ -78,7 +78,7 @@ def _events(connection: apsw.Connection, agent: AgentId) -> Iterator[dict[str, A
     for row in connection.execute(
         "SELECT event_id, session_id, role, speaker, text, content_hash, occurred_at,"  # noqa: S608 - a fixed clause
         " received_at, extracted, kind, EXISTS (SELECT 1 FROM hidden_evidence h"
-        "  WHERE h.agent_id = e.agent_id AND h.event_rowid = e.rowid)"
+        "  WHERE h.agent_id = e.agent_id AND h.event_rowid = e.rowid), evidence_class"
         f" FROM events e WHERE agent_id = ? AND {NOT_CLEARING} ORDER BY rowid",
         (agent,),
     ):
@@ -94,6 +94,7 @@ def _events(connection: apsw.Connection, agent: AgentId) -> Iterator[dict[str, A
             done,
             kind,
             hidden,
+            evidence_class,
         ) = row
         if str(kind) == EventKind.MESSAGE_DELETED:
             # A deletion carries no text; the message it withdrew is exported withdrawn.
@@ -134,6 +135,9 @@ def _events(connection: apsw.Connection, agent: AgentId) -> Iterator[dict[str, A
         # recalled or extracted again, wherever the export is imported.
         if ExtractionState(int(done)) is ExtractionState.WITHDRAWN:
             record["withdrawn"] = True
+        # A turn stored as noise stays noise wherever the export is imported.
+        if str(evidence_class) != EvidenceClass.CONTENT:
+            record["noise"] = str(evidence_class)
         yield record
 
 

@@ -29,7 +29,7 @@ from cairn.domain.claim import (
     Origin,
     SourceSpan,
 )
-from cairn.domain.evidence import EvidenceEvent, Role, Turn
+from cairn.domain.evidence import EvidenceClass, EvidenceEvent, Role, Turn
 from cairn.domain.ids import AgentId, EventId, SessionId, validate_agent_id
 from cairn.domain.scope import Scope, ScopeKind
 from cairn.domain.temporal import Recurrence, TemporalSpan, TimePrecision
@@ -197,6 +197,20 @@ def import_record(
         raise InvalidInputError(str(error)) from None
 
 
+def _noise_class(value: str | None) -> EvidenceClass:
+    """An exported turn's evidence class: content unless the record names its noise."""
+    if value is None:
+        return EvidenceClass.CONTENT
+    try:
+        noise = EvidenceClass(value)
+    except ValueError:
+        noise = EvidenceClass.CONTENT
+    if not noise.is_noise:
+        known = ", ".join(kind.value for kind in EvidenceClass if kind.is_noise)
+        raise InvalidInputError(f"field 'noise' must be one of {known}; got {value!r}")
+    return noise
+
+
 def _import_event(
     connection: apsw.Connection,
     agent: AgentId,
@@ -217,6 +231,7 @@ def _import_event(
             "kind",
             "hidden",
             "withdrawn",
+            "noise",
         },
     )
     hidden = record.get("hidden", False)
@@ -239,8 +254,10 @@ def _import_event(
         fields.maybe_text("kind") or "message",
     )
     received = _parse_time(fields.text("received_at"), "received_at")
+    evidence_class = _noise_class(fields.maybe_text("noise"))
     # Exported text is stored text: redacted and cut when it was first ingested.
-    (result,) = insert_events(connection, agent, [stored_turn(turn)], received)
+    stored = attrs.evolve(stored_turn(turn), evidence_class=evidence_class)
+    (result,) = insert_events(connection, agent, [stored], received)
     if result.outcome is IntakeOutcome.INGESTED and extracted:
         assert result.rowid is not None  # noqa: S101 - set for every inserted turn
         mark_extracted(connection, agent, [result.rowid])

@@ -155,15 +155,18 @@ class LexicalSearcher:
         return self._search("claim_fts", prefixes, terms, limit, "bm25()")
 
     def search_events(
-        self, agent_id: str, terms: Sequence[str], limit: int
+        self, agent_id: str, terms: Sequence[str], limit: int, *, noise: bool = False
     ) -> LexicalResult:
+        """Ranked event hits; turns classified as noise only with ``noise`` (they are
+        filtered in the query, before its LIMIT, so noise never crowds content out)."""
         kept, exhausted = self.prune("event_fts", [namespace(agent_id)], terms)
         if not kept:
             return LexicalResult([])
         # The third column is the score of the body alone: 0 when only the context matched.
         rows = self.connection.execute(
-            "SELECT rowid, rank, bm25(event_fts, 1.0, 0.0) FROM event_fts"  # noqa: S608 - fixed order
+            "SELECT rowid, rank, bm25(event_fts, 1.0, 0.0) FROM event_fts"  # noqa: S608 - fixed clauses
             " WHERE event_fts MATCH ? AND rank MATCH ?"
+            f"{'' if noise else _NOT_NOISE}"
             f" ORDER BY {_order(exhausted=exhausted)} LIMIT ?",
             (_expression(kept), f"bm25(1.0, {CONTEXT_WEIGHT!r})", limit),
         )
@@ -222,6 +225,14 @@ class LexicalSearcher:
         )
         hits = [LexicalHit(int(rowid), -float(rank)) for rowid, rank in rows]
         return LexicalResult(hits, exhausted)
+
+
+# One primary-key probe per hit FTS5 hands back in rank order, until LIMIT hits passed:
+# the cost is in the hits read, not in the agent's turns.
+_NOT_NOISE = (
+    " AND NOT EXISTS (SELECT 1 FROM events e WHERE e.rowid = event_fts.rowid"
+    " AND e.evidence_class <> 'content')"
+)
 
 
 def _expression(kept: Sequence[str]) -> str:

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
     from cairn.domain.ids import AgentId
 
-__all__ = ["agent_counts", "count_rows"]
+__all__ = ["agent_counts", "count_noise", "count_rows"]
 
 _COUNTED = ("events", "claims", "directives", "embeddings")
 _TABLES = frozenset({*_COUNTED, "tombstones", "evidence_tombstones"})
@@ -35,6 +35,16 @@ def count_rows(
     return counts
 
 
+def count_noise(connection: apsw.Connection, agent_id: AgentId) -> int:
+    """Stored rows of the agent classified as noise (read from the partial index
+    ``events_noise``, which holds only those)."""
+    row = connection.execute(
+        "SELECT count(*) FROM events WHERE agent_id = ? AND evidence_class <> 'content'",
+        (agent_id,),
+    ).fetchone()
+    return 0 if row is None else int(row[0])
+
+
 def agent_counts(connection: apsw.Connection) -> dict[AgentId, dict[str, int]]:
     """Per agent: rows per table, pending extraction, open batches and dead letters."""
     agents: dict[AgentId, dict[str, int]] = {}
@@ -45,5 +55,6 @@ def agent_counts(connection: apsw.Connection) -> dict[AgentId, dict[str, int]]:
         counts["extraction_batches_open"] = batches.open_batches
         counts["extraction_dead_letters"] = batches.dead_batches
         counts["events_in_dead_letters"] = batches.dead_events
+        counts["events_noise"] = count_noise(connection, agent)
         agents[agent] = counts
     return agents

@@ -256,8 +256,16 @@ class IngestionActor:
         return proposal_from_drafts(drafts, events)
 
     async def _extract(self, lease: Lease) -> ValidatedBatch:
-        events, timezone = lease.events, self.timezone
-        if self.text_provider is None:
+        timezone = self.timezone
+        # Noise turns (cairn.ingestion.classify) reach no extractor, rule or model: they
+        # are discarded by name, so the batch still accounts for every event.
+        events = [event for event in lease.events if not event.evidence_class.is_noise]
+        noise = tuple(
+            event.event_id for event in lease.events if event.evidence_class.is_noise
+        )
+        if not events:
+            proposal = Proposal()
+        elif self.text_provider is None:
             proposal = await run_in_thread(
                 lambda: self._rule_proposal(events),
                 limiter=self.limiters.cpu,
@@ -275,8 +283,10 @@ class IngestionActor:
                     max_tokens=self.config.extraction_max_tokens,
                 )
             proposal = proposal_from_answer(answer)
+        if noise:
+            proposal = attrs.evolve(proposal, discarded=(*proposal.discarded, *noise))
         return await run_in_thread(
-            lambda: validate_proposal(proposal, events, timezone),
+            lambda: validate_proposal(proposal, lease.events, timezone),
             limiter=self.limiters.cpu,
             background=self.limiters.background,
         )
