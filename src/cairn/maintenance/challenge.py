@@ -504,7 +504,12 @@ class _Planner:
 
     def ask_neighbours(self, seed: _Row) -> None:
         asked = 0
+        pairs = {
+            ConflictPair.of(ask.first.rowid, ask.second.rowid) for ask in self.asks
+        }
         for rowid in self.work.neighbours.get(seed.rowid, ()):
+            if len(self.asks) >= MAX_QUESTION_PAIRS:
+                return
             other = self.rows.get(rowid)
             if (
                 other is None
@@ -514,13 +519,15 @@ class _Planner:
                 or (other.scope, other.scope_key) != (seed.scope, seed.scope_key)
                 or other.ended(self.work.now)
                 or ConflictPair.of(seed.rowid, other.rowid) in self.known
+                or ConflictPair.of(seed.rowid, other.rowid) in pairs
                 or other.text == seed.text
             ):
                 continue
             first, second = sorted((seed, other), key=lambda row: row.rowid)
             self.asks.append(_Ask(seed.rowid, first, second))
+            pairs.add(ConflictPair.of(first.rowid, second.rowid))
             asked += 1
-            if asked >= NEIGHBOURS_ASKED or len(self.asks) >= MAX_QUESTION_PAIRS:
+            if asked >= NEIGHBOURS_ASKED:
                 return
 
 
