@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 import typer
-from rich.table import Table
 
 from cairn.cli.app import (
     EXIT_OK,
@@ -56,24 +55,18 @@ def _show(found: list[Conflict], as_json: bool) -> int:
     if as_json:
         emit_json({"conflicts": [conflict_json(conflict) for conflict in found]})
         return EXIT_OK
-    table = Table("conflict", "status", "reason", "scope", "claim", "says")
-    for conflict in found:
-        for index, (claim_id, text) in enumerate(
-            zip(conflict.claim_ids, conflict.texts, strict=True)
-        ):
-            kept = " (kept)" if conflict.kept == claim_id else ""
-            table.add_row(
-                conflict.conflict_id if index == 0 else "",
-                conflict.status if index == 0 else "",
-                conflict.reason if index == 0 else "",
-                _scope(conflict) if index == 0 else "",
-                claim_id + kept,
-                shown(text),
-            )
+    # Plain lines, not a table: the IDs are what a user copies into ``resolve``, and a
+    # table wraps them on a narrow terminal.
     console = stdout_console()
-    if found:
-        console.print(table)
-    else:
+    for conflict in found:
+        console.print(
+            f"{conflict.conflict_id} {conflict.status} {conflict.reason}"
+            f" ({_scope(conflict)})"
+        )
+        for claim_id, text in zip(conflict.claim_ids, conflict.texts, strict=True):
+            kept = " (kept)" if conflict.kept == claim_id else ""
+            console.print(f"  {claim_id}{kept} {shown(text)}")
+    if not found:
         console.print("(no open conflict)")
     return EXIT_OK
 
