@@ -93,40 +93,38 @@ def test_conflicts_are_listed_and_resolved_from_the_command_line(
     assert (resolved["resolution"], resolved["kept"]) == ("keep_one", lisbon)
 
 
+async def _over_trio_client(
+    socket_path: Path, conflict_id: str, claim_ids: tuple[str, str]
+) -> None:
+    with trio.fail_after(SERVER_TIMEOUT_S):
+        async with open_unix_client(socket_path) as client:
+            (listed,) = await client.conflicts("a")
+            assert (listed.conflict_id, listed.claim_ids) == (conflict_id, claim_ids)
+            with pytest.raises(UnknownConflictError):
+                await client.resolve_conflict("a", "nope", keep="both")
+            with pytest.raises(UnknownClaimError):
+                await client.resolve_conflict("a", conflict_id, keep="c9")
+
+
 @pytest.mark.subprocess
-async def test_conflicts_are_listed_and_resolved_over_ipc(tmp_path: Path) -> None:
+def test_conflicts_are_listed_and_resolved_over_ipc(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
-    conflict_id, (berlin, lisbon) = await _make_conflict(data_dir)
+    conflict_id, (berlin, lisbon) = trio.run(_make_conflict, data_dir)
     with short_directory() as sockets:
         server = start_socket_server(
             data_dir, sockets / "cairn.sock", tmp_path / "server.log"
         )
         try:
-            with trio.fail_after(SERVER_TIMEOUT_S):
-                async with open_unix_client(server.socket_path) as client:
-                    (listed,) = await client.conflicts("a")
-                    assert (listed.conflict_id, listed.claim_ids) == (
-                        conflict_id,
-                        (berlin, lisbon),
-                    )
-                    with pytest.raises(UnknownConflictError):
-                        await client.resolve_conflict("a", "nope", keep="both")
-                    with pytest.raises(UnknownClaimError):
-                        await client.resolve_conflict("a", conflict_id, keep="c9")
-            blocking = await trio.to_thread.run_sync(
-                BlockingClient.connect_unix, server.socket_path
+            trio.run(
+                _over_trio_client, server.socket_path, conflict_id, (berlin, lisbon)
             )
-            try:
-                resolved = await trio.to_thread.run_sync(
-                    lambda: blocking.resolve_conflict("a", conflict_id, keep=berlin)
-                )
+            with BlockingClient.connect_unix(
+                server.socket_path, timeout_s=SERVER_TIMEOUT_S
+            ) as blocking:
+                resolved = blocking.resolve_conflict("a", conflict_id, keep=berlin)
                 assert (resolved.kept, resolved.status) == (berlin, "resolved")
-                assert await trio.to_thread.run_sync(blocking.conflicts, "a") == []
-                assert await trio.to_thread.run_sync(
-                    lambda: blocking.conflicts("a", include_resolved=True)
-                ) == [resolved]
-            finally:
-                blocking.close()
+                assert blocking.conflicts("a") == []
+                assert blocking.conflicts("a", include_resolved=True) == [resolved]
         finally:
             assert server.stop() == 0, server.log()
         assert "Traceback" not in server.log(), server.log()
