@@ -215,6 +215,29 @@ def test_a_remembered_negation_supersedes_the_current_value(
     ).fetchall() == [(paris, negation)]
 
 
+def test_an_unkeyed_extracted_claim_is_keyed_only_into_an_existing_chain(
+    connection: apsw.Connection,
+) -> None:
+    alone = claim(connection, "The user lives in Berlin", origin=Origin.EXTRACTED)
+    offline(connection)
+    assert connection.execute(
+        "SELECT predicate FROM claims WHERE rowid = ?", (alone,)
+    ).fetchone() == (None,)
+    newer = claim(
+        connection,
+        "The user lives in Lisbon",
+        predicate="lives_in",
+        at=T0 + dt.timedelta(days=3),
+    )
+    with connection:
+        mark_dirty(connection, A, [alone])
+    offline(connection)
+    assert (lifecycle(connection, alone), lifecycle(connection, newer)) == (
+        "superseded",
+        "active",
+    )
+
+
 def test_a_plan_whose_claim_changed_since_its_snapshot_writes_nothing(
     connection: apsw.Connection,
 ) -> None:

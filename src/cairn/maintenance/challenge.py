@@ -491,6 +491,10 @@ class _Planner:
                     )
                 )
             return
+        if head is None and seed.origin is Origin.EXTRACTED:
+            # The extractor saw this claim's turn and gave it no key: the pass keys it
+            # only to settle a contradiction, never to start a chain on its own.
+            return
         if head is not None and differs:
             if _hedged_against(seed, head) or _hedged_against(head, seed):
                 self.raise_conflict(seed.rowid, head, seed, HEDGED_NEWER)
