@@ -263,3 +263,33 @@ async def test_forgetting_a_claim_removes_its_conflicts(
         assert "Lisbon" in lisbon.text
         assert lisbon.standing == "current"
         assert "conflicting" not in (lisbon.qualifier or "")
+
+
+@pytest.mark.parametrize("what", ["claim", "turn"])
+async def test_forgetting_the_winner_reinstates_what_it_superseded(
+    memory: Memory, clock: FixedDomainClock, what: str
+) -> None:
+    await memory.ingest("a", [turn("t1", "I live in Berlin.", speaker=None)])
+    clock.advance(30 * DAY)
+    await memory.remember("a", "The user lives in Lisbon.", by="model")
+    await settle(memory)
+    items = await claim_items(memory, "live Berlin Lisbon")
+    assert standing(items, "Lisbon") == "history"
+    (berlin,) = [item for item in items if "Berlin" in item.text]
+    await memory.forget("a", berlin.id if what == "claim" else "t1")
+    items = await claim_items(memory, "live Berlin Lisbon")
+    assert [item.text for item in items] == ["The user lives in Lisbon."]
+    assert items[0].standing == "current"
+
+
+async def test_forgetting_the_kept_claim_puts_the_users_loser_back_in_its_chain(
+    memory: Memory, clock: FixedDomainClock
+) -> None:
+    conflict_id = await _undecidable(memory)
+    items = await claim_items(memory, "live Berlin Lisbon")
+    (berlin,) = [item for item in items if "Berlin" in item.text]
+    await memory.resolve_conflict("a", conflict_id, keep=berlin.id)
+    await memory.forget("a", berlin.id)
+    (lisbon,) = await claim_items(memory, "live Berlin Lisbon")
+    assert "Lisbon" in lisbon.text
+    assert lisbon.standing == "current"

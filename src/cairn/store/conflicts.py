@@ -25,6 +25,8 @@ from cairn.store.dirty import mark_dirty
 from cairn.store.succession import order_succession
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     import apsw
 
     from cairn.domain.ids import AgentId
@@ -36,7 +38,9 @@ __all__ = [
     "list_conflicts",
     "open_conflict",
     "record_decision",
+    "reinstate_losers",
     "resolve_conflict",
+    "superseded_by",
 ]
 
 KEEP_BOTH = "both"
@@ -330,4 +334,55 @@ def supersede(
             "INSERT INTO derivations (agent_id, parent_rowid, child_rowid, relation,"
             " created_at) VALUES (?, ?, ?, 'supersede', ?)",
             (agent_id, loser, kept, stamp),
+        )
+
+
+def superseded_by(
+    connection: apsw.Connection, agent_id: AgentId, rowids: Iterable[int]
+) -> set[int]:
+    """Claims a challenge or a resolution superseded in favour of one of ``rowids``
+    (outside succession's own chains): read before ``rowids`` are deleted, for
+    :func:`reinstate_losers` after."""
+    losers: set[int] = set()
+    for rowid in rowids:
+        for (loser,) in connection.execute(
+            "SELECT d.parent_rowid FROM derivations d JOIN claims p"
+            " ON p.rowid = d.parent_rowid WHERE d.agent_id = ? AND d.child_rowid = ?"
+            " AND d.relation = 'supersede' AND p.lifecycle = 'superseded'"
+            " AND (p.predicate IS NULL OR p.rowid IN (SELECT superseded_rowid"
+            "  FROM conflicts WHERE agent_id = ? AND kept_rowid = ?))",
+            (agent_id, rowid, agent_id, rowid),
+        ):
+            losers.add(int(loser))
+    return losers - set(rowids)
+
+
+def reinstate_losers(
+    connection: apsw.Connection, agent_id: AgentId, losers: Iterable[int], stamp: str
+) -> None:
+    """After the claims that won over ``losers`` are gone (forgotten, withdrawn with
+    their turn): each loser stands as if the winner had never been said. An unkeyed one
+    still superseded by another live claim stays history; a keyed one takes its place
+    in its chain again (its resolution went with the winner)."""
+    for loser in losers:
+        row = connection.execute(
+            "SELECT predicate IS NOT NULL AND subject IS NOT NULL FROM claims"
+            " WHERE rowid = ? AND agent_id = ? AND lifecycle = 'superseded'",
+            (loser, agent_id),
+        ).fetchone()
+        if row is None:
+            continue
+        if bool(row[0]):
+            order_succession(connection, agent_id, loser, stamp)
+            continue
+        if connection.execute(
+            "SELECT 1 FROM derivations WHERE agent_id = ? AND parent_rowid = ?"
+            " AND relation = 'supersede'",
+            (agent_id, loser),
+        ).fetchone():
+            continue
+        connection.execute(
+            "UPDATE claims SET lifecycle = 'active', superseded_at = NULL,"
+            " updated_at = ?, revision = revision + 1 WHERE rowid = ?",
+            (stamp, loser),
         )
