@@ -19,6 +19,7 @@ def test_public_surface() -> None:
         "BlockingDirectivesApi",
         "BlockingMemoryApi",
         "ClearReport",
+        "Conflict",
         "Degradation",
         "Directive",
         "DirectiveKind",

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from cairn.domain.evidence import EventKind as EventKind
     from cairn.domain.evidence import Role as Role
     from cairn.domain.evidence import Turn as Turn
+    from cairn.domain.outcomes import Conflict as Conflict
     from cairn.domain.outcomes import ForgetResult as ForgetResult
     from cairn.domain.outcomes import ForgottenKind as ForgottenKind
     from cairn.domain.outcomes import IntakeOutcome as IntakeOutcome
@@ -78,6 +79,7 @@ __all__ = [
     "BlockingDirectivesApi",
     "BlockingMemoryApi",
     "ClearReport",
+    "Conflict",
     "Degradation",
     "Directive",
     "DirectiveKind",
@@ -147,6 +149,7 @@ _DEFINED_IN = {
     "EventKind": "cairn.domain.evidence",
     "Role": "cairn.domain.evidence",
     "Turn": "cairn.domain.evidence",
+    "Conflict": "cairn.domain.outcomes",
     "ForgetResult": "cairn.domain.outcomes",
     "ForgottenKind": "cairn.domain.outcomes",
     "IntakeOutcome": "cairn.domain.outcomes",

@@ -20,6 +20,7 @@ catch it, from the closest builtin as well. SQLite's errors reach callers only a
     ├── UnknownClaimError (KeyError)          no claim with that ID in the agent
     │   └── UnknownMemoryError                neither a claim nor a stored turn (forget)
     ├── UnknownDirectiveError (KeyError)      no directive with that ID in the agent
+    ├── UnknownConflictError (KeyError)       no conflict with that ID in the agent
     ├── StoreError                            the database refused or is damaged
     │   ├── SchemaVersionError                file written by a newer cairn
     │   ├── ClearPendingError                 writes refused while a clear job runs
@@ -94,6 +95,7 @@ __all__ = [
     "TooManyConnectionsError",
     "TransientProviderError",
     "UnknownClaimError",
+    "UnknownConflictError",
     "UnknownDirectiveError",
     "UnknownMemoryError",
     "UnknownRequestError",
@@ -170,6 +172,10 @@ class UnknownMemoryError(UnknownClaimError):
 
 class UnknownDirectiveError(_UnknownKeyError):
     """No directive with that ID exists for the agent."""
+
+
+class UnknownConflictError(_UnknownKeyError):
+    """No conflict with that ID exists for the agent."""
 
 
 class StoreError(CairnError):

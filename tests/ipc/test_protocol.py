@@ -19,6 +19,7 @@ from cairn import (
     AgentStatistics,
     AgentStatus,
     ClearReport,
+    Conflict,
     DrainReport,
     EmbedderIdentity,
     IntakeOutcome,
@@ -238,6 +239,22 @@ REPORTS: list[tuple[Call[Any, Any], Any]] = [
             rejection=IntakeRejection.UNKNOWN_REPLACED_EVENT,
         ),
     ),
+    (
+        requests.resolve_conflict("a", "k1", keep="c2"),
+        Conflict(
+            conflict_id="k1",
+            claim_ids=("c1", "c2"),
+            texts=("The user lives in Berlin", "The user lives in Lisbon"),
+            reason="same_time",
+            status="resolved",
+            scope="session",
+            scope_key="s1",
+            created_at="2026-01-01T00:00:00+00:00",
+            resolution="keep_one",
+            kept="c2",
+            resolved_at="2026-01-02T00:00:00+00:00",
+        ),
+    ),
 ]
 
 
@@ -280,6 +297,8 @@ def test_every_request_has_one_builder() -> None:
         requests.forget("a", "c1"),
         requests.archive("a", "c1"),
         requests.unarchive("a", "c1"),
+        requests.conflicts("a", include_resolved=True),
+        requests.resolve_conflict("a", "k1", keep="both"),
         requests.retire("a"),
         requests.add_directive("a", "x"),
         requests.directives_create("a", "x"),

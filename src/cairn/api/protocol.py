@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from cairn.domain.directive import Directive
     from cairn.domain.evidence import Turn
     from cairn.domain.outcomes import (
+        Conflict,
         ForgetResult,
         IntakeResult,
         LifecycleResult,
@@ -164,6 +165,14 @@ class MemoryApi(Protocol):
 
     async def unarchive(self, agent_id: str, claim_id: str) -> LifecycleResult: ...
 
+    async def conflicts(
+        self, agent_id: str, *, include_resolved: bool = False
+    ) -> list[Conflict]: ...
+
+    async def resolve_conflict(
+        self, agent_id: str, conflict_id: str, *, keep: str
+    ) -> Conflict: ...
+
     async def retire(self, agent_id: str) -> RetireReport: ...
 
     async def add_directive(
@@ -272,6 +281,14 @@ class BlockingMemoryApi(Protocol):
     def archive(self, agent_id: str, claim_id: str) -> LifecycleResult: ...
 
     def unarchive(self, agent_id: str, claim_id: str) -> LifecycleResult: ...
+
+    def conflicts(
+        self, agent_id: str, *, include_resolved: bool = False
+    ) -> list[Conflict]: ...
+
+    def resolve_conflict(
+        self, agent_id: str, conflict_id: str, *, keep: str
+    ) -> Conflict: ...
 
     def retire(self, agent_id: str) -> RetireReport: ...
 

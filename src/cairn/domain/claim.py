@@ -104,3 +104,5 @@ class Claim:
     superseded_at: dt.datetime | None = None
     # Every source turn is the assistant's (a claim from its own words, with a cited span).
     from_assistant: bool = False
+    # In an open conflict the user has not resolved (cairn.store.conflicts).
+    conflicting: bool = False

@@ -1,4 +1,5 @@
-"""What a single write decided: intake of one event, and remember/forget/archive of one claim.
+"""What a single write decided: intake of one event, remember/forget/archive of one claim,
+and the contradictions the engine surfaces for the user (conflicts).
 
 The store produces these inside its transactions; every surface (embedded, IPC, asyncio)
 returns them unchanged, so they are public values with no I/O attached.
@@ -13,6 +14,7 @@ import attrs
 from cairn.domain.ids import EventId
 
 __all__ = [
+    "Conflict",
     "ForgetResult",
     "ForgottenKind",
     "IntakeOutcome",
@@ -124,3 +126,32 @@ class RememberResult:
     claim_id: str | None
     rowid: int | None = None
     released_tombstones: int = 0
+
+
+@attrs.frozen
+class Conflict:
+    """Two claims of one scope that state incompatible values of one attribute, which
+    maintenance could not order (cairn.maintenance.challenge); the user decides.
+
+    ``claim_ids`` and ``texts`` are the two claims, older first, as stored now (the
+    conflict row itself holds no text). ``reason`` says why the engine could not decide:
+    ``same_time`` (both stated at the same moment, equally strong), ``hedged_newer`` (the
+    newer value was hedged, the older one stated plainly) or ``provider_undecided`` (the
+    text provider saw a contradiction and could not say which holds). ``status`` is
+    ``open`` or ``resolved``; a resolved one says its ``resolution`` (``keep_one``: the
+    claim ``kept`` stays, the other is superseded with lineage; ``keep_both``) and when
+    (``resolved_at``, ISO-8601, domain clock). ``scope`` is the scope kind, ``scope_key``
+    its key.
+    """
+
+    conflict_id: str
+    claim_ids: tuple[str, str]
+    texts: tuple[str, str]
+    reason: str
+    status: str
+    scope: str
+    created_at: str
+    scope_key: str | None = None
+    resolution: str | None = None
+    kept: str | None = None
+    resolved_at: str | None = None

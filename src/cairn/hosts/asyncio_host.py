@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from cairn.domain.directive import Directive
     from cairn.domain.evidence import Turn
     from cairn.domain.outcomes import (
+        Conflict,
         ForgetResult,
         IntakeResult,
         LifecycleResult,
@@ -255,6 +256,20 @@ class AsyncioMemory:
 
     async def forget(self, agent_id: str, item_id: str) -> ForgetResult:
         return await self._call(lambda memory: memory.forget(agent_id, item_id))
+
+    async def conflicts(
+        self, agent_id: str, *, include_resolved: bool = False
+    ) -> list[Conflict]:
+        return await self._call(
+            lambda memory: memory.conflicts(agent_id, include_resolved=include_resolved)
+        )
+
+    async def resolve_conflict(
+        self, agent_id: str, conflict_id: str, *, keep: str
+    ) -> Conflict:
+        return await self._call(
+            lambda memory: memory.resolve_conflict(agent_id, conflict_id, keep=keep)
+        )
 
     async def archive(self, agent_id: str, claim_id: str) -> LifecycleResult:
         return await self._call(lambda memory: memory.archive(agent_id, claim_id))

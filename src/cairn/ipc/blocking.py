@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from cairn.domain.directive import Directive
     from cairn.domain.evidence import Turn
     from cairn.domain.outcomes import (
+        Conflict,
         ForgetResult,
         IntakeResult,
         LifecycleResult,
@@ -303,6 +304,18 @@ class BlockingClient:
 
     def forget(self, agent_id: str, item_id: str) -> ForgetResult:
         return self.send(requests.forget(agent_id, item_id))
+
+    def conflicts(
+        self, agent_id: str, *, include_resolved: bool = False
+    ) -> list[Conflict]:
+        return self.send(
+            requests.conflicts(agent_id, include_resolved=include_resolved)
+        )
+
+    def resolve_conflict(
+        self, agent_id: str, conflict_id: str, *, keep: str
+    ) -> Conflict:
+        return self.send(requests.resolve_conflict(agent_id, conflict_id, keep=keep))
 
     def archive(self, agent_id: str, claim_id: str) -> LifecycleResult:
         return self.send(requests.archive(agent_id, claim_id))

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from cairn.domain.directive import Directive
     from cairn.domain.evidence import Turn
     from cairn.domain.outcomes import (
+        Conflict,
         ForgetResult,
         IntakeResult,
         LifecycleResult,
@@ -306,6 +307,20 @@ class Client:
 
     async def forget(self, agent_id: str, item_id: str) -> ForgetResult:
         return await self.send(requests.forget(agent_id, item_id))
+
+    async def conflicts(
+        self, agent_id: str, *, include_resolved: bool = False
+    ) -> list[Conflict]:
+        return await self.send(
+            requests.conflicts(agent_id, include_resolved=include_resolved)
+        )
+
+    async def resolve_conflict(
+        self, agent_id: str, conflict_id: str, *, keep: str
+    ) -> Conflict:
+        return await self.send(
+            requests.resolve_conflict(agent_id, conflict_id, keep=keep)
+        )
 
     async def archive(self, agent_id: str, claim_id: str) -> LifecycleResult:
         return await self.send(requests.archive(agent_id, claim_id))

@@ -23,6 +23,8 @@ from cairn.ipc.messages import (
     AttentionResult,
     ClearRequest,
     ClearResult,
+    ConflictsRequest,
+    ConflictsResult,
     ConsumeAttentionRequest,
     ConsumeAttentionResult,
     DeclareSessionRequest,
@@ -62,6 +64,8 @@ from cairn.ipc.messages import (
     ReplayDeadLettersRequest,
     ReplayDeadLettersResult,
     Request,
+    ResolveConflictRequest,
+    ResolveConflictResult,
     Response,
     ResumeRequest,
     ResumeResult,
@@ -179,6 +183,24 @@ async def _consume_attention(
 ) -> Response:
     consumed = await memory.consume_attention(request.agent_id, request.item_ids)
     return ConsumeAttentionResult(id=request.id, consumed=consumed)
+
+
+@handles(ConflictsRequest)
+async def _conflicts(memory: Memory, request: ConflictsRequest) -> Response:
+    conflicts = await memory.conflicts(
+        request.agent_id, include_resolved=request.include_resolved
+    )
+    return ConflictsResult(id=request.id, conflicts=conflicts)
+
+
+@handles(ResolveConflictRequest)
+async def _resolve_conflict(
+    memory: Memory, request: ResolveConflictRequest
+) -> Response:
+    conflict = await memory.resolve_conflict(
+        request.agent_id, request.conflict_id, keep=request.keep
+    )
+    return ResolveConflictResult(id=request.id, conflict=conflict)
 
 
 @handles(ClearRequest)

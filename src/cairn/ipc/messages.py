@@ -47,6 +47,8 @@ __all__ = [
     "Busy",
     "ClearRequest",
     "ClearResult",
+    "ConflictsRequest",
+    "ConflictsResult",
     "ConsumeAttentionRequest",
     "ConsumeAttentionResult",
     "DeclareSessionRequest",
@@ -88,6 +90,8 @@ __all__ = [
     "ReplayDeadLettersRequest",
     "ReplayDeadLettersResult",
     "Request",
+    "ResolveConflictRequest",
+    "ResolveConflictResult",
     "Response",
     "ResumeRequest",
     "ResumeResult",
@@ -114,7 +118,8 @@ __all__ = [
 # ForgetResult; remember requires ``by``; intake may answer ``suppressed``.
 # 4: recall takes ``as_of`` and ``turn_id``; recalls, attention, consume_attention.
 # 5: error code ``out_of_range`` (an argument outside its range, cairn.api.bounds).
-PROTOCOL_VERSION = 5
+# 6: conflicts, resolve_conflict; error code ``unknown_conflict``.
+PROTOCOL_VERSION = 6
 
 
 class _Message(msgspec.Struct, tag_field="type", kw_only=True):
@@ -290,6 +295,21 @@ class UnarchiveRequest(_Request, tag="unarchive"):
     claim_id: str
 
 
+class ConflictsRequest(_Request, tag="conflicts"):
+    """The agent's undecided contradictions (with ``include_resolved``, all)."""
+
+    agent_id: str
+    include_resolved: bool = False
+
+
+class ResolveConflictRequest(_Request, tag="resolve_conflict"):
+    """The user's decision: ``keep`` a claim ID of the pair, or ``"both"``."""
+
+    agent_id: str
+    conflict_id: str
+    keep: str
+
+
 class RetireRequest(_Request, tag="retire"):
     agent_id: str
 
@@ -426,6 +446,14 @@ class UnarchiveResult(_Answer, tag="unarchive_result"):
     result: outcomes.LifecycleResult
 
 
+class ConflictsResult(_Answer, tag="conflicts_result"):
+    conflicts: list[outcomes.Conflict]
+
+
+class ResolveConflictResult(_Answer, tag="resolve_conflict_result"):
+    conflict: outcomes.Conflict
+
+
 class RetireResult(_Answer, tag="retire_result"):
     report: RetireReport
 
@@ -515,6 +543,8 @@ REQUESTS: tuple[type[_Request], ...] = (
     RecallsRequest,
     AttentionRequest,
     ConsumeAttentionRequest,
+    ConflictsRequest,
+    ResolveConflictRequest,
 )
 RESULTS: tuple[type[_Answer], ...] = (
     IngestResult,
@@ -547,6 +577,8 @@ RESULTS: tuple[type[_Answer], ...] = (
     RecallsResult,
     AttentionResult,
     ConsumeAttentionResult,
+    ConflictsResult,
+    ResolveConflictResult,
 )
 
 Request = _Request

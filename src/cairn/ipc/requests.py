@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from cairn.domain.directive import Directive
     from cairn.domain.evidence import Turn
     from cairn.domain.outcomes import (
+        Conflict,
         ForgetResult,
         IntakeResult,
         LifecycleResult,
@@ -58,6 +59,7 @@ __all__ = [
     "archive",
     "attention",
     "clear",
+    "conflicts",
     "consume_attention",
     "declare_session",
     "directives_approve",
@@ -78,6 +80,7 @@ __all__ = [
     "reconfigure",
     "remember",
     "replay_dead_letters",
+    "resolve_conflict",
     "resume",
     "retire",
     "session_cursor",
@@ -322,6 +325,25 @@ def attention(
         limit=_integer(limit, bounds.check_limit),
     )
     return Call(request, wire.AttentionResult, lambda r: r.items)
+
+
+# -- conflicts -------------------------------------------------------------------------
+def conflicts(
+    agent_id: str, *, include_resolved: bool = False
+) -> Call[wire.ConflictsResult, list[Conflict]]:
+    request = wire.ConflictsRequest(
+        id=UNNUMBERED, agent_id=agent_id, include_resolved=include_resolved
+    )
+    return Call(request, wire.ConflictsResult, lambda r: r.conflicts)
+
+
+def resolve_conflict(
+    agent_id: str, conflict_id: str, *, keep: str
+) -> Call[wire.ResolveConflictResult, Conflict]:
+    request = wire.ResolveConflictRequest(
+        id=UNNUMBERED, agent_id=agent_id, conflict_id=conflict_id, keep=keep
+    )
+    return Call(request, wire.ResolveConflictResult, lambda r: r.conflict)
 
 
 def consume_attention(

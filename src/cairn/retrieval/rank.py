@@ -36,11 +36,14 @@ if TYPE_CHECKING:
     from cairn.domain.evidence import EvidenceEvent
     from cairn.retrieval.keys import CandidateKey
 
-__all__ = ["HISTORY_WEIGHT", "rank_candidates"]
+__all__ = ["CONFLICTING", "HISTORY_WEIGHT", "rank_candidates"]
 
 # A group stating only superseded values still answers "where did she live before?", but
 # below what holds now.
 HISTORY_WEIGHT = 0.5
+# The qualifier of a claim in an open conflict (cairn.store.conflicts): another claim of
+# its scope says otherwise, and the user has not yet said which holds.
+CONFLICTING = "conflicting"
 
 _CLAIM_ORIGINS = {
     Origin.USER: ItemOrigin.REMEMBERED_BY_USER,
@@ -107,6 +110,11 @@ class _Ranking:
             until = claim.superseded_at or until
             qualifier = "previously" + (
                 f", until {_iso_date(until)}" if until is not None else ""
+            )
+        if claim.conflicting:
+            # Another claim says otherwise and the user has not said which holds.
+            qualifier = (
+                CONFLICTING if qualifier is None else f"{qualifier}; {CONFLICTING}"
             )
         origin = _CLAIM_ORIGINS.get(claim.origin)
         if origin is None:

@@ -65,7 +65,8 @@ from cairn.runtime.scrubbing import Scrubber
 from cairn.runtime.supervisor import AgentServices
 from cairn.runtime.switching import ProviderSwitch
 from cairn.runtime.threads import Limiters, run_in_thread
-from cairn.runtime.writes import ConsumeAttention
+from cairn.runtime.writes import ConsumeAttention, ResolveConflict
+from cairn.store.conflicts import list_conflicts
 from cairn.store.repair import repair_claims
 from cairn.store.sessions import session_cursor
 from cairn.store.status import agent_counts
@@ -77,7 +78,12 @@ if TYPE_CHECKING:
 
     from cairn.api.reports import AttentionItem, RecallRecord
     from cairn.domain.evidence import Turn
-    from cairn.domain.outcomes import ForgetResult, LifecycleResult, RememberResult
+    from cairn.domain.outcomes import (
+        Conflict,
+        ForgetResult,
+        LifecycleResult,
+        RememberResult,
+    )
     from cairn.domain.scope import Scope
     from cairn.providers.embedding import EmbeddingProvider, Vectors
     from cairn.providers.http.text import TextProvider
@@ -341,6 +347,32 @@ class Memory:
     async def unarchive(self, agent_id: str, claim_id: str) -> LifecycleResult:
         async with self._core.admission.write(agent_id) as supervisor:
             return await lifecycle.archive(supervisor, claim_id, archived=False)
+
+    # -- conflicts -----------------------------------------------------------------------
+    async def conflicts(
+        self, agent_id: str, *, include_resolved: bool = False
+    ) -> list[Conflict]:
+        """Contradictions maintenance could not decide, oldest first: two claims of one
+        scope stating incompatible values, both still recalled (marked ``conflicting``)
+        until :meth:`resolve_conflict`. ``include_resolved`` adds the decided ones."""
+        agent = (await self._core.registry.get(agent_id)).agent_id
+        return await self._core.database.read(
+            lambda reader: list_conflicts(
+                reader.connection, agent, include_resolved=include_resolved
+            )
+        )
+
+    async def resolve_conflict(
+        self, agent_id: str, conflict_id: str, *, keep: str
+    ) -> Conflict:
+        """Decide a conflict: ``keep`` is the claim ID that holds (the other becomes its
+        history, with lineage) or ``"both"``. Both claims are looked at again by
+        maintenance. An unknown conflict raises UnknownConflictError, a claim that is
+        not one of its two UnknownClaimError, a resolved one InvalidTransitionError."""
+        screen_identifier("conflict ID", conflict_id)
+        screen_identifier("claim ID", keep)
+        async with self._core.admission.write(agent_id) as supervisor:
+            return await supervisor.commit(ResolveConflict(conflict_id, keep))
 
     async def resume_interrupted_clears(self) -> None:
         """Finish clear and retire jobs a crash left pending, agent by agent (run at open)."""

@@ -64,6 +64,7 @@ from cairn.store.clear_jobs import (
     pending_clear,
     start_clear,
 )
+from cairn.store.conflicts import resolve_conflict
 from cairn.store.directives import (
     create_directive,
     list_directives,
@@ -88,6 +89,7 @@ from cairn.vectors.keys import EmbedTarget
 
 if TYPE_CHECKING:
     from cairn.domain.directive import Directive
+    from cairn.domain.outcomes import Conflict
     from cairn.store.evidence import IntakeResult
     from cairn.store.forget import Forgotten, LifecycleResult, RememberResult
 
@@ -113,6 +115,7 @@ __all__ = [
     "ReleaseLeases",
     "Remember",
     "ReplayDeadLetters",
+    "ResolveConflict",
     "SetArchived",
     "SetDirectiveStatus",
     "SettleDirty",
@@ -511,6 +514,22 @@ class SetArchived(Write["LifecycleResult"]):
     ) -> LifecycleResult:
         return set_archived(
             connection, context.agent_id, self.claim_id, self.archived, context.now
+        )
+
+
+# -- conflicts ----------------------------------------------------------------------------------
+@attrs.frozen
+class ResolveConflict(Write["Conflict"]):
+    """The user's decision on an open conflict (cairn.store.conflicts): keep one claim
+    (the other superseded with lineage) or both; both claims become dirty."""
+
+    priority = Priority.INTERACTIVE
+    conflict_id: str
+    keep: str
+
+    def apply(self, connection: apsw.Connection, context: WriteContext) -> Conflict:
+        return resolve_conflict(
+            connection, context.agent_id, self.conflict_id, self.keep, context.now
         )
 
 

@@ -209,7 +209,10 @@ _LOAD_CLAIMS = (
     " (SELECT json_object('ids', json_group_array(e.event_id),"
     "   'assistant', min(e.role = 'assistant')) FROM claim_sources s"
     "   JOIN events e ON e.rowid = s.event_rowid WHERE s.claim_rowid = c.rowid),"
-    " c.recurrence, c.evidence_at, c.superseded_at"
+    " c.recurrence, c.evidence_at, c.superseded_at,"
+    # In an open conflict (cairn.store.conflicts): recall marks it.
+    " EXISTS (SELECT 1 FROM conflicts k WHERE k.status = 'open'"
+    "  AND (k.claim_a = c.rowid OR k.claim_b = c.rowid))"
     # CROSS JOIN drives the lookup from the candidate list (a rowid probe each) instead of
     # letting the planner scan the agent's index.
     " FROM json_each(?) AS wanted CROSS JOIN claims c ON c.rowid = wanted.value"
@@ -275,6 +278,7 @@ def load_claims(
             evidence_at=_parse_time(row[19]),
             superseded_at=_parse_time(row[20]),
             from_assistant=bool(sources["assistant"]),
+            conflicting=bool(row[21]),
         )
         claims[claim.rowid] = claim
     return claims

@@ -33,6 +33,7 @@ from cairn.errors import (
 )
 from cairn.store.claims import insert_claims
 from cairn.store.clear_jobs import pending_clear
+from cairn.store.conflicts import reinstate_losers, superseded_by
 from cairn.store.forget_evidence import delete_evidence, resolve_evidence
 from cairn.store.fts_purge import request_fts_purge
 from cairn.store.requests import drop_late_results
@@ -163,6 +164,7 @@ def _forget_claim(
     )
     hidden = connection.changes()
     chains = chains_of(connection, [rowid])
+    losers = superseded_by(connection, agent_id, [rowid])
     connection.execute("DELETE FROM claims WHERE rowid = ?", (rowid,))
     connection.execute(
         "DELETE FROM dirty_work WHERE agent_id = ? AND claim_rowid = ?",
@@ -173,6 +175,7 @@ def _forget_claim(
         (agent_id, rowid, rowid),
     )
     reorder_chains(connection, agent_id, chains, stamp)
+    reinstate_losers(connection, agent_id, losers, stamp)
     drop_late_results(connection, agent_id)
     request_fts_purge(connection, "claim_fts", now)
     connection.execute(

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from cairn import crashpoints
+from cairn.store.conflicts import reinstate_losers, superseded_by
 from cairn.store.evidence import event_fts_row, write_event_fts
 from cairn.store.fts_purge import request_fts_purge
 from cairn.store.succession import chains_of, reorder_chains
@@ -191,6 +192,7 @@ def delete_evidence(
         write_tombstone(connection, agent_id, str(provenance), str(content), stamp)
         removed.append((int(claim_rowid), str(claim_id)))  # type: ignore[arg-type]
     chains = chains_of(connection, [claim_rowid for claim_rowid, _ in removed])
+    losers = superseded_by(connection, agent_id, [rowid for rowid, _ in removed])
     for claim_rowid, _ in removed:
         connection.execute("DELETE FROM claims WHERE rowid = ?", (claim_rowid,))
         connection.execute(
@@ -203,6 +205,7 @@ def delete_evidence(
             (agent_id, claim_rowid, claim_rowid),
         )
     reorder_chains(connection, agent_id, chains, stamp)
+    reinstate_losers(connection, agent_id, losers, stamp)
 
     reindexed = _reindex_replies(connection, agent_id, rowids)
     connection.execute(

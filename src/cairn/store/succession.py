@@ -55,6 +55,18 @@ _EVIDENCE_AT = (
 )
 
 
+# Who wins a tie on evidence time (cairn.maintenance.challenge): the user's own word,
+# then what was extracted from their turns, then a model's; then the surer claim.
+_STRENGTH = (
+    "CASE origin WHEN 'user' THEN 2 WHEN 'extracted' THEN 1 ELSE 0 END, confidence"
+)
+# A claim a resolved conflict superseded stays out of its chain (cairn.store.conflicts).
+_NOT_RESOLVED_LOSER = (
+    " AND rowid NOT IN (SELECT superseded_rowid FROM conflicts k"
+    "  WHERE k.agent_id = claims.agent_id AND k.superseded_rowid IS NOT NULL)"
+)
+
+
 def refresh_evidence_time(connection: apsw.Connection, rowid: int) -> None:
     """Store claim ``rowid``'s evidence time, after its sources are written (a merge
     that adds an earlier source moves it earlier)."""
@@ -71,6 +83,7 @@ def order_succession(
     stamp: str | None,
     *,
     reorder: bool = True,
+    honour_resolutions: bool = True,
 ) -> int:
     """Re-order the attribute chain claim ``rowid`` belongs to; the caller owns the
     transaction. Returns how many claims this made superseded.
@@ -84,6 +97,12 @@ def order_succession(
     does: it changes no business time). Without ``reorder`` (an import, which restores
     each row's recorded lifecycle) lifecycles stay as they are and only the superseded
     rows learn until when they held.
+
+    At equal evidence time the stronger claim is the newer: a user's statement before a
+    model's, then the higher confidence (cairn.maintenance.challenge's order). A claim a
+    resolved conflict superseded (cairn.store.conflicts) is not in the chain: it stays
+    history of what the user kept. ``honour_resolutions`` is off only for migration 0008,
+    which runs before the conflicts table exists.
     """
     anchor = connection.execute(
         "SELECT subject, predicate, scope, scope_key FROM claims"
@@ -95,10 +114,11 @@ def order_succession(
     chain = [
         (int(row[0]), str(row[1]), str(row[2]), row[3])
         for row in connection.execute(
-            "SELECT rowid, evidence_at, lifecycle, superseded_at FROM claims"
+            "SELECT rowid, evidence_at, lifecycle, superseded_at FROM claims"  # noqa: S608 - our SQL
             " WHERE agent_id = ? AND subject = ? AND predicate = ? AND scope = ?"
             " AND scope_key IS ? AND lifecycle IN ('active', 'superseded')"
-            " ORDER BY evidence_at, rowid",
+            + (_NOT_RESOLVED_LOSER if honour_resolutions else "")
+            + f" ORDER BY evidence_at, {_STRENGTH}, rowid",
             (agent_id, *anchor),
         )
     ]
@@ -206,7 +226,13 @@ def backfill_succession(connection: apsw.Connection) -> None:
         " GROUP BY agent_id, subject, predicate, scope, scope_key"
     ).fetchall()
     for rowid, agent_id in heads:
-        order_succession(connection, AgentId(str(agent_id)), int(str(rowid)), None)
+        order_succession(
+            connection,
+            AgentId(str(agent_id)),
+            int(str(rowid)),
+            None,
+            honour_resolutions=False,
+        )
     connection.execute("DELETE FROM clear_fence_override")
 
 
