@@ -150,6 +150,30 @@ CHANGES_EN = [
         "Sunday",
         "The release moved to Sunday.",
     ),
+    (
+        "The dentist moved my appointment to December 16.",
+        "plan:dentist",
+        "December",
+        "The dentist moved his appointment to December 16.",
+    ),
+    (
+        "The clinic moved my dentist appointment to Friday.",
+        "plan:dentist",
+        "Friday",
+        "The clinic moved to Friday.",
+    ),
+    (
+        "My boss moved our meeting to Friday.",
+        "plan:meeting",
+        "Friday",
+        "My boss moved his meeting to Friday.",
+    ),
+    (
+        "They pushed our dinner back to Saturday.",
+        "plan:dinner",
+        "Saturday",
+        "Could they push our dinner back to Saturday?",
+    ),
 ]
 
 CHANGES_ZH = [

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re  # noqa: TC003  (re.Match in annotations the rules evaluate)
 
 from cairn.domain.claim import ClaimKind
-from cairn.ingestion.extract_attributes import favourite_category
+from cairn.ingestion.extract_attributes import favourite_category, plan_key_en
 from cairn.ingestion.extract_common import PatternChain, key
 from cairn.ingestion.extract_grammar_en import (
     ADV,
@@ -74,6 +74,7 @@ from cairn.ingestion.extract_lexicon_en import (
 
 __all__ = [
     "HEAD_RULES",
+    "MOVED_BY_OTHERS",
     "POSSESSIVE_HEADS",
     "RESCHEDULED",
     "SUBJECT_CHAIN",
@@ -121,6 +122,44 @@ RESCHEDULED = Rule(
     time=NEW_PLAN_TIME,
     predicate=plan_predicate,
     check=plan_known,
+)
+
+# "The dentist moved my appointment to Thursday", "they pushed our dinner back to
+# Friday": someone else moved the speaker's plan. The plan is the speaker's (my/our/the),
+# never the mover's ("he moved his meeting" is not). A professional who moves a generic
+# appointment names the plan: the dentist's appointment is ``plan:dentist``.
+_MOVER = r"(?:(?:the|my|our)\s+(?P<mover>[\w'’-]+)|they|he|she|someone|somebody)"
+
+
+def _moved_plan_key(match: re.Match[str]) -> str | None:
+    mover, event = match["mover"], match["event"]
+    if mover is not None and plan_key_en(event) in {"appointment", "visit", "checkup"}:
+        with_mover = plan_key_en(f"{mover} {event}")
+        if with_mover is not None and with_mover != plan_key_en(event):
+            return f"plan:{with_mover}"
+    return plan_predicate(match)
+
+
+def _moved_plan_text(match: re.Match[str], who: Who) -> str:
+    event = " ".join(match["event"].split()[1:])
+    mover = match["mover"]
+    if mover is not None and _moved_plan_key(match) == f"plan:{plan_key_en(mover)}":
+        event = f"{mover} {event}"
+    tail = " ".join(match.string[match.end("event") : match.start("obj")].split())
+    return f"{event} was {match['verb'].lower()}" + (f" {tail}" if tail else "")
+
+
+MOVED_BY_OTHERS = Rule(
+    compile_en(
+        rf"{_MOVER}\s+(?:(?:has|have|had)\s+)?(?:just\s+)?(?P<verb>{CHANGE_VERBS})\s+"
+        rf"(?P<event>(?:my|our|the)\s+{_EVENT})s?\s+(?:back\s+|forward\s+|up\s+)?"
+        r"(?:from\s+[^,;:]+?\s+)?(?:to|until|till|for)\s+" + OBJ
+    ),
+    ClaimKind.PLAN,
+    _moved_plan_text,
+    time=NEW_PLAN_TIME,
+    predicate=_moved_plan_key,
+    check=lambda match: _moved_plan_key(match) is not None,
 )
 
 SUBJECT_RULES: tuple[Rule, ...] = (

@@ -30,6 +30,7 @@ from cairn.ingestion.extract_grammar_en import AP, Clause, Who, compile_en
 from cairn.ingestion.extract_lexicon_en import RELATIONS
 from cairn.ingestion.extract_rules_en import (
     HEAD_RULES,
+    MOVED_BY_OTHERS,
     POSSESSIVE_HEADS,
     RESCHEDULED,
     SUBJECT_CHAIN,
@@ -90,6 +91,8 @@ _FIRST_PERSON = re.compile(r"\b(?:i|my|we|me)\b")  # on lower-cased text
 _HEAD_GATE = compile_en(r"my\s|(?:you\s+can\s+|please\s+|just\s+)?call\s+me\s")
 # A plan moved without a first-person word ("The dentist got moved to Thursday").
 _RESCHEDULE_GATE = compile_en(r"(?:the|our)\s")
+# A plan someone else moved ("The dentist moved my appointment to Thursday").
+_MOVER_GATE = compile_en(r"(?:the|my|our|they|he|she|someone|somebody)\s")
 _RESCHEDULE_WORDS = re.compile(
     r"\b(?:moved|postponed|pushed|rescheduled|bumped|shifted|delayed|changed|put\s+off|"
     r"moving|brought\s+forward|now)\b"
@@ -174,6 +177,21 @@ def _clause_claim(sentence: Sentence, start: int, end: int) -> ClaimDraft | None
     text = sentence.text
     position = _skip_discourse(sentence, start, end)
     span_start = position
+    if (
+        _MOVER_GATE.match(text, position, end)
+        and _RESCHEDULE_WORDS.search(text, position, end)
+        and (moved := MOVED_BY_OTHERS.pattern.match(text, position, end))
+    ):
+        who = _speaker(sentence)
+        clause = Clause(
+            sentence,
+            position,
+            position,
+            end,
+            Who(who.possessive, who.possessive, plural=False),
+        )
+        if (draft := MOVED_BY_OTHERS.build(moved, clause)) is not None:
+            return draft
     if _HEAD_GATE.match(text, position, end):
         return _head_claim(sentence, position, end)
     if _RESCHEDULE_GATE.match(text, position, end) and (
