@@ -25,7 +25,12 @@ from cairn.api.status import AgentStatistics
 from cairn.clock import DomainClock
 from cairn.config import MemoryConfig
 from cairn.domain.ids import AgentId
-from cairn.errors import DrainTimeoutError, RuntimeClosedError, UnknownRequestError
+from cairn.errors import (
+    DrainTimeoutError,
+    PipelineStalledError,
+    RuntimeClosedError,
+    UnknownRequestError,
+)
 from cairn.ingestion.extract import RuleExtractor
 from cairn.providers.gateway import QueryEmbeddingGateway
 from cairn.providers.http.text import TextProvider
@@ -48,6 +53,7 @@ from cairn.runtime.recall import (
     RecallServices,
     partial_margin_s,
 )
+from cairn.runtime.stall_watch import Stall, StallWatch
 from cairn.runtime.threads import Limiters
 from cairn.runtime.writes import (
     DeclareSession,
@@ -123,6 +129,7 @@ class AgentSupervisor:
     _writer: WriteCoordinator
     _clearing: ClearJobActor
     _contributions: Contributions
+    _stall: StallWatch
     accepting: bool = True
     # Calls in progress and the trio time of the last one: the registry stops an agent
     # that has had neither for its idle timeout.
@@ -245,21 +252,61 @@ class AgentSupervisor:
             except (trio.ClosedResourceError, trio.BrokenResourceError):
                 self._work.done(1)
 
-    async def wait_idle(self) -> None:
+    async def wait_idle(self, *, give_up_on_stall: bool = False) -> None:
         """Return once everything accepted so far is extracted and embedded (dead
         letters excepted: they wait for a replay), and the projection of the current
-        embedding identity has caught up (after a switch)."""
+        embedding identity has caught up (after a switch).
+
+        Storage faults are waited through while they clear: the actors retry with
+        backoff. With ``give_up_on_stall`` (the public ``wait_idle``) the wait raises
+        :class:`PipelineStalledError` instead once extraction or embedding is stalled
+        (cairn.runtime.stall_watch: its last 3 writes failed on the store with no
+        commit between, the latest during this wait); a drain passes nothing and waits
+        within its own timeout. Nothing stored is lost either way: the pending turns
+        are finished by the pipeline itself once the fault clears.
+        """
         with self._call():
-            while True:
-                await self._drain()
-                caught_up = self._projection.caught_up
-                await caught_up.wait()
-                # A switch during the wait replaced the event: wait for the new one.
-                if (
-                    caught_up is self._projection.caught_up
-                    and not self._work.outstanding
-                ):
-                    return
+            if not give_up_on_stall:
+                await self._settle()
+                return
+            stall = await self._settle_unless_stalled()
+            if stall is not None:
+                raise self._stalled_error(stall)
+
+    async def _settle(self) -> None:
+        while True:
+            await self._drain()
+            caught_up = self._projection.caught_up
+            await caught_up.wait()
+            # A switch during the wait replaced the event: wait for the new one.
+            if caught_up is self._projection.caught_up and not self._work.outstanding:
+                return
+
+    async def _settle_unless_stalled(self) -> Stall | None:
+        """Settle, or the stall that ended the wait first."""
+        since = self._stall.mark()
+        stall: Stall | None = None
+        async with trio.open_nursery() as nursery:
+
+            async def watch() -> None:
+                nonlocal stall
+                stall = await self._stall.wait_stalled(since)
+                nursery.cancel_scope.cancel(reason="the pipeline is stalled")
+
+            nursery.start_soon(watch)
+            await self._settle()
+            nursery.cancel_scope.cancel(reason="settled")
+        # Settled, but through a step that kept failing (vectors the store refused).
+        return stall if stall is not None else self._stall.stalled(since)
+
+    def _stalled_error(self, stall: Stall) -> PipelineStalledError:
+        what = "extracted and embedded" if stall.step == "extraction" else "embedded"
+        return PipelineStalledError(
+            f"agent {self.agent_id!r}: background {stall.step} cannot commit: its last"
+            f" {stall.failures} writes failed on the store ({stall.error}). Every"
+            f" accepted turn stays stored; the pending ones are {what} once the fault"
+            " clears"
+        )
 
     async def _drain(self, *, extract: bool = True) -> None:
         """Return once everything accepted so far is extracted and embedded.
@@ -532,6 +579,7 @@ async def open_agent_supervisor(
     jobs_send, jobs_receive = trio.open_memory_channel[EmbedJob](size * 4)
     clear_wake_send, clear_wake_receive = trio.open_memory_channel[None](1)
     work = WorkCounter()
+    stall = StallWatch()
     projection = Projection(limiters.index)
     audit = AuditBuffer()
     writes = WriteQueue(agent_id, write_send)
@@ -572,6 +620,7 @@ async def open_agent_supervisor(
             config.embed_batch,
             config.embed_linger_s,
             slice_bytes=config.embed_slice_bytes,
+            stall=stall,
         )
         ingestion = IngestionActor(
             agent_id,
@@ -588,6 +637,7 @@ async def open_agent_supervisor(
             config=config,
             clock=services.clock,
             text_provider=services.text_provider(),
+            stall=stall,
         )
         clearing = ClearJobActor(
             agent_id,
@@ -646,4 +696,5 @@ async def open_agent_supervisor(
                 {},
                 config.recall_results_per_agent,
             ),
+            stall,
         )
