@@ -197,3 +197,25 @@ def test_a_step_is_stalled_only_by_failures_in_a_row_the_latest_after_the_mark()
     watch.failed("embedding", ValueError("not the store"))
     assert watch.stalled(mark) is not None
     assert "embedding" not in repr(watch.stalled(0))
+
+
+async def test_closing_with_a_stalled_pipeline_keeps_its_turns_for_the_next_start(
+    tmp_path: Path, vfs: FaultVFS
+) -> None:
+    with trio.fail_after(90):
+        async with _open(tmp_path, vfs) as memory:
+            await _store_turns(memory)
+            vfs.arm(_full_disk())
+            with trio.fail_after(STALL_BOUND_S), pytest.raises(PipelineStalledError):
+                await memory.wait_idle("a")
+            closing = trio.current_time()
+        # The disk is still full: the close did not wait out the drain timeout for work
+        # that cannot commit, and raised nothing.
+        assert trio.current_time() - closing < TEST_CONFIG.drain_timeout_s / 2
+        vfs.clear()
+        async with _open(tmp_path, vfs) as reopened:
+            assert await _pending(reopened) == len(MARKERS)
+            with trio.fail_after(60):
+                await reopened.wait_idle("a")
+            assert await _pending(reopened) == 0
+            assert await _all_recalled(reopened)

@@ -5,16 +5,18 @@ or failed. Everything else talks to an agent through the verbs here (ingest, com
 recall, clear, ...); the channels between the actors stay inside.
 
 Stop order (architecture §2): stop accepting, drain accepted work within a bounded timeout
-(a timeout fails the stop, it never closes under running passes), fence, run a last
-maintenance pass, cancel the actors.
+(a timeout fails the stop, it never closes under running passes; a pipeline stalled on
+the store ends the drain early, its pending work stored for the next start), fence, run
+a last maintenance pass, cancel the actors.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
@@ -80,6 +82,8 @@ if TYPE_CHECKING:
 __all__ = ["AgentServices", "AgentSupervisor", "ClearOutcome", "open_agent_supervisor"]
 
 T = TypeVar("T")
+
+logger = logging.getLogger(__name__)
 
 
 @attrs.frozen
@@ -285,6 +289,15 @@ class AgentSupervisor:
     async def _settle_unless_stalled(self) -> Stall | None:
         """Settle, or the stall that ended the wait first."""
         since = self._stall.mark()
+        stall = await self._unless_stalled(self._settle, since)
+        # Settled, but through a step that kept failing (vectors the store refused).
+        return stall if stall is not None else self._stall.stalled(since)
+
+    async def _unless_stalled(
+        self, wait: Callable[[], Awaitable[None]], since: int
+    ) -> Stall | None:
+        """Run ``wait`` to its end, or until a step is stalled by a failure after
+        ``since``; the stall that cut it short, if one did."""
         stall: Stall | None = None
         async with trio.open_nursery() as nursery:
 
@@ -294,10 +307,9 @@ class AgentSupervisor:
                 nursery.cancel_scope.cancel(reason="the pipeline is stalled")
 
             nursery.start_soon(watch)
-            await self._settle()
-            nursery.cancel_scope.cancel(reason="settled")
-        # Settled, but through a step that kept failing (vectors the store refused).
-        return stall if stall is not None else self._stall.stalled(since)
+            await wait()
+            nursery.cancel_scope.cancel(reason="done")
+        return stall
 
     def _stalled_error(self, stall: Stall) -> PipelineStalledError:
         what = "extracted and embedded" if stall.step == "extraction" else "embedded"
@@ -514,14 +526,29 @@ class AgentSupervisor:
         if not extract:
             self._ingestion.defer()
         limit_s = self._services.config.drain_timeout_s
-        with trio.move_on_after(limit_s) as drain_scope:
+
+        async def drain_owed() -> None:
             # Accepted work only: a background rebuild for a new embedding identity is
             # not owed to anyone and resumes at the next start.
             await self._drain(extract=extract)
             for reply in list(self._late.values()):
                 with contextlib.suppress(Exception):
                     await reply.wait()
-        if drain_scope.cancelled_caught:
+
+        with trio.move_on_after(limit_s) as drain_scope:
+            # A pipeline stalled on the store (a full disk) cannot drain: what it owes
+            # is stored and pending, and the next start finishes it. Its actors are in
+            # backoff between failed commits, so stopping them closes under nothing.
+            stall = await self._unless_stalled(drain_owed, since=0)
+        if stall is not None:
+            logger.warning(
+                "agent %s stops with %s stalled on the store (%s); what is pending"
+                " stays stored for the next start",
+                self.agent_id,
+                stall.step,
+                stall.error,
+            )
+        elif drain_scope.cancelled_caught:
             raise DrainTimeoutError(
                 f"agent {self.agent_id!r} did not drain in {limit_s} s"
             )
