@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
+from typing import Any
 
 import apsw
 import attrs
@@ -219,3 +220,47 @@ async def test_closing_with_a_stalled_pipeline_keeps_its_turns_for_the_next_star
                 await reopened.wait_idle("a")
             assert await _pending(reopened) == 0
             assert await _all_recalled(reopened)
+
+
+async def _leased_batches(memory: Memory) -> int:
+    def read(reader: Any) -> int:
+        row = reader.connection.execute(
+            "SELECT count(*) FROM event_batches WHERE lease_token IS NOT NULL"
+        ).fetchone()
+        return int(row[0])
+
+    return int(await runtime_core(memory).database.read(read))
+
+
+async def test_a_fence_move_while_a_leased_batch_cannot_be_recorded_keeps_the_agent(
+    tmp_path: Path, vfs: FaultVFS
+) -> None:
+    with trio.fail_after(100):
+        total = await _writes_of_the_wait(tmp_path, vfs)
+        # The first position whose stall leaves a batch leased: the lease committed,
+        # the batch commit and the record of its failure are refused.
+        for nth in range(2, total):
+            async with _open(tmp_path / f"data-{nth}", vfs) as memory:
+                await _store_turns(memory)
+                vfs.arm(_full_disk(nth))
+                with (
+                    trio.fail_after(STALL_BOUND_S),
+                    pytest.raises(PipelineStalledError),
+                ):
+                    await memory.wait_idle("a")
+                if not await _leased_batches(memory):
+                    vfs.clear()
+                    continue
+                supervisor = await runtime_core(memory).registry.get("a")
+                # A switch or clear moves the fence: the pass is cancelled and gives its
+                # lease back, which the store refuses too.
+                supervisor.fence.advance(supervisor.fence.epoch + 1, "a switch")
+                await trio.sleep(1.0)
+                assert (await memory.status()).agent("a").state.value == "running"
+                vfs.clear()
+                with trio.fail_after(60):
+                    await memory.wait_idle("a")
+                assert await _pending(memory) == 0
+                assert await _all_recalled(memory)
+                return
+        pytest.fail("no position left a batch leased")

@@ -535,6 +535,7 @@ class AgentSupervisor:
                 with contextlib.suppress(Exception):
                     await reply.wait()
 
+        stall: Stall | None = None
         with trio.move_on_after(limit_s) as drain_scope:
             # A pipeline stalled on the store (a full disk) cannot drain: what it owes
             # is stored and pending, and the next start finishes it. Its actors are in

@@ -321,7 +321,7 @@ class IngestionActor:
             # Fenced off before the commit: give the lease back so the next epoch's pass
             # need not wait for it to expire.
             self.stale += 1
-            await self.writes.commit(ReleaseLease(lease))
+            await self._release(lease)
             return
         self.stall.committed(STEP)
         self.batches += 1
@@ -335,6 +335,22 @@ class IngestionActor:
         self.work.add(len(jobs))
         for job in jobs:
             await self.embed_jobs_send.send(job)
+
+    async def _release(self, lease: Lease) -> None:
+        """Give a fenced-off lease back; retried with backoff while the store itself
+        refuses it (a full disk), so the next epoch's pass need not wait out the lease."""
+        while True:
+            try:
+                await self.writes.commit(ReleaseLease(lease))
+            except StoreError as error:
+                self.stall.failed(STEP, error)
+                if not is_storage_fault(error):
+                    raise
+                await trio.sleep(self._record_retry.failed(error))
+                continue
+            self._record_retry.succeeded()
+            self.stall.committed(STEP)
+            return
 
     async def _fail(self, lease: Lease, error: Exception) -> None:
         """Back the batch off (its events kept); the error's class only, never its text,
