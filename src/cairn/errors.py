@@ -27,7 +27,8 @@ catch it, from the closest builtin as well. SQLite's errors reach callers only a
     │   ├── StoreConstraintError              a write broke a schema constraint
     │   ├── StorageFullError                  the disk or the file's size limit is full
     │   ├── StorageIOError                    the OS failed a read or write of the file
-    │   └── StorageCorruptError               the file is damaged or not a database
+    │   ├── StorageCorruptError               the file is damaged or not a database
+    │   └── PipelineStalledError              background extraction/embedding cannot commit
     ├── StaleResultError                      execution identity no longer current (fence)
     │   └── StaleLeaseError                   a batch lease was taken over or settled
     ├── ProposalRejectedError                 an extraction proposal failed validation
@@ -73,6 +74,7 @@ __all__ = [
     "InvalidTransitionError",
     "IpcError",
     "MessageTooLargeError",
+    "PipelineStalledError",
     "ProposalRejectedError",
     "ProtectedClaimError",
     "ProtocolError",
@@ -207,6 +209,14 @@ class StorageIOError(StoreError):
 class StorageCorruptError(StoreError):
     """The database file is damaged or is not a database (``SQLITE_CORRUPT``,
     ``SQLITE_NOTADB``)."""
+
+
+class PipelineStalledError(StoreError):
+    """An agent's background extraction or embedding cannot commit: its last writes all
+    failed on a storage fault (a full disk, an I/O error), so a wait for it to settle
+    gives up instead of waiting forever (``cairn.runtime.stall_watch``). Nothing stored is
+    lost: the turns stay stored and pending, and the pipeline finishes them by itself once
+    the fault clears (a later wait, ``cairn ingest`` or drain then completes)."""
 
 
 class StaleResultError(CairnError):

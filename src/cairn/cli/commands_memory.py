@@ -38,6 +38,7 @@ from cairn.errors import (
     ConnectionLostError,
     IngestStoppedError,
     InvalidInputError,
+    PipelineStalledError,
     SecretInIdentifierError,
     StoreConstraintError,
     StoreError,
@@ -122,8 +123,26 @@ class _FileIngest:
             else:
                 self.counts[_COUNTED[result.outcome]] += 1
 
+    def _stored(self) -> int:
+        return sum(self.counts[name] for name in ("ingested", "duplicate", "merged"))
+
+    def stalled(
+        self, last_line: int, error: PipelineStalledError
+    ) -> IngestStoppedError:
+        """Every line is stored, but the background pipeline cannot finish them."""
+        stored = self._stored()
+        return IngestStoppedError(
+            f"ingest of {self.name} stopped after its last line ({last_line}): {error}."
+            f" The {stored} lines stored stay stored and queued; once the fault is"
+            " cleared, run the same command again (or cairn drain) to finish them"
+            " (lines already stored count as duplicates)",
+            stored_lines=stored,
+            stopped_at=last_line + 1,
+            summary=self.summary(),
+        )
+
     def _stopped(self, number: int, error: Exception) -> IngestStoppedError:
-        stored = sum(self.counts[name] for name in ("ingested", "duplicate", "merged"))
+        stored = self._stored()
         return IngestStoppedError(
             f"ingest of {self.name} stopped at line {number}: {error}. The {stored}"
             " lines stored before it stay stored; that line and the rest are not. Once"
@@ -152,7 +171,9 @@ async def ingest_file(
     whole for one of its turns (a message over the segment cap, a secret in an ID) is
     sent again a turn at a time. A storage failure (a full disk, an I/O error, a lost
     server) raises :class:`IngestStoppedError` saying how many lines were stored and
-    at which line it stopped.
+    at which line it stopped. So does a background pipeline that cannot commit once
+    every line is stored (:class:`PipelineStalledError` from ``wait_idle``): then all
+    lines are stored and queued, and it stopped after the last one.
     """
     intake = _FileIngest(memory, agent, path.name)
     chunk: list[tuple[int, Turn]] = []
@@ -169,11 +190,13 @@ async def ingest_file(
     files = trio.CapacityLimiter(1)
     total = await run_in_thread(lambda: path.stat().st_size, limiter=files)
     lines = read_turns(path)
+    last_line = 0
     with progress_bar(f"ingest {path.name}", total, as_json=as_json) as bar:
         while batch := await run_in_thread(
             lambda: list(itertools.islice(lines, _INGEST_CHUNK)), limiter=files
         ):
             for line in batch:
+                last_line = line.number
                 bar.advance(line.size)
                 if line.turn is None:
                     if line.error is not None:
@@ -195,7 +218,10 @@ async def ingest_file(
                 chunk.append((line.number, line.turn))
             if chunk:
                 await flush()
-    await memory.wait_idle(agent)
+    try:
+        await memory.wait_idle(agent)
+    except PipelineStalledError as error:
+        raise intake.stalled(last_line, error) from error
     return intake.summary()
 
 

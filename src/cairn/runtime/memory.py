@@ -184,12 +184,18 @@ class Memory:
             return await supervisor.replay_dead_letters()
 
     async def wait_idle(self, agent_id: str | None = None) -> None:
-        """Wait until accepted turns are extracted and embedded (one agent, or all)."""
+        """Wait until accepted turns are extracted and embedded (one agent, or all).
+
+        Raises :class:`~cairn.errors.PipelineStalledError` instead of waiting forever
+        when an agent's background extraction or embedding cannot commit (its last
+        writes all failed on a storage fault, the latest during this wait); a fault that
+        clears is waited through (:meth:`AgentSupervisor.wait_idle`)."""
         if agent_id is not None:
-            await (await self._core.registry.get(agent_id)).wait_idle()
+            supervisor = await self._core.registry.get(agent_id)
+            await supervisor.wait_idle(give_up_on_stall=True)
             return
         for supervisor in self._core.registry.running():
-            await supervisor.wait_idle()
+            await supervisor.wait_idle(give_up_on_stall=True)
 
     # -- recall ------------------------------------------------------------------------
     async def recall(

@@ -5,16 +5,18 @@ or failed. Everything else talks to an agent through the verbs here (ingest, com
 recall, clear, ...); the channels between the actors stay inside.
 
 Stop order (architecture §2): stop accepting, drain accepted work within a bounded timeout
-(a timeout fails the stop, it never closes under running passes), fence, run a last
-maintenance pass, cancel the actors.
+(a timeout fails the stop, it never closes under running passes; a pipeline stalled on
+the store ends the drain early, its pending work stored for the next start), fence, run
+a last maintenance pass, cancel the actors.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
@@ -25,7 +27,12 @@ from cairn.api.status import AgentStatistics
 from cairn.clock import DomainClock
 from cairn.config import MemoryConfig
 from cairn.domain.ids import AgentId
-from cairn.errors import DrainTimeoutError, RuntimeClosedError, UnknownRequestError
+from cairn.errors import (
+    DrainTimeoutError,
+    PipelineStalledError,
+    RuntimeClosedError,
+    UnknownRequestError,
+)
 from cairn.ingestion.extract import RuleExtractor
 from cairn.maintenance.registry import default_passes
 from cairn.providers.gateway import QueryEmbeddingGateway
@@ -49,6 +56,7 @@ from cairn.runtime.recall import (
     RecallServices,
     partial_margin_s,
 )
+from cairn.runtime.stall_watch import Stall, StallWatch
 from cairn.runtime.threads import Limiters
 from cairn.runtime.writes import (
     DeclareSession,
@@ -75,6 +83,8 @@ if TYPE_CHECKING:
 __all__ = ["AgentServices", "AgentSupervisor", "ClearOutcome", "open_agent_supervisor"]
 
 T = TypeVar("T")
+
+logger = logging.getLogger(__name__)
 
 
 @attrs.frozen
@@ -124,6 +134,7 @@ class AgentSupervisor:
     _writer: WriteCoordinator
     _clearing: ClearJobActor
     _contributions: Contributions
+    _stall: StallWatch
     accepting: bool = True
     # Calls in progress and the trio time of the last one: the registry stops an agent
     # that has had neither for its idle timeout.
@@ -246,21 +257,69 @@ class AgentSupervisor:
             except (trio.ClosedResourceError, trio.BrokenResourceError):
                 self._work.done(1)
 
-    async def wait_idle(self) -> None:
+    async def wait_idle(self, *, give_up_on_stall: bool = False) -> None:
         """Return once everything accepted so far is extracted and embedded (dead
         letters excepted: they wait for a replay), and the projection of the current
-        embedding identity has caught up (after a switch)."""
+        embedding identity has caught up (after a switch).
+
+        Storage faults are waited through while they clear: the actors retry with
+        backoff. With ``give_up_on_stall`` (the public ``wait_idle``) the wait raises
+        :class:`PipelineStalledError` instead once extraction or embedding is stalled
+        (cairn.runtime.stall_watch: its last 3 writes failed on the store with no
+        commit between, the latest during this wait); a drain passes nothing and waits
+        within its own timeout. Nothing stored is lost either way: the pending turns
+        are finished by the pipeline itself once the fault clears.
+        """
         with self._call():
-            while True:
-                await self._drain()
-                caught_up = self._projection.caught_up
-                await caught_up.wait()
-                # A switch during the wait replaced the event: wait for the new one.
-                if (
-                    caught_up is self._projection.caught_up
-                    and not self._work.outstanding
-                ):
-                    return
+            if not give_up_on_stall:
+                await self._settle()
+                return
+            stall = await self._settle_unless_stalled()
+            if stall is not None:
+                raise self._stalled_error(stall)
+
+    async def _settle(self) -> None:
+        while True:
+            await self._drain()
+            caught_up = self._projection.caught_up
+            await caught_up.wait()
+            # A switch during the wait replaced the event: wait for the new one.
+            if caught_up is self._projection.caught_up and not self._work.outstanding:
+                return
+
+    async def _settle_unless_stalled(self) -> Stall | None:
+        """Settle, or the stall that ended the wait first."""
+        since = self._stall.mark()
+        stall = await self._unless_stalled(self._settle, since)
+        # Settled, but through a step that kept failing (vectors the store refused).
+        return stall if stall is not None else self._stall.stalled(since)
+
+    async def _unless_stalled(
+        self, wait: Callable[[], Awaitable[None]], since: int
+    ) -> Stall | None:
+        """Run ``wait`` to its end, or until a step is stalled by a failure after
+        ``since``; the stall that cut it short, if one did."""
+        stall: Stall | None = None
+        async with trio.open_nursery() as nursery:
+
+            async def watch() -> None:
+                nonlocal stall
+                stall = await self._stall.wait_stalled(since)
+                nursery.cancel_scope.cancel(reason="the pipeline is stalled")
+
+            nursery.start_soon(watch)
+            await wait()
+            nursery.cancel_scope.cancel(reason="done")
+        return stall
+
+    def _stalled_error(self, stall: Stall) -> PipelineStalledError:
+        what = "extracted and embedded" if stall.step == "extraction" else "embedded"
+        return PipelineStalledError(
+            f"agent {self.agent_id!r}: background {stall.step} cannot commit: its last"
+            f" {stall.failures} writes failed on the store ({stall.error}). Every"
+            f" accepted turn stays stored; the pending ones are {what} once the fault"
+            " clears"
+        )
 
     async def _drain(self, *, extract: bool = True) -> None:
         """Return once everything accepted so far is extracted and embedded.
@@ -468,14 +527,30 @@ class AgentSupervisor:
         if not extract:
             self._ingestion.defer()
         limit_s = self._services.config.drain_timeout_s
-        with trio.move_on_after(limit_s) as drain_scope:
+
+        async def drain_owed() -> None:
             # Accepted work only: a background rebuild for a new embedding identity is
             # not owed to anyone and resumes at the next start.
             await self._drain(extract=extract)
             for reply in list(self._late.values()):
                 with contextlib.suppress(Exception):
                     await reply.wait()
-        if drain_scope.cancelled_caught:
+
+        stall: Stall | None = None
+        with trio.move_on_after(limit_s) as drain_scope:
+            # A pipeline stalled on the store (a full disk) cannot drain: what it owes
+            # is stored and pending, and the next start finishes it. Its actors are in
+            # backoff between failed commits, so stopping them closes under nothing.
+            stall = await self._unless_stalled(drain_owed, since=0)
+        if stall is not None:
+            logger.warning(
+                "agent %s stops with %s stalled on the store (%s); what is pending"
+                " stays stored for the next start",
+                self.agent_id,
+                stall.step,
+                stall.error,
+            )
+        elif drain_scope.cancelled_caught:
             raise DrainTimeoutError(
                 f"agent {self.agent_id!r} did not drain in {limit_s} s"
             )
@@ -533,6 +608,7 @@ async def open_agent_supervisor(
     jobs_send, jobs_receive = trio.open_memory_channel[EmbedJob](size * 4)
     clear_wake_send, clear_wake_receive = trio.open_memory_channel[None](1)
     work = WorkCounter()
+    stall = StallWatch()
     projection = Projection(limiters.index)
     audit = AuditBuffer()
     writes = WriteQueue(agent_id, write_send)
@@ -573,6 +649,7 @@ async def open_agent_supervisor(
             config.embed_batch,
             config.embed_linger_s,
             slice_bytes=config.embed_slice_bytes,
+            stall=stall,
         )
         ingestion = IngestionActor(
             agent_id,
@@ -589,6 +666,7 @@ async def open_agent_supervisor(
             config=config,
             clock=services.clock,
             text_provider=services.text_provider(),
+            stall=stall,
         )
         clearing = ClearJobActor(
             agent_id,
@@ -651,4 +729,5 @@ async def open_agent_supervisor(
                 {},
                 config.recall_results_per_agent,
             ),
+            stall,
         )

@@ -2,14 +2,16 @@
 position it can strike, against a real runtime opened through the fault VFS
 (:mod:`cairn.stress.vfs`).
 
-For each operation (ingest, remember, forget, archive, clear, retire, add_directive,
-import) and each :data:`FAULT_KINDS` entry, a dry run counts the calls the fault could
+For each operation (ingest, ingest_settled, remember, forget, archive, clear, retire,
+add_directive, import) and each :data:`FAULT_KINDS` entry, a dry run counts the calls the fault could
 strike while the operation runs; then, for each position (all of them, or
 ``profile.fault_indexes`` spread by the seed) and both persistences, a fresh copy of a
 populated data directory is opened, the fault armed, and the operation run. It must:
 
 * raise a typed :class:`~cairn.errors.CairnError` (never a bare apsw error), or succeed
-  if SQLite or the runtime absorbed the fault;
+  if SQLite or the runtime absorbed the fault (``ingest_settled`` also waits for the
+  turn's extraction and embedding, so its later positions strike the background
+  pipeline's commits: a persistent one must end the wait with a typed stall, never hang);
 * be all or nothing: its marker is stored only if it succeeded; a failed forget leaves
   the claim fully there or fully gone, a failed clear or retire all of the agent's
   memories recallable or none;
@@ -96,6 +98,7 @@ T = TypeVar("T")
 MODE = "faults"
 OPERATIONS: Final = (
     "ingest",
+    "ingest_settled",
     "remember",
     "forget",
     "archive",
@@ -258,6 +261,9 @@ async def _operate(memory: Memory, operation: str, template: Template) -> None:
     match operation:
         case "ingest":
             await memory.ingest("a", [_turn("fault-turn", f"Our codename is {fresh}.")])
+        case "ingest_settled":
+            await memory.ingest("a", [_turn("fault-turn", f"Our codename is {fresh}.")])
+            await memory.wait_idle("a")
         case "remember":
             await memory.remember("a", f"The spare key is under {fresh}.", by="user")
         case "forget":
@@ -303,7 +309,7 @@ def _effect_markers(operation: str, template: Template) -> tuple[str, tuple[str,
     """(agent, markers) whose presence says the operation took effect: present for a
     write, absent for a removal."""
     match operation:
-        case "ingest" | "remember" | "add_directive":
+        case "ingest" | "ingest_settled" | "remember" | "add_directive":
             return "a", (template.fresh,)
         case "forget":
             return "a", (template.forget[0],)

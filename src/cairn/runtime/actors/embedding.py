@@ -3,6 +3,11 @@
 Warm-up first makes the vector projection agree with the embeddings table (rebuilding it
 from blobs, never calling the embedder for that) and then embeds whatever has no vector
 yet, so work lost in a crash between commit and embedding is redone.
+
+Vectors the store refuses (a full disk) are stored again with backoff, from the table of
+what has no vector yet, until it takes them; every refusal and recovery is reported to
+the agent's stall watch (cairn.runtime.stall_watch), so a wait for idle gives up on a
+store that stays broken instead of waiting forever.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from cairn.runtime.mailbox import WorkCounter
 from cairn.runtime.messages import EmbedJob
 from cairn.runtime.projection import Projection
 from cairn.runtime.providers import ActiveEmbedder
+from cairn.runtime.stall_watch import StallWatch, is_storage_fault
 from cairn.runtime.threads import Limiters, run_in_thread
 from cairn.runtime.writes import StoreEmbeddings, WriteQueue
 from cairn.store.embeddings import (
@@ -48,6 +54,9 @@ __all__ = ["EmbeddingActor"]
 
 logger = logging.getLogger(__name__)
 
+# The step this actor's writes are reported under (cairn.runtime.stall_watch).
+STEP = "embedding"
+
 
 @attrs.define(eq=False)
 class EmbeddingActor:
@@ -64,12 +73,16 @@ class EmbeddingActor:
     batch_size: int
     linger_s: float
     slice_bytes: int = 8_000
+    stall: StallWatch = attrs.field(factory=StallWatch)
     embedded: int = 0
     stale: int = 0
     failed: int = 0
     restarts: int = 0
     deferred: int = 0
     retry: Backoff = attrs.field(factory=lambda: Backoff("vector warm-up"))
+    store_retry: Backoff = attrs.field(factory=lambda: Backoff("storing vectors"))
+    # The store's refusal of the last batch's vectors, until a retry stores them.
+    _store_error: StoreError | None = None
     _deferring: bool = False
     _serving: trio.CancelScope = attrs.field(factory=trio.CancelScope)
     _served_identity: EmbeddingIdentity | None = None
@@ -117,10 +130,12 @@ class EmbeddingActor:
             await self._warm_up()
         except (OSError, StoreError, VectorIndexError) as error:
             self.projection.mark_unavailable()
+            self.stall.failed(STEP, error)
             delay = self.retry.failed(error)
             await trio.sleep(delay)
             return False
         self.retry.succeeded()
+        self.stall.committed(STEP)
         return True
 
     async def _serve(self) -> None:
@@ -144,11 +159,24 @@ class EmbeddingActor:
                     # The batch's evidence is committed but its vectors were refused
                     # (the epoch moved on): sweep for whatever has no vector now.
                     await self._embed_missing()
+                await self._store_refused()
                 if closed:
                     return
             finally:
                 # Counted even when cancelled: a received job is settled either way.
                 self.work.done(len(batch))
+
+    async def _store_refused(self) -> None:
+        """While the store refuses vectors (a full disk), sweep what has no vector again
+        after a backoff; the batch stays counted meanwhile, so a wait for idle waits
+        through a fault that clears (and its stall watch ends one that does not)."""
+        error = self._store_error
+        while error is not None:
+            await trio.sleep(self.store_retry.failed(error))
+            self._store_error = None
+            await self._embed_missing()
+            error = self._store_error
+        self.store_retry.succeeded()
 
     async def _warm_up(self) -> None:
         agent_id, identity = self.agent_id, self.active.identity
@@ -246,6 +274,7 @@ class EmbeddingActor:
         embedder = self.active.provider
         embedding_identity = embedder.identity
         completed = False
+        self._store_error = None
         with self.fence.pass_scope(identity):
             try:
                 vectors = await self._embed_in_slices(embedder, batch)
@@ -272,9 +301,13 @@ class EmbeddingActor:
                 self.stale += len(batch)
                 return False
             except StoreError as error:
-                # E.g. a full disk: the evidence is committed without vectors; the next
-                # warm-up's sweep embeds it. Never the end of the agent.
+                # E.g. a full disk: the evidence is committed without vectors; the
+                # serving loop sweeps for it again after a backoff (and so does the
+                # next warm-up). Never the end of the agent.
                 self.failed += len(batch)
+                self.stall.failed(STEP, error)
+                if is_storage_fault(error):
+                    self._store_error = error
                 logger.warning(
                     "storing %d vectors of agent %s failed: %s",
                     len(batch),
@@ -295,6 +328,7 @@ class EmbeddingActor:
                 [vector_key(batch[i].target, batch[i].rowid) for i in keep],
                 dtype=np.int64,
             )
+            self.stall.committed(STEP)
             await self.projection.upsert(embedding_identity, keys, vectors[keep])
             self.embedded += len(batch)
             completed = True

@@ -9,6 +9,9 @@ state commit in one transaction under both the lease and the execution identity,
 cancelled, fenced or taken-over pass commits nothing (tests/runtime/test_batches.py,
 tests/runtime/test_cancellation.py). A failing batch keeps its events and backs off;
 after ``extraction_max_attempts`` it is a dead letter, counted in status, until replayed.
+A write the store itself refuses (a full disk) is retried with backoff, never hot, and
+reported to the agent's stall watch (cairn.runtime.stall_watch), so a wait for idle
+gives up on a store that stays broken instead of waiting forever.
 
 Extraction is the text provider when one is configured (one call per batch, a JSON
 schema, a token cap and a timeout; one batch at a time per agent), else the rule
@@ -46,6 +49,7 @@ from cairn.runtime.fairness import Share, current_share
 from cairn.runtime.fence import AgentFence
 from cairn.runtime.mailbox import WorkCounter
 from cairn.runtime.messages import EmbedJob
+from cairn.runtime.stall_watch import StallWatch, is_storage_fault
 from cairn.runtime.threads import Limiters, run_in_thread
 from cairn.runtime.writes import (
     CommitBatch,
@@ -73,6 +77,8 @@ _URGENT = tuple(sorted(kind.value for kind in URGENT_KINDS))
 
 # How often a waiting extraction re-checks whether a pending clear has finished.
 _CLEAR_RECHECK_S = 1.0
+# The step this actor's writes are reported under (cairn.runtime.stall_watch).
+STEP = "extraction"
 
 
 @attrs.define(eq=False)
@@ -91,6 +97,7 @@ class IngestionActor:
     config: MemoryConfig = attrs.field(factory=MemoryConfig)
     clock: DomainClock = attrs.field(factory=SystemDomainClock)
     text_provider: TextProvider | None = None
+    stall: StallWatch = attrs.field(factory=StallWatch)
     batches: int = 0
     claims: int = 0
     stale: int = 0
@@ -103,6 +110,9 @@ class IngestionActor:
     _first_seen: float | None = None
     _progress: trio.Event = attrs.field(factory=trio.Event)
     _store_retry: Backoff = attrs.field(factory=lambda: Backoff("batch selection"))
+    _record_retry: Backoff = attrs.field(
+        factory=lambda: Backoff("recording a failed batch")
+    )
 
     def progress_event(self) -> trio.Event:
         """Set after the next batch settles or fails, or when the actor finds nothing to
@@ -225,9 +235,11 @@ class IngestionActor:
                 except StoreError as error:
                     # E.g. a full disk: pending turns stay pending; try again later,
                     # never hot and never the end of the agent.
+                    self.stall.failed(STEP, error)
                     await trio.sleep(self._store_retry.failed(error))
                     continue
                 self._store_retry.succeeded()
+                self.stall.committed(STEP)
                 if lease is not None:
                     return lease
                 continue
@@ -312,14 +324,16 @@ class IngestionActor:
                 await self._fail(lease, error)
                 return
             except Exception as error:  # noqa: BLE001 - e.g. a pending clear refuses claims
+                self.stall.failed(STEP, error)  # counted if the store itself failed
                 await self._fail(lease, error)
                 return
         if pass_scope.cancelled_caught:
             # Fenced off before the commit: give the lease back so the next epoch's pass
             # need not wait for it to expire.
             self.stale += 1
-            await self.writes.commit(ReleaseLease(lease))
+            await self._release(lease)
             return
+        self.stall.committed(STEP)
         self.batches += 1
         self.claims += len(receipt.claim_rowids)
         self.rejected_candidates += receipt.rejected_candidates
@@ -332,33 +346,62 @@ class IngestionActor:
         for job in jobs:
             await self.embed_jobs_send.send(job)
 
+    async def _release(self, lease: Lease) -> None:
+        """Give a fenced-off lease back; retried with backoff while the store itself
+        refuses it (a full disk), so the next epoch's pass need not wait out the lease."""
+        while True:
+            try:
+                await self.writes.commit(ReleaseLease(lease))
+            except StoreError as error:
+                self.stall.failed(STEP, error)
+                if not is_storage_fault(error):
+                    raise
+                await trio.sleep(self._record_retry.failed(error))
+                continue
+            self._record_retry.succeeded()
+            self.stall.committed(STEP)
+            return
+
     async def _fail(self, lease: Lease, error: Exception) -> None:
         """Back the batch off (its events kept); the error's class only, never its text,
-        reaches the log and the database: messages can quote model or user text."""
+        reaches the log and the database: messages can quote model or user text.
+
+        Recording the failure is retried with backoff while the store itself refuses it
+        (a full disk): each refusal is reported to the stall watch, and once the fault
+        clears the batch is backed off and retried at once instead of waiting out its
+        lease."""
         self.failures += 1
         kind = type(error).__name__
         agent_id, config = self.agent_id, self.config
-        request = FailBatch(
-            lease=lease,
-            error=kind,
-            now_s=trio.current_time(),
-            max_attempts=config.extraction_max_attempts,
-            backoff_s=config.extraction_backoff_s,
-            backoff_cap_s=config.extraction_backoff_cap_s,
-        )
-        try:
-            dead = await self.writes.commit(request)
-        except StaleLeaseError:
-            self.stale += 1
-            return
-        except StoreError as store_error:
-            # The lease expires by itself and the batch is taken again then.
-            logger.warning(
-                "recording a failed batch of agent %s failed: %s",
-                agent_id,
-                type(store_error).__name__,
+        while True:
+            request = FailBatch(
+                lease=lease,
+                error=kind,
+                now_s=trio.current_time(),
+                max_attempts=config.extraction_max_attempts,
+                backoff_s=config.extraction_backoff_s,
+                backoff_cap_s=config.extraction_backoff_cap_s,
             )
-            return
+            try:
+                dead = await self.writes.commit(request)
+            except StaleLeaseError:
+                self.stale += 1
+                return
+            except StoreError as store_error:
+                self.stall.failed(STEP, store_error)
+                if is_storage_fault(store_error):
+                    await trio.sleep(self._record_retry.failed(store_error))
+                    continue
+                # The lease expires by itself and the batch is taken again then.
+                logger.warning(
+                    "recording a failed batch of agent %s failed: %s",
+                    agent_id,
+                    type(store_error).__name__,
+                )
+                return
+            self._record_retry.succeeded()
+            self.stall.committed(STEP)
+            break
         logger.warning(
             "extraction batch %d of agent %s failed (%s), attempt %d%s",
             lease.batch_id,
