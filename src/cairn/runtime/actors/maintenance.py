@@ -211,9 +211,12 @@ class MaintenanceActor:
             plan = step.answered(plan, None)
             if plan is None:
                 return PassResult()
-        return await self.writes.commit(
+        result: PassResult = await self.writes.commit(
             ApplyMaintenance(step=step, work=work, plan=plan, identity=identity)
         )
+        if result.removed:
+            await self.projection.remove(result.removed)
+        return result
 
     async def _prune(self) -> None:
         since = self._audit_since_trim
