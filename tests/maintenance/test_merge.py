@@ -28,7 +28,9 @@ async def _maintain(memory: Memory, agent: str = "a") -> None:
     await supervisor.run_maintenance_pass()
 
 
-async def _tea_claims(memory: Memory, agent: str = "a") -> list[tuple[str, tuple[str, ...]]]:
+async def _tea_claims(
+    memory: Memory, agent: str = "a"
+) -> list[tuple[str, tuple[str, ...]]]:
     recall = await memory.recall(agent, "oolong tea", k=20)
     return [
         (item.text, tuple(item.source_refs))
@@ -46,9 +48,7 @@ def _rows(path: Path, sql: str, *params: object) -> list[tuple[object, ...]]:
 
 
 async def _merged_tea(memory: Memory) -> None:
-    await memory.ingest(
-        "a", [turn("e1", TEA_1), turn("e2", TEA_2, session="s2")]
-    )
+    await memory.ingest("a", [turn("e1", TEA_1), turn("e2", TEA_2, session="s2")])
     await _maintain(memory)
 
 
@@ -70,7 +70,11 @@ async def test_duplicates_merge_into_one_item_citing_all_sources(
 
 async def test_chinese_duplicates_merge_too(memory: Memory) -> None:
     await memory.ingest(
-        "a", [turn("z1", "我非常喜欢乌龙茶。"), turn("z2", "我很喜欢喝乌龙茶。", session="s2")]
+        "a",
+        [
+            turn("z1", "我非常喜欢乌龙茶。"),
+            turn("z2", "我很喜欢喝乌龙茶。", session="s2"),
+        ],
     )
     await _maintain(memory)
     recall = await memory.recall("a", "乌龙茶", k=20)
@@ -121,10 +125,12 @@ async def test_a_user_statement_is_never_merged_into_a_model_guess(
     )
     # The model's guess came first and is older: the user's statement still survives.
     await _maintain(memory)
-    assert _rows(data_dir, "SELECT claim_id, origin FROM claims WHERE agent_id = 'a'") == [
-        (said.claim_id, "user")
+    assert _rows(
+        data_dir, "SELECT claim_id, origin FROM claims WHERE agent_id = 'a'"
+    ) == [(said.claim_id, "user")]
+    assert _rows(data_dir, "SELECT absorbed_id FROM claim_merges") == [
+        (guess.claim_id,)
     ]
-    assert _rows(data_dir, "SELECT absorbed_id FROM claim_merges") == [(guess.claim_id,)]
 
 
 async def test_a_replay_of_the_absorbed_claims_turn_does_not_recreate_it(
@@ -245,3 +251,20 @@ async def test_an_export_from_before_the_merge_does_not_bring_the_absorbed_claim
     assert summary.records["claim"].imported == 0
     await memory.wait_idle("a")
     assert len(await _tea_claims(memory)) == 1
+
+
+async def test_a_pass_planned_under_an_old_epoch_commits_nothing(
+    memory: Memory, data_dir: Path
+) -> None:
+    for text in ("Ana really loves oolong tea", "Ana loves drinking oolong tea"):
+        await memory.remember("a", text, kind="preference", by="user")
+    await memory.wait_idle("a")
+    # The stored epoch moves on without the live fence knowing: the pass's result is
+    # refused at commit, and maintenance goes on with the seeds still dirty.
+    await runtime_core(memory).database.write(
+        lambda c: c.execute("UPDATE agents SET config_epoch = config_epoch + 1")
+    )
+    supervisor = await runtime_core(memory).registry.get("a")
+    await supervisor.run_maintenance_pass()
+    assert _rows(data_dir, "SELECT count(*) FROM claims") == [(2,)]
+    assert _rows(data_dir, "SELECT count(*) FROM dirty_work") == [(2,)]

@@ -20,7 +20,9 @@ from cairn.testing import HashingEmbedder
 
 PAIRS = [
     json.loads(line)
-    for line in (Path(__file__).parent / "merge_pairs.jsonl").read_text("utf-8").splitlines()
+    for line in (Path(__file__).parent / "merge_pairs.jsonl")
+    .read_text("utf-8")
+    .splitlines()
 ]
 
 

@@ -118,7 +118,19 @@ _LIGHT: Final = frozenset(
     }
 )
 # Longest first, removed from Chinese runs before comparing: "very", "really" and kin.
-_CJK_SOFT: Final = ("非常", "特别", "十分", "真的", "超级", "相当", "极其", "格外", "很", "挺", "蛮")
+_CJK_SOFT: Final = (
+    "非常",
+    "特别",
+    "十分",
+    "真的",
+    "超级",
+    "相当",
+    "极其",
+    "格外",
+    "很",
+    "挺",
+    "蛮",
+)
 _CJK_LIGHT: Final = frozenset("喝吃玩去")
 
 
@@ -136,7 +148,11 @@ def _fold(token: str) -> str:
     """A plural or third-person ``s`` folded; short words and ``-ss`` kept as they are."""
     if len(token) > 4 and token.endswith("ies"):
         return token[:-3] + "y"
-    if len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")):
+    if (
+        len(token) > 3
+        and token.endswith("s")
+        and not token.endswith(("ss", "us", "is"))
+    ):
         return token[:-1]
     return token
 
@@ -148,8 +164,7 @@ def wording(text: str) -> Wording:
     position = 0
 
     def latin(part: str) -> None:
-        for word in _WORD.findall(part):
-            word = word.replace("’", "'")
+        for word in _WORD.findall(part.replace("’", "'")):
             if word in _SOFT:
                 continue
             if word in _LIGHT:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
+from cairn.domain.scope import Scope, ScopeKind
 from cairn.maintenance.duplicates import (
     best_cosine,
     near_duplicates,
@@ -41,7 +42,6 @@ from cairn.store.merge import (
     merge_into,
     sole_in_chain,
 )
-from cairn.domain.scope import Scope, ScopeKind
 from cairn.vectors.codec import decode_vector
 
 if TYPE_CHECKING:
@@ -189,8 +189,8 @@ class MergePass:
                 pairs.append(pair)
                 survivors.add(pair[0])
                 absorbed.add(pair[1])
-        if not pairs and not stale:
-            return None
+        if not pairs:
+            return None  # a stale seed settles as a done one does: nothing to write
         return MergePlan(tuple(pairs), stale)
 
     def question(self, plan: MergePlan) -> ProviderQuestion | None:
@@ -215,7 +215,9 @@ class MergePass:
             if len(rows) < 2:
                 continue
             vectors = claim_vectors(connection, rows)
-            again = decide(connection, agent_id, rows[survivor], rows[absorbed], vectors)
+            again = decide(
+                connection, agent_id, rows[survivor], rows[absorbed], vectors
+            )
             if again != (survivor, absorbed):
                 continue  # changed since the snapshot: looked at again when dirty
             merge_into(connection, agent_id, survivor, absorbed, work.now)

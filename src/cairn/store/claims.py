@@ -91,7 +91,9 @@ def insert_claims(
         if into is not None and into.survivor_lifecycle == "active":
             _add_sources(connection, into.survivor, draft, event_rowids)
             refresh_evidence_time(connection, into.survivor)
-            superseded += order_succession(connection, agent_id, into.survivor, str(stamp))
+            superseded += order_succession(
+                connection, agent_id, into.survivor, str(stamp)
+            )
             merged += 1
             continue
         if into is not None and into.by_provenance:

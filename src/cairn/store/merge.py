@@ -116,7 +116,7 @@ def load_merge_rows(
         "  AND j.phase <> 'done' AND c.rowid <= j.rowid_cutoff)",
         (json.dumps(sorted(set(rowids))), agent_id, *_PROTECTED),
     ):
-        rowid = int(row[0])  # type: ignore[arg-type]
+        rowid = int(row[0])
         rows[rowid] = MergeRow(
             rowid=rowid,
             claim_id=str(row[1]),
@@ -126,10 +126,10 @@ def load_merge_rows(
             text=str(row[5]),
             subject=None if row[6] is None else str(row[6]),
             predicate=None if row[7] is None else str(row[7]),
-            confidence=float(row[8]),  # type: ignore[arg-type]
+            confidence=float(row[8]),
             scope=str(row[9]),
             scope_key=None if row[10] is None else str(row[10]),
-            revision=int(row[11]),  # type: ignore[arg-type]
+            revision=int(row[11]),
             content_hash=str(row[12]),
             temporal=tuple(row[13:18]),
             evidence_at=None if row[18] is None else str(row[18]),
@@ -169,11 +169,13 @@ def claim_vectors(
         " JOIN vector_identity i ON i.identity_key = m.identity_key",
         (json.dumps(sorted(set(rowids))),),
     ):
-        vectors.setdefault(int(rowid), {})[str(key)] = (bytes(blob), int(dimension))  # type: ignore[arg-type]
+        vectors.setdefault(int(rowid), {})[str(key)] = (bytes(blob), int(dimension))
     return vectors
 
 
-def sole_in_chain(connection: apsw.Connection, agent_id: AgentId, row: MergeRow) -> bool:
+def sole_in_chain(
+    connection: apsw.Connection, agent_id: AgentId, row: MergeRow
+) -> bool:
     """Whether ``row`` is the only claim of its attribute chain (or has no attribute)."""
     if not row.keyed:
         return True
@@ -235,7 +237,7 @@ def merge_into(
     claim_id, provenance, content, confidence = row
     sources = sorted(
         {
-            int(event)  # type: ignore[arg-type]
+            int(event)
             for (event,) in connection.execute(
                 "SELECT event_rowid FROM claim_sources WHERE claim_rowid = ?",
                 (absorbed,),
@@ -323,7 +325,7 @@ def merged_identity(
     ).fetchone()
     if row is None:
         return None
-    return MergedIdentity(int(row[0]), str(row[1]), bool(row[2]))  # type: ignore[arg-type]
+    return MergedIdentity(int(row[0]), str(row[1]), bool(row[2]))
 
 
 def survivor_of(
@@ -397,7 +399,14 @@ def merge_records(
 ) -> Iterator[dict[str, object]]:
     """The agent's merges as export records, in a fixed order; ``stable`` is the SQL
     condition on events ``e`` an export shows (a pending clear hides some)."""
-    for survivor, absorbed, provenance, content, sources, created_at in connection.execute(
+    for (
+        survivor,
+        absorbed,
+        provenance,
+        content,
+        sources,
+        created_at,
+    ) in connection.execute(
         "SELECT c.claim_id, m.absorbed_id, m.provenance_key, m.content_hash,"  # noqa: S608 - a fixed clause
         " (SELECT json_group_array(e.event_id) FROM (SELECT e.event_id FROM"
         "   json_each(m.sources) s JOIN events e ON e.rowid = s.value"
@@ -440,7 +449,7 @@ def restore_merge(
         "UPDATE sqlite_sequence SET seq = seq + 1 WHERE name = 'claims' RETURNING seq"
     ).fetchone()
     assert reserved is not None  # noqa: S101 - the survivor's insert started the sequence
-    absorbed = int(reserved[0])  # type: ignore[arg-type]
+    absorbed = int(reserved[0])
     connection.execute(
         "INSERT INTO claim_merges (agent_id, survivor_rowid, absorbed_rowid, absorbed_id,"
         " provenance_key, content_hash, sources, created_at)"
