@@ -17,6 +17,7 @@ from cairn.runtime.core import runtime_core
 from cairn.runtime.transfer import export_memory, import_memory
 from cairn.store.connection import open_connection
 from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.vectors.keys import EmbedTarget, vector_key
 
 TEA_1 = "I really love oolong tea."
 TEA_2 = "I love drinking oolong tea."
@@ -268,3 +269,19 @@ async def test_a_pass_planned_under_an_old_epoch_commits_nothing(
     await supervisor.run_maintenance_pass()
     assert _rows(data_dir, "SELECT count(*) FROM claims") == [(2,)]
     assert _rows(data_dir, "SELECT count(*) FROM dirty_work") == [(2,)]
+
+
+async def test_the_absorbed_claims_vector_leaves_the_projection(memory: Memory) -> None:
+    kept = await memory.remember(
+        "a", "Ana really loves oolong tea", kind="preference", by="user"
+    )
+    gone = await memory.remember(
+        "a", "Ana loves drinking oolong tea", kind="preference", by="user"
+    )
+    await _maintain(memory)
+    supervisor = await runtime_core(memory).registry.get("a")
+    index = supervisor.projection.index
+    assert index is not None
+    keys = {int(key) for key in index.keys()}
+    assert vector_key(EmbedTarget.CLAIM, kept.rowid or 0) in keys
+    assert vector_key(EmbedTarget.CLAIM, gone.rowid or 0) not in keys
