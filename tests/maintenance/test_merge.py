@@ -282,6 +282,7 @@ async def test_the_absorbed_claims_vector_leaves_the_projection(memory: Memory) 
     supervisor = await runtime_core(memory).registry.get("a")
     index = supervisor.projection.index
     assert index is not None
-    keys = {int(key) for key in index.keys()}
+    stored = index.keys()
+    keys = {int(key) for key in stored}
     assert vector_key(EmbedTarget.CLAIM, kept.rowid or 0) in keys
     assert vector_key(EmbedTarget.CLAIM, gone.rowid or 0) not in keys

@@ -9,11 +9,15 @@ from pathlib import Path
 
 import apsw
 import pytest
+import trio
+from tests.helpers import turn
 
+from cairn import Memory
 from cairn.domain.claim import ClaimDraft, ClaimKind, Origin
 from cairn.domain.ids import AgentId
 from cairn.maintenance.merge import MergePass, MergePlan
 from cairn.maintenance.passes import Work
+from cairn.runtime.core import runtime_core
 from cairn.store.agents import ensure_agent
 from cairn.store.claims import insert_claims
 from cairn.store.clear_jobs import start_clear
@@ -121,3 +125,43 @@ def test_a_merged_survivor_cleared_takes_the_absorbed_identity_with_it(
         clear_batch(connection, job, NOW)
     tombstoned = connection.execute("SELECT count(*) FROM tombstones").fetchone()
     assert tombstoned == (2,)
+
+
+async def test_maintenance_racing_forget_and_clear_resurrects_nothing(
+    memory: Memory,
+) -> None:
+    """Each forget and clear runs beside a maintenance pass, whichever commits first: the
+    forgotten claim's words are never recalled again, not even after its turns are
+    extracted again and said once more."""
+    texts = ("I really love oolong tea.", "I love drinking oolong tea.")
+    for round_ in range(6):
+        agent = f"r{round_}"
+        await memory.ingest(
+            agent, [turn("e1", texts[0]), turn("e2", texts[1], session="s2")]
+        )
+        await memory.wait_idle(agent)
+        recall = await memory.recall(agent, "oolong tea", k=20)
+        claims = {i.text: i.id for i in recall.items if i.kind != "evidence"}
+        target = sorted(claims)[round_ % 2]
+        supervisor = await runtime_core(memory).registry.get(agent)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(supervisor.run_maintenance_pass)
+            if round_ < 4:
+                nursery.start_soon(memory.forget, agent, claims[target])
+            else:
+                nursery.start_soon(memory.clear, agent)
+        await runtime_core(memory).database.write(
+            lambda c, agent=agent: c.execute(
+                "UPDATE events SET extracted = 0 WHERE agent_id = ?", (agent,)
+            )
+        )
+        await memory.ingest(agent, [turn("e3", texts[round_ % 2] + " Yes.", session="s3")])
+        await memory.wait_idle(agent)
+        await supervisor.run_maintenance_pass()
+        shown = [
+            i.text
+            for i in (await memory.recall(agent, "oolong tea", k=20)).items
+            if i.kind != "evidence"
+        ]
+        # A clear tombstoned both claims (the merged-away one with its survivor).
+        assert target not in shown if round_ < 4 else shown == []
