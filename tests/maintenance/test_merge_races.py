@@ -127,41 +127,56 @@ def test_a_merged_survivor_cleared_takes_the_absorbed_identity_with_it(
     assert tombstoned == (2,)
 
 
+@pytest.mark.parametrize("order", ["together", "maintenance_first", "action_first"])
+@pytest.mark.parametrize("action", ["forget_first_said", "forget_second_said", "clear"])
 async def test_maintenance_racing_forget_and_clear_resurrects_nothing(
-    memory: Memory,
+    memory: Memory, action: str, order: str
 ) -> None:
-    """Each forget and clear runs beside a maintenance pass, whichever commits first: the
-    forgotten claim's words are never recalled again, not even after its turns are
-    extracted again and said once more."""
+    """A forget or clear beside a maintenance pass, in either order or together: what
+    it removed is never recalled again, not after its turns are extracted again, and not
+    when the same words are said once more; what it left keeps its claim ID."""
     texts = ("I really love oolong tea.", "I love drinking oolong tea.")
-    for round_ in range(6):
-        agent = f"r{round_}"
-        await memory.ingest(
-            agent, [turn("e1", texts[0]), turn("e2", texts[1], session="s2")]
-        )
-        await memory.wait_idle(agent)
-        recall = await memory.recall(agent, "oolong tea", k=20)
-        claims = {i.text: i.id for i in recall.items if i.kind != "evidence"}
-        target = sorted(claims)[round_ % 2]
-        supervisor = await runtime_core(memory).registry.get(agent)
+    await memory.ingest("a", [turn("e1", texts[0]), turn("e2", texts[1], session="s2")])
+    await memory.wait_idle("a")
+    recall = await memory.recall("a", "oolong tea", k=20)
+    claims = [i for i in recall.items if i.kind != "evidence"]
+    assert len(claims) == 2
+    target = claims[0] if action == "forget_first_said" else claims[-1]
+    supervisor = await runtime_core(memory).registry.get("a")
+
+    async def act() -> None:
+        if action == "clear":
+            await memory.clear("a")
+        else:
+            await memory.forget("a", target.id)
+
+    if order == "together":
         async with trio.open_nursery() as nursery:
             nursery.start_soon(supervisor.run_maintenance_pass)
-            if round_ < 4:
-                nursery.start_soon(memory.forget, agent, claims[target])
-            else:
-                nursery.start_soon(memory.clear, agent)
-        await runtime_core(memory).database.write(
-            lambda c, agent=agent: c.execute(
-                "UPDATE events SET extracted = 0 WHERE agent_id = ?", (agent,)
-            )
-        )
-        await memory.ingest(agent, [turn("e3", texts[round_ % 2] + " Yes.", session="s3")])
-        await memory.wait_idle(agent)
-        await supervisor.run_maintenance_pass()
-        shown = [
-            i.text
-            for i in (await memory.recall(agent, "oolong tea", k=20)).items
-            if i.kind != "evidence"
-        ]
-        # A clear tombstoned both claims (the merged-away one with its survivor).
-        assert target not in shown if round_ < 4 else shown == []
+            nursery.start_soon(act)
+    else:
+        steps = [supervisor.run_maintenance_pass, act]
+        for step in steps if order == "maintenance_first" else steps[::-1]:
+            await step()
+    await runtime_core(memory).database.write(
+        lambda c: c.execute("UPDATE events SET extracted = 0 WHERE agent_id = 'a'")
+    )
+    await memory.ingest(
+        "a",
+        [
+            turn("e3", texts[0] + " Yes.", session="s3"),
+            turn("e4", texts[1] + " Yes.", session="s4"),
+        ],
+    )
+    await memory.wait_idle("a")
+    await supervisor.run_maintenance_pass()
+    shown = [
+        i
+        for i in (await memory.recall("a", "oolong tea", k=20)).items
+        if i.kind != "evidence"
+    ]
+    if action == "clear":
+        assert shown == []  # both claims tombstoned, the merged-away one with the other
+    else:
+        assert target.text not in [i.text for i in shown]
+        assert {i.id for i in shown} <= {c.id for c in claims} - {target.id}
