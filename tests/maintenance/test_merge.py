@@ -15,6 +15,7 @@ from cairn import Memory, open_memory
 from cairn.domain.scope import Scope
 from cairn.runtime.core import runtime_core
 from cairn.runtime.transfer import export_memory, import_memory
+from cairn.runtime.upkeep import check
 from cairn.store.connection import open_connection
 from cairn.testing import FixedDomainClock, HashingEmbedder
 from cairn.vectors.keys import EmbedTarget, vector_key
@@ -286,3 +287,7 @@ async def test_the_absorbed_claims_vector_leaves_the_projection(memory: Memory) 
     keys = {int(key) for key in stored}
     assert vector_key(EmbedTarget.CLAIM, kept.rowid or 0) in keys
     assert vector_key(EmbedTarget.CLAIM, gone.rowid or 0) not in keys
+    # The published projection agrees with the stored vectors: the doctor finds nothing.
+    await supervisor.run_maintenance_pass()
+    report = await check(memory)
+    assert report.problems == ()
