@@ -4,6 +4,7 @@ merged-away claim stays merged (or forgotten) through replays, forgets and impor
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import json
 from pathlib import Path
@@ -291,3 +292,45 @@ async def test_the_absorbed_claims_vector_leaves_the_projection(memory: Memory) 
     await supervisor.run_maintenance_pass()
     report = await check(memory)
     assert report.problems == ()
+
+
+async def test_a_value_said_again_after_itself_becomes_one_current_claim(
+    memory: Memory, data_dir: Path
+) -> None:
+    start = dt.datetime(2026, 1, 5, 9, tzinfo=dt.UTC)
+    await memory.ingest(
+        "a",
+        [
+            turn("e1", "I love oolong tea.", at=start),
+            turn("e2", TEA_1, session="s2", at=start + dt.timedelta(days=1)),
+        ],
+    )
+    await memory.wait_idle("a")
+    assert sorted(_rows(data_dir, "SELECT lifecycle FROM claims")) == [
+        ("active",),
+        ("superseded",),
+    ]
+    await _maintain(memory)
+    assert _rows(data_dir, "SELECT lifecycle FROM claims") == [("active",)]
+    ((_, refs),) = await _tea_claims(memory)
+    assert set(refs) == {"e1", "e2"}
+
+
+async def test_a_value_said_again_after_another_keeps_its_history(
+    memory: Memory, data_dir: Path
+) -> None:
+    start = dt.datetime(2026, 1, 5, 9, tzinfo=dt.UTC)
+    await memory.ingest(
+        "a",
+        [
+            turn("e1", "I love oolong tea.", at=start),
+            turn("e2", "I hate oolong tea.", session="s2", at=start + dt.timedelta(1)),
+            turn("e3", TEA_1, session="s3", at=start + dt.timedelta(2)),
+        ],
+    )
+    await memory.wait_idle("a")
+    before = _rows(data_dir, "SELECT rowid, text, lifecycle FROM claims ORDER BY rowid")
+    assert len(before) == 3
+    await _maintain(memory)
+    after = _rows(data_dir, "SELECT rowid, text, lifecycle FROM claims ORDER BY rowid")
+    assert after == before

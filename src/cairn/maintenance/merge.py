@@ -108,14 +108,15 @@ def _cosine(
     return best
 
 
-def decide(
+def _decide(
     connection: apsw.Connection,
     agent_id: AgentId,
     a: MergeRow,
     b: MergeRow,
     vectors: Mapping[int, Mapping[str, tuple[bytes, int]]],
 ) -> tuple[int, int] | None:
-    """``(survivor, absorbed)`` if ``a`` and ``b`` merge, else ``None``."""
+    """``(survivor, absorbed)`` if ``a`` and ``b`` merge, else ``None``. The row checks
+    and the text rule come first; the chain queries only for a pair that passed them."""
     if a.rowid == b.rowid or (a.scope, a.scope_key) != (b.scope, b.scope_key):
         return None
     if _FAMILY.get(a.kind, a.kind) != _FAMILY.get(b.kind, b.kind):
@@ -125,26 +126,32 @@ def decide(
     survivor, absorbed = sorted((a, b), key=_preference, reverse=True)
     if absorbed.keyed and not survivor.keyed:
         return None  # the attribute would be lost
-    same_chain = a.keyed and b.keyed and _predicates_agree(a, b)
-    if a.keyed and b.keyed and not same_chain:
+    if a.keyed and b.keyed and not _predicates_agree(a, b):
         return None
     lifecycles = {a.lifecycle, b.lifecycle}
-    if lifecycles != {"active"}:
-        # A value restated after itself: the two ends of one link of its chain.
-        if not (
-            lifecycles == {"active", "superseded"}
-            and a.predicate == b.predicate
-            and adjacent_in_chain(connection, agent_id, a, b)
-        ):
-            return None
-    elif (
+    restated = (
+        lifecycles == {"active", "superseded"}
+        and a.keyed
+        and b.keyed
+        and a.predicate == b.predicate
+    )
+    if lifecycles != {"active"} and not restated:
+        return None
+    if not near_duplicates(a.text, b.text, _cosine(vectors, a.rowid, b.rowid)):
+        return None
+    if restated:
+        # A value said again after itself: the two ends of one link of its chain.
+        return (
+            (survivor.rowid, absorbed.rowid)
+            if adjacent_in_chain(connection, agent_id, a, b)
+            else None
+        )
+    if (
         absorbed.keyed
         and absorbed.predicate != survivor.predicate
         and not sole_in_chain(connection, agent_id, absorbed)
     ):
         return None  # its chain's older values would lose what superseded them
-    if not near_duplicates(a.text, b.text, _cosine(vectors, a.rowid, b.rowid)):
-        return None
     return survivor.rowid, absorbed.rowid
 
 
@@ -183,7 +190,7 @@ class MergePass:
                     break
                 if other in absorbed or other not in rows:
                     continue
-                pair = decide(connection, agent_id, rows[seed], rows[other], vectors)
+                pair = _decide(connection, agent_id, rows[seed], rows[other], vectors)
                 if pair is None or pair[1] in survivors:
                     continue
                 pairs.append(pair)
@@ -215,7 +222,7 @@ class MergePass:
             if len(rows) < 2:
                 continue
             vectors = claim_vectors(connection, rows)
-            again = decide(
+            again = _decide(
                 connection, agent_id, rows[survivor], rows[absorbed], vectors
             )
             if again != (survivor, absorbed):

@@ -2,11 +2,10 @@
 
 An export holds what cannot be derived: evidence (events), claims with their sources,
 lineage (derivations, and the identity of claims merged into others), directives and
-tombstones. Lexical and vector indexes are derived
-and rebuilt on import (FTS rows with each row, vectors by the agent's warm-up). Records name each
-other by their stable IDs (event, claim, directive), never by rowid, and are written in a
-fixed order with fixed key order, so export → import into an empty directory → export
-gives the same bytes.
+tombstones. Lexical and vector indexes are derived and rebuilt on import (FTS rows with
+each row, vectors by the agent's warm-up). Records name each other by their stable IDs
+(event, claim, directive), never by rowid, and are written in a fixed order with fixed
+key order, so export → import into an empty directory → export gives the same bytes.
 
 Reading an export back is :mod:`cairn.store.import_records`.
 """
