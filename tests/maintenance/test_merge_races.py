@@ -180,3 +180,28 @@ async def test_maintenance_racing_forget_and_clear_resurrects_nothing(
     else:
         assert target.text not in [i.text for i in shown]
         assert {i.id for i in shown} <= {c.id for c in claims} - {target.id}
+
+
+def test_lineage_of_the_absorbed_claim_moves_to_the_survivor(
+    connection: apsw.Connection,
+) -> None:
+    """A claim drawn from the absorbed one (a reflection) is drawn from the survivor
+    after the merge; a claim merged into the absorbed one is the survivor's too."""
+    work, plan = _plan(connection)
+    ((survivor, absorbed),) = plan.pairs
+    with connection:
+        connection.execute(
+            "INSERT INTO derivations (agent_id, parent_rowid, child_rowid, relation,"
+            " created_at) VALUES ('a', ?, 999, 'reflection', '2026-01-01')",
+            (absorbed,),
+        )
+        MergePass().apply(connection, work, plan)
+    edges = sorted(
+        tuple(row)
+        for row in connection.execute(
+            "SELECT parent_rowid, child_rowid, relation FROM derivations"
+        )
+    )
+    assert edges == sorted(
+        [(absorbed, survivor, "merge"), (survivor, 999, "reflection")]
+    )

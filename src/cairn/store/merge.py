@@ -261,11 +261,6 @@ def merge_into(
         (survivor, absorbed),
     )
     connection.execute(
-        "UPDATE derivations SET child_rowid = ? WHERE agent_id = ? AND child_rowid = ?"
-        " AND relation = 'merge'",
-        (survivor, agent_id, absorbed),
-    )
-    connection.execute(
         "INSERT INTO claim_merges (agent_id, survivor_rowid, absorbed_rowid, absorbed_id,"
         " provenance_key, content_hash, sources, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -281,12 +276,18 @@ def merge_into(
         ),
     )
     chains = chains_of(connection, [absorbed])
-    # Its supersede edges go with it (the chain is re-ordered below); the merge edge stays.
+    # Its supersede edges go with it (its chain is re-ordered below); the rest of its
+    # lineage (claims merged into it, reflections drawn from it) is the survivor's now.
     connection.execute(
-        "DELETE FROM derivations WHERE agent_id = ? AND relation <> 'merge'"
+        "DELETE FROM derivations WHERE agent_id = ? AND relation = 'supersede'"
         " AND (parent_rowid = ? OR child_rowid = ?)",
         (agent_id, absorbed, absorbed),
     )
+    for column in ("child_rowid", "parent_rowid"):
+        connection.execute(
+            f"UPDATE derivations SET {column} = ? WHERE agent_id = ? AND {column} = ?",  # noqa: S608 - a fixed column name
+            (survivor, agent_id, absorbed),
+        )
     connection.execute(
         "INSERT INTO derivations (agent_id, parent_rowid, child_rowid, relation,"
         " created_at) VALUES (?, ?, ?, 'merge', ?)",
