@@ -91,3 +91,17 @@ async def test_no_hashing_cosine_threshold_separates_the_pairs() -> None:
     # merge them, which is why the token rule decides and the cosine only vetoes.
     assert max(cosines[False]) >= min(cosines[True])
     assert max(cosines[False]) >= 0.99
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Ana doesn't really like tea", "Ana doesn't like tea"),
+        ("Ana is not very tall", "Ana is not tall"),
+        ("她不是很喜欢咖啡", "她不喜欢咖啡"),
+    ],
+)
+def test_under_a_negation_an_intensifier_is_a_different_statement(
+    a: str, b: str
+) -> None:
+    assert not near_duplicates(a, b)

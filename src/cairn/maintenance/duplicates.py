@@ -12,8 +12,9 @@ their remaining *core* tokens are the same sequence up to one moved block (word 
 not "Bob likes Ana"), and the light verbs are the same or present on one side only
 ("loves tea" = "loves drinking tea", but "drinking tea" is not "growing tea"). Every
 other word is core: a different name, place, number, date or a negation is a different
-fact. Chinese runs are compared character by character (no word segmentation offline),
-with the same three steps.
+fact. Under a negation the intensifiers are core too ("doesn't really like" is not
+"doesn't like"). Chinese runs are compared character by character (no word segmentation
+offline), with the same three steps.
 
 :func:`near_duplicates` adds the embedding check the pass combines with the rule: when
 both claims have stored vectors of one identity, their cosine must reach
@@ -86,9 +87,13 @@ _SOFT: Final = frozenset(
         "incredibly",
         "seriously",
         "honestly",
-        "much",
     }
 )
+_ARTICLES: Final = frozenset({"a", "an", "the"})
+_NEGATIONS: Final = frozenset(
+    {"not", "no", "never", "nor", "none", "nothing", "without", "hardly", "barely"}
+)
+_CJK_NEGATIONS: Final = frozenset("不没未无")
 _SOFT_PHRASES: Final = re.compile(r"\b(?:a\s+lot|so\s+much|very\s+much)\b")
 # Set apart: "loves tea" and "loves drinking tea" say the same, but two different light
 # verbs ("drinking tea", "growing tea") are not the same statement.
@@ -157,15 +162,28 @@ def _fold(token: str) -> str:
     return token
 
 
+def _negated(folded: str) -> bool:
+    words = _WORD.findall(folded.replace("’", "'"))
+    return any(w in _NEGATIONS or w.endswith("n't") for w in words) or any(
+        char in _CJK_NEGATIONS for run in _CJK.findall(folded) for char in run
+    )
+
+
 def wording(text: str) -> Wording:
-    folded = _SOFT_PHRASES.sub(" ", unicodedata.normalize("NFKC", text).casefold())
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    # Under a negation an intensifier changes the statement ("doesn't really like" is
+    # not "doesn't like"): then only the articles are dropped.
+    negated = _negated(folded)
+    soft = _ARTICLES if negated else _SOFT
+    if not negated:
+        folded = _SOFT_PHRASES.sub(" ", folded)
     core: list[str] = []
     light: list[str] = []
     position = 0
 
     def latin(part: str) -> None:
         for word in _WORD.findall(part.replace("’", "'")):
-            if word in _SOFT:
+            if word in soft:
                 continue
             if word in _LIGHT:
                 light.append(word)
@@ -175,8 +193,8 @@ def wording(text: str) -> Wording:
     for match in _CJK.finditer(folded):
         latin(folded[position : match.start()])
         run = match.group()
-        for soft in _CJK_SOFT:
-            run = run.replace(soft, "")
+        for intensifier in () if negated else _CJK_SOFT:
+            run = run.replace(intensifier, "")
         for char in run:
             (light if char in _CJK_LIGHT else core).append(char)
         position = match.end()
