@@ -80,6 +80,9 @@ class PassResult:
     """Seed claim rowid → outcome; a seed not named is ``DONE``."""
     changed: tuple[int, ...] = ()
     """Claim rowids this pass changed (they get a new dirty generation)."""
+    removed: tuple[int, ...] = ()
+    """Claim rowids this pass deleted (merged away): their live vectors go after the
+    commit, as a forgotten claim's do."""
     counts: Mapping[str, int] = attrs.field(factory=dict)
     """What it did, by name (``merged``, ``superseded``...), for status and benches."""
 

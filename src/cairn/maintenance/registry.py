@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cairn.maintenance.challenge import ChallengePass
+from cairn.maintenance.merge import MergePass
 
 if TYPE_CHECKING:
     from cairn.maintenance.passes import MaintenancePass
@@ -15,6 +16,8 @@ __all__ = ["default_passes"]
 def default_passes() -> tuple[MaintenancePass[Any], ...]:
     """The built-in passes, in the order they run over a batch."""
     return (
+        # Near-duplicates first: later passes then see one claim per fact.
+        MergePass(),
         # Contradictions after the other passes have settled what each claim says.
         ChallengePass(),
     )

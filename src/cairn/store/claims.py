@@ -14,6 +14,7 @@ from cairn.domain.ids import AgentId, EventId
 from cairn.domain.scope import Scope, ScopeKind
 from cairn.domain.temporal import Recurrence, TemporalSpan, TimePrecision
 from cairn.store.fts import index_text, namespace
+from cairn.store.merge import merged_identity
 from cairn.store.succession import order_succession, refresh_evidence_time
 from cairn.store.tombstones import claim_hashes, claim_is_tombstoned
 
@@ -83,6 +84,19 @@ def insert_claims(
                 connection, agent_id, int(existing[0]), str(stamp)
             )
             merged += 1
+            continue
+        # A claim merged away (cairn.store.merge) is held by its survivor: its replay, or
+        # the same words again, add their sources there instead of storing it again.
+        into = merged_identity(connection, agent_id, key, digest)
+        if into is not None and into.survivor_lifecycle == "active":
+            _add_sources(connection, into.survivor, draft, event_rowids)
+            refresh_evidence_time(connection, into.survivor)
+            superseded += order_succession(
+                connection, agent_id, into.survivor, str(stamp)
+            )
+            merged += 1
+            continue
+        if into is not None and into.by_provenance:
             continue
         if connection.execute(
             "SELECT 1 FROM claims WHERE agent_id = ? AND provenance_key = ?",

@@ -21,6 +21,7 @@ import attrs
 from cairn.domain.ids import AgentId
 from cairn.store.forget_evidence import delete_evidence
 from cairn.store.fts_purge import request_fts_purge
+from cairn.store.merge import tombstone_merged
 from cairn.store.requests import drop_late_results
 from cairn.store.tombstones import write_tombstone
 
@@ -220,6 +221,7 @@ def clear_batch(
     for _rowid, provenance, content in rows:
         write_tombstone(connection, job.agent_id, str(provenance), str(content), stamp)
     rowids = [int(row[0]) for row in rows]  # type: ignore[arg-type]
+    tombstone_merged(connection, AgentId(job.agent_id), rowids, stamp)
     connection.executemany("DELETE FROM claims WHERE rowid = ?", [(r,) for r in rowids])
     if rowids:
         connection.execute(

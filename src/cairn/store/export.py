@@ -1,11 +1,11 @@
 """Export of an agent's memory as JSON lines (format in design/cli.md).
 
 An export holds what cannot be derived: evidence (events), claims with their sources,
-lineage (derivations), directives and tombstones. Lexical and vector indexes are derived
-and rebuilt on import (FTS rows with each row, vectors by the agent's warm-up). Records name each
-other by their stable IDs (event, claim, directive), never by rowid, and are written in a
-fixed order with fixed key order, so export → import into an empty directory → export
-gives the same bytes.
+lineage (derivations, and the identity of claims merged into others), directives and
+tombstones. Lexical and vector indexes are derived and rebuilt on import (FTS rows with
+each row, vectors by the agent's warm-up). Records name each other by their stable IDs
+(event, claim, directive), never by rowid, and are written in a fixed order with fixed
+key order, so export → import into an empty directory → export gives the same bytes.
 
 Reading an export back is :mod:`cairn.store.import_records`.
 """
@@ -21,6 +21,7 @@ from cairn.domain.evidence import EventKind, EvidenceClass, Role, Turn
 from cairn.domain.ids import AgentId, EventId, SessionId
 from cairn.store.evidence import NOT_CLEARING, content_hash
 from cairn.store.extraction_state import ExtractionState
+from cairn.store.merge import merge_records
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -43,6 +44,7 @@ RECORD_TYPES: Final = (
     "event",
     "claim",
     "derivation",
+    "merge",
     "directive",
     "tombstone",
     "evidence_tombstone",
@@ -69,6 +71,7 @@ def iter_export(
         yield from _events(connection, agent)
         yield from claim_records(connection, agent)
         yield from _derivations(connection, agent)
+        yield from merge_records(connection, agent, NOT_CLEARING)
         yield from _directives(connection, agent)
         yield from _tombstones(connection, agent)
         yield from _evidence_tombstones(connection, agent)

@@ -36,6 +36,7 @@ from cairn.store.clear_jobs import pending_clear
 from cairn.store.conflicts import reinstate_losers, superseded_by
 from cairn.store.forget_evidence import delete_evidence, resolve_evidence
 from cairn.store.fts_purge import request_fts_purge
+from cairn.store.merge import merged_identity, survivor_of, tombstone_merged
 from cairn.store.requests import drop_late_results
 from cairn.store.succession import chains_of, order_succession, reorder_chains
 from cairn.store.tombstones import (
@@ -109,6 +110,18 @@ def forget_memory(
         "SELECT 1 FROM claims WHERE agent_id = ? AND claim_id = ?", (agent_id, item_id)
     ).fetchone():
         return _forget_claim(connection, agent_id, item_id, now)
+    survivor = survivor_of(connection, agent_id, item_id)
+    if survivor is not None:
+        # A claim merged into another: that one now says it (cairn.store.merge).
+        forgotten = _forget_claim(connection, agent_id, survivor, now)
+        return attrs.evolve(
+            forgotten,
+            result=attrs.evolve(
+                forgotten.result,
+                id=item_id,
+                claims_removed=(item_id, *forgotten.result.claims_removed),
+            ),
+        )
     rowids = resolve_evidence(connection, agent_id, item_id)
     if rowids is None:
         raise UnknownMemoryError(
@@ -155,6 +168,8 @@ def _forget_claim(
     )
     stamp = now.astimezone(dt.UTC).isoformat()
     write_tombstone(connection, agent_id, provenance, content, stamp)
+    # The claims merged into it say the same: they stay forgotten with it.
+    tombstone_merged(connection, agent_id, [rowid], stamp)
     crashpoints.reach("forget.after_tombstone")
     # Its source turns stay stored but leave recall (cairn.retrieval.suppress).
     connection.execute(
@@ -302,6 +317,14 @@ def remember_claim(
         " AND scope = ? AND scope_key IS ?)) ORDER BY lifecycle = 'active' DESC LIMIT 1",
         (agent_id, key, digest, draft.scope.kind.value, draft.scope.key),
     ).fetchone()
+    if existing is None:
+        # Merged into another claim (cairn.store.merge): that one is what is stored.
+        into = merged_identity(connection, agent_id, key, digest)
+        assert into is not None  # noqa: S101 - insert_claims skips only known claims
+        existing = connection.execute(
+            "SELECT claim_id, rowid, lifecycle FROM claims WHERE rowid = ?",
+            (into.survivor,),
+        ).fetchone()
     assert existing is not None  # noqa: S101 - insert_claims skips only known claims
     if str(existing[2]) == Lifecycle.ARCHIVED.value and origin is Origin.USER:
         # A user re-adding an archived claim means it: bring it back.

@@ -47,6 +47,7 @@ from cairn.store.evidence import (
 )
 from cairn.store.export import RECORD_TYPES, claim_records
 from cairn.store.extraction_state import ExtractionState
+from cairn.store.merge import merged_identity, restore_merge
 from cairn.store.succession import order_succession, refresh_evidence_time
 from cairn.store.tombstones import (
     claim_hashes,
@@ -188,6 +189,7 @@ def import_record(
         "event": _import_event,
         "claim": _import_claim,
         "derivation": _import_derivation,
+        "merge": _import_merge,
         "tombstone": _import_tombstone,
         "evidence_tombstone": _import_evidence_tombstone,
     }[kind]
@@ -430,6 +432,10 @@ def _import_claim(
         (agent, provenance),
     ).fetchone():
         return _rejected(agent, "another claim has the same provenance")
+    into = merged_identity(connection, agent, provenance, digest)
+    if into is not None and (into.by_provenance or into.survivor_lifecycle == "active"):
+        # Merged into another claim here (an export from before the merge): stored.
+        return _duplicate(agent)
     rowids = _event_rowids(connection, agent, [event for event, _, _ in spans])
     if missing := sorted({event for event, _, _ in spans} - set(rowids)):
         return _rejected(agent, f"cites events not stored: {', '.join(missing)}")
@@ -539,6 +545,54 @@ def _import_derivation(
         (agent, parent, child, relation, created_at),
     )
     return _ok(agent)
+
+
+def _import_merge(
+    connection: apsw.Connection,
+    agent: AgentId,
+    record: dict[str, Any],
+    _validate: object,
+) -> ImportOutcome:
+    fields = _Fields(
+        record,
+        {
+            "survivor",
+            "absorbed",
+            "provenance_hash",
+            "content_hash",
+            "sources",
+            "created_at",
+        },
+    )
+    provenance, content = fields.text("provenance_hash"), fields.text("content_hash")
+    if not (_HASH.match(provenance) and _HASH.match(content)):
+        raise InvalidInputError("merge hashes are 64 lowercase hex digits")
+    sources = record.get("sources")
+    if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources):
+        raise InvalidInputError("field 'sources' must be a list of event IDs")
+    absorbed = fields.text("absorbed")
+    survivor = _claim_rowid(connection, agent, fields.text("survivor"))
+    created_at = fields.time("created_at")
+    if pending_clear(connection, agent) is not None:
+        return _rejected(agent, "a clear job is pending for the agent")
+    rowids = _event_rowids(connection, agent, sources)
+    if missing := sorted(set(sources) - set(rowids)):
+        return _rejected(agent, f"cites events not stored: {', '.join(missing)}")
+    if connection.execute(
+        "SELECT 1 FROM claims WHERE claim_id = ?", (absorbed,)
+    ).fetchone():
+        return _rejected(agent, "the merged-away claim is stored as a claim")
+    stored = restore_merge(
+        connection,
+        agent,
+        survivor,
+        absorbed,
+        provenance,
+        content,
+        list(rowids.values()),
+        created_at,
+    )
+    return _ok(agent) if stored else _duplicate(agent)
 
 
 def _import_directive(

@@ -21,7 +21,12 @@ import trio
 
 from cairn.clock import DomainClock
 from cairn.domain.ids import AgentId
-from cairn.errors import RuntimeClosedError, StoreError, VectorIndexError
+from cairn.errors import (
+    RuntimeClosedError,
+    StaleResultError,
+    StoreError,
+    VectorIndexError,
+)
 from cairn.maintenance.passes import MaintenancePass, PassResult, SeedOutcome, Work
 from cairn.runtime.backoff import Backoff
 from cairn.runtime.database import Database
@@ -144,6 +149,8 @@ class MaintenanceActor:
             return
         except RuntimeClosedError:
             return  # the agent is stopping; its writer is gone
+        except StaleResultError:
+            return  # planned under a fence that moved: nothing committed, seeds stay dirty
         retry.succeeded()
         if name == "projection save":
             self.projection.save_error = None
@@ -211,9 +218,12 @@ class MaintenanceActor:
             plan = step.answered(plan, None)
             if plan is None:
                 return PassResult()
-        return await self.writes.commit(
+        result: PassResult = await self.writes.commit(
             ApplyMaintenance(step=step, work=work, plan=plan, identity=identity)
         )
+        if result.removed:
+            await self.projection.remove(result.removed)
+        return result
 
     async def _prune(self) -> None:
         since = self._audit_since_trim
