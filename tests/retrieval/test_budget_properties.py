@@ -1,0 +1,157 @@
+"""The allocator's contract, as properties over every valid configuration and demand:
+the hard ceiling, each part within its ceiling and its demand, the persona floor and the
+recall reservation honoured when there is demand, borrowing bounded."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from cairn import MemoryConfig
+from cairn.errors import InvalidInputError
+from cairn.retrieval.budget import Demand, Shares, allocate
+from cairn.retrieval.types import Allocation
+
+unit = st.floats(0, 1, allow_nan=False)
+
+
+@st.composite
+def valid_shares(draw: st.DrawFn) -> Shares:
+    """Shares MemoryConfig accepts: floor <= ceiling, directive + floor + reserve <= 1,
+    ceiling + reserve <= 1."""
+    directive = draw(unit)
+    reserve = draw(st.floats(0, 1 - directive))
+    floor = draw(st.floats(0, 1 - directive - reserve))
+    ceiling = draw(st.floats(floor, 1 - reserve))
+    assume(floor <= ceiling)
+    return Shares(directive, floor, ceiling, reserve, draw(unit))
+
+
+demands = st.builds(
+    Demand,
+    directive=st.integers(0, 40_000),
+    persona=st.integers(0, 40_000),
+    recall=st.integers(0, 40_000),
+)
+totals = st.integers(1, 20_000)
+
+
+def _borrowed_by_recall(allocation: Allocation, demand: Demand) -> int:
+    own = (
+        allocation.total_bytes - allocation.directive_ceiling - allocation.persona_floor
+    )
+    return max(0, allocation.recall_bytes - min(demand.recall, own))
+
+
+def _borrowed_by_persona(allocation: Allocation, demand: Demand) -> int:
+    return max(
+        0, allocation.persona_bytes - min(demand.persona, allocation.persona_floor)
+    )
+
+
+@given(totals, demands, valid_shares())
+def test_the_parts_never_exceed_the_total(
+    total: int, demand: Demand, shares: Shares
+) -> None:
+    allocation = allocate(total, demand, shares)
+    assert allocation.memory_bytes == allocation.persona_bytes + allocation.recall_bytes
+    assert allocation.directive_bytes + allocation.memory_bytes <= total
+    assert allocation.total_bytes == total
+
+
+@given(totals, demands, valid_shares())
+def test_each_part_stays_within_its_ceiling_and_its_demand(
+    total: int, demand: Demand, shares: Shares
+) -> None:
+    allocation = allocate(total, demand, shares)
+    assert allocation.directive_bytes <= min(
+        demand.directive, allocation.directive_ceiling
+    )
+    assert allocation.directive_ceiling <= total * shares.directive
+    assert allocation.persona_bytes <= min(demand.persona, allocation.persona_ceiling)
+    assert allocation.persona_ceiling <= max(
+        total * shares.persona_ceiling, allocation.persona_floor
+    )
+    assert allocation.recall_bytes <= demand.recall
+
+
+@given(totals, demands, valid_shares())
+def test_the_floor_and_the_reservation_hold_whatever_the_others_want(
+    total: int, demand: Demand, shares: Shares
+) -> None:
+    allocation = allocate(total, demand, shares)
+    # Valid shares fit the total, so the floor is the configured one (in whole bytes,
+    # give or take the rounding of a share that exactly fills the total).
+    assert allocation.persona_floor >= int(total * shares.persona_floor) - 1
+    assert allocation.persona_bytes >= min(demand.persona, allocation.persona_floor)
+    assert allocation.recall_bytes >= min(demand.recall, allocation.recall_reserved)
+    # The sections can never reach into query recall's reservation.
+    assert allocation.persona_ceiling <= total - allocation.recall_reserved
+
+
+@given(totals, demands, valid_shares())
+def test_borrowing_is_bounded_and_only_of_unused_shares(
+    total: int, demand: Demand, shares: Shares
+) -> None:
+    allocation = allocate(total, demand, shares)
+    by_recall = _borrowed_by_recall(allocation, demand)
+    by_persona = _borrowed_by_persona(allocation, demand)
+    assert by_recall <= allocation.borrow_limit
+    assert by_persona <= allocation.borrow_limit
+    assert allocation.borrowed_bytes == by_recall + by_persona
+    assert allocation.borrow_limit <= total * shares.borrow
+    # Borrowed bytes come from what the others left: the directive block keeps all it
+    # needs within its ceiling, the sections their floor.
+    assert allocation.directive_bytes == min(
+        demand.directive, allocation.directive_ceiling
+    )
+
+
+@given(totals, valid_shares())
+def test_with_no_demand_nothing_is_allocated(total: int, shares: Shares) -> None:
+    allocation = allocate(total, Demand(), shares)
+    assert allocation.directive_bytes == 0
+    assert allocation.memory_bytes == 0
+    assert allocation.borrowed_bytes == 0
+
+
+def test_a_tiny_budget_keeps_the_floor_and_the_ceilings() -> None:
+    # 200 bytes at the defaults: directive ceiling 50, persona floor 20 and ceiling 70,
+    # reservation 80, borrowing 70 each.
+    allocation = allocate(200, Demand(directive=500, persona=500, recall=500))
+    assert allocation.directive_bytes == 50
+    assert allocation.persona_floor == 20
+    assert allocation.persona_ceiling == 70
+    assert allocation.recall_reserved == 80
+    # Everyone wants more than there is: each takes its own share, nothing is unused.
+    assert allocation.persona_bytes == 20
+    assert allocation.recall_bytes == 130
+    assert allocation.borrowed_bytes == 0
+    # With no directives, query recall borrows first, the sections get the rest.
+    spare = allocate(200, Demand(directive=0, persona=500, recall=150))
+    assert spare.recall_bytes == 150
+    assert spare.persona_bytes == 50
+    assert spare.borrowed_bytes == 20 + 30
+
+
+@pytest.mark.parametrize(
+    ("knobs", "words"),
+    [
+        (
+            {"persona_floor_share": 0.5, "persona_ceiling_share": 0.4},
+            "persona_floor_share",
+        ),
+        ({"directive_share": 0.5, "recall_reserve_share": 0.45}, "add up to at most 1"),
+        (
+            {"persona_ceiling_share": 0.7},
+            "persona_ceiling_share and recall_reserve_share",
+        ),
+        ({"borrow_share": 1.5}, "borrow_share must be a share from 0 to 1"),
+    ],
+)
+def test_shares_that_cannot_all_hold_are_refused(
+    knobs: dict[str, float], words: str
+) -> None:
+    with pytest.raises(InvalidInputError, match=words):
+        MemoryConfig(**knobs)  # type: ignore[arg-type]
