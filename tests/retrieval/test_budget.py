@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cairn.retrieval.budget import Demand, Shares, allocate
-from cairn.retrieval.render import render_directives, render_memory
+from cairn.retrieval.render import memory_demand, render_directives, render_memory
 from cairn.retrieval.types import RecallItem
 
 texts = st.text(min_size=1, max_size=300)
@@ -47,11 +47,10 @@ def test_contribution_never_exceeds_budget(
     ranked: list[RecallItem], standing: list[tuple[str, str]], total: int, share: float
 ) -> None:
     demand = len(render_directives(standing, total).text.encode())
+    container, _, recall = memory_demand((), ranked)
     allocation = allocate(
         total,
-        Demand(
-            directive=demand, recall=len(render_memory(ranked, total).text.encode())
-        ),
+        Demand(directive=demand, recall=recall, container=container),
         Shares(directive=share, persona_floor=0, recall_reserve=0),
     )
     directive_block = render_directives(standing, allocation.directive_bytes)

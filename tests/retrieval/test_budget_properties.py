@@ -33,14 +33,18 @@ demands = st.builds(
     directive=st.integers(0, 40_000),
     persona=st.integers(0, 40_000),
     recall=st.integers(0, 40_000),
+    container=st.sampled_from([0, 99]),
 )
 totals = st.integers(1, 20_000)
 
 
+def _shared(allocation: Allocation) -> int:
+    """What the shares divide: the total less the memory block's container."""
+    return allocation.total_bytes - allocation.container_bytes
+
+
 def _borrowed_by_recall(allocation: Allocation, demand: Demand) -> int:
-    own = (
-        allocation.total_bytes - allocation.directive_ceiling - allocation.persona_floor
-    )
+    own = _shared(allocation) - allocation.directive_ceiling - allocation.persona_floor
     return max(0, allocation.recall_bytes - min(demand.recall, own))
 
 
@@ -55,9 +59,15 @@ def test_the_parts_never_exceed_the_total(
     total: int, demand: Demand, shares: Shares
 ) -> None:
     allocation = allocate(total, demand, shares)
-    assert allocation.memory_bytes == allocation.persona_bytes + allocation.recall_bytes
+    assert allocation.memory_bytes == (
+        allocation.container_bytes + allocation.persona_bytes + allocation.recall_bytes
+    )
     assert allocation.directive_bytes + allocation.memory_bytes <= total
     assert allocation.total_bytes == total
+    # The container is paid only for a block that has something to show and fits.
+    if allocation.container_bytes:
+        assert demand.persona or demand.recall
+        assert allocation.container_bytes == demand.container < total
 
 
 @given(totals, demands, valid_shares())
@@ -68,10 +78,10 @@ def test_each_part_stays_within_its_ceiling_and_its_demand(
     assert allocation.directive_bytes <= min(
         demand.directive, allocation.directive_ceiling
     )
-    assert allocation.directive_ceiling <= total * shares.directive
+    assert allocation.directive_ceiling <= _shared(allocation) * shares.directive
     assert allocation.persona_bytes <= min(demand.persona, allocation.persona_ceiling)
     assert allocation.persona_ceiling <= max(
-        total * shares.persona_ceiling, allocation.persona_floor
+        _shared(allocation) * shares.persona_ceiling, allocation.persona_floor
     )
     assert allocation.recall_bytes <= demand.recall
 
@@ -81,13 +91,21 @@ def test_the_floor_and_the_reservation_hold_whatever_the_others_want(
     total: int, demand: Demand, shares: Shares
 ) -> None:
     allocation = allocate(total, demand, shares)
+    if demand.container >= total:
+        # Not even the empty memory block fits: it gets nothing, the directive its share.
+        assert allocation.memory_bytes == 0
+        return
     # Valid shares fit the total, so the floor is the configured one (in whole bytes,
     # give or take the rounding of a share that exactly fills the total).
-    assert allocation.persona_floor >= int(total * shares.persona_floor) - 1
+    assert (
+        allocation.persona_floor >= int(_shared(allocation) * shares.persona_floor) - 1
+    )
     assert allocation.persona_bytes >= min(demand.persona, allocation.persona_floor)
     assert allocation.recall_bytes >= min(demand.recall, allocation.recall_reserved)
     # The sections can never reach into query recall's reservation.
-    assert allocation.persona_ceiling <= total - allocation.recall_reserved
+    assert (
+        allocation.persona_ceiling <= _shared(allocation) - allocation.recall_reserved
+    )
 
 
 @given(totals, demands, valid_shares())
@@ -100,7 +118,7 @@ def test_borrowing_is_bounded_and_only_of_unused_shares(
     assert by_recall <= allocation.borrow_limit
     assert by_persona <= allocation.borrow_limit
     assert allocation.borrowed_bytes == by_recall + by_persona
-    assert allocation.borrow_limit <= total * shares.borrow
+    assert allocation.borrow_limit <= _shared(allocation) * shares.borrow
     # Borrowed bytes come from what the others left: the directive block keeps all it
     # needs within its ceiling, the sections their floor.
     assert allocation.directive_bytes == min(

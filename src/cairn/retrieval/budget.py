@@ -16,6 +16,10 @@ and the items recalled for the message. The contract (architecture §4):
   asked for), the sections then, up to their ceiling;
 - the sum never exceeds the total (the **hard ceiling**).
 
+The memory block's container (its opening and closing tags) is a fixed cost, paid once
+before the shares are taken when the block has anything to show (``Demand.container``):
+the shares divide what is left, so a floor is a floor of lines, not of markup.
+
 Every amount is in the :class:`~cairn.retrieval.types.Allocation` the manifest carries,
 the limits too, so a reader sees the contract as it was applied
 (tests/retrieval/test_budget.py, tests/retrieval/test_budget_properties.py).
@@ -50,11 +54,13 @@ class Shares:
 
 @attrs.frozen
 class Demand:
-    """How many bytes each part would use if it had them all (its rendered size)."""
+    """How many bytes each part would use if it had them all (its rendered size), and
+    the memory block's container, paid once if either memory part has demand."""
 
     directive: int = 0
     persona: int = 0
     recall: int = 0
+    container: int = 0
 
 
 def allocate(
@@ -64,10 +70,16 @@ def allocate(
     if total_bytes <= 0:
         raise ValueError("the budget must be positive")
     shares = shares or Shares()
-    total = total_bytes
     want_directive = max(demand.directive, 0)
     want_persona = max(demand.persona, 0)
     want_recall = max(demand.recall, 0)
+    container = 0
+    if want_persona or want_recall:
+        container = max(demand.container, 0)
+        if container >= total_bytes:
+            # Not even the empty block fits: the memory block shows nothing.
+            container = want_persona = want_recall = 0
+    total = total_bytes - container  # what the shares divide
 
     directive_ceiling = int(total * _share(shares.directive))
     # The reservation and the floor fit beside the directive ceiling, whatever the shares.
@@ -95,9 +107,9 @@ def allocate(
     persona += persona_borrowed
 
     return Allocation(
-        total_bytes=total,
+        total_bytes=total_bytes,
         directive_bytes=directive,
-        memory_bytes=persona + recall,
+        memory_bytes=container + persona + recall,
         borrowed_bytes=recall_borrowed + persona_borrowed,
         directive_ceiling=directive_ceiling,
         persona_floor=floor,
@@ -106,4 +118,5 @@ def allocate(
         recall_reserved=reserved,
         recall_bytes=recall,
         borrow_limit=limit,
+        container_bytes=container,
     )

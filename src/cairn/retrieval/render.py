@@ -231,9 +231,10 @@ def _item_lines(items: Sequence[RecallItem], shown: set[str]) -> list[tuple[str,
 
 def memory_demand(
     sections: Sequence[SectionItems], items: Sequence[RecallItem]
-) -> tuple[int, int]:
-    """The bytes the sections and the query items would take with room for all:
-    ``(persona, recall)``. The block's container is the first part's to pay."""
+) -> tuple[int, int, int]:
+    """What the memory block would take with room for all: ``(container, persona,
+    recall)``, the container's tags, the sections' headings and lines, and the query
+    items' lines (with their heading when there are sections)."""
     persona = 0
     for part, lines in zip(sections, _section_lines(sections), strict=True):
         persona += _size(SECTION_HEADINGS[part.section]) + 1
@@ -241,13 +242,9 @@ def memory_demand(
     shown = {item.id for part in sections for item in part.items}
     lines = _item_lines(items, shown)
     recall = sum(_size(line) + 1 for _, line in lines)
-    if persona:
-        persona += _container()
-        if lines:
-            recall += _size(RECALLED_HEADING) + 1
-    elif lines:
-        recall += _container()
-    return persona, recall
+    if persona and lines:
+        recall += _size(RECALLED_HEADING) + 1
+    return _container(), persona, recall
 
 
 def _fit_sections(
@@ -260,7 +257,7 @@ def _fit_sections(
     all_lines = _section_lines(sections)
     kept: list[list[tuple[str, str]]] = [[] for _ in sections]
     dropped: list[str] = []
-    used = _container()
+    used = 0
     depth = max((len(lines) for lines in all_lines), default=0)
     for position in range(depth):
         for index, lines in enumerate(all_lines):
@@ -275,8 +272,6 @@ def _fit_sections(
                 used += cost
             else:
                 dropped.append(key)
-    if not any(kept):
-        return kept, [key for lines in all_lines for key, _ in lines]
     return kept, dropped
 
 
@@ -285,11 +280,15 @@ def render_contribution(
     items: Sequence[RecallItem],
     persona_bytes: int,
     recall_bytes: int,
+    container_bytes: int,
 ) -> MemoryBlock:
-    """The memory block: the sections within ``persona_bytes`` (which pays the container
-    when they show anything), then the query items within ``recall_bytes``, in rank
-    order, each line taken while it fits. An item shown in a section is not repeated.
-    Without sections the block is exactly :func:`render_memory`'s."""
+    """The memory block: the sections' headings and lines within ``persona_bytes``, then
+    the query items' within ``recall_bytes`` in rank order, each line taken while it
+    fits, and the container within ``container_bytes`` (nothing shows without it). An
+    item shown in a section is not repeated. Without sections the block is exactly
+    :func:`render_memory`'s with ``container_bytes + recall_bytes``."""
+    if container_bytes < _container():
+        persona_bytes = recall_bytes = 0
     kept, dropped_sections = _fit_sections(sections, persona_bytes)
     body: list[str] = []
     section_ids: list[str] = []
@@ -299,13 +298,12 @@ def render_contribution(
             body.extend(line for _, line in lines)
             section_ids.extend(key for key, _ in lines)
     shown = set(section_ids)
-    candidates = _item_lines(items, shown)
-    # With sections the container is paid; the items' part pays its heading instead.
-    used = _size(RECALLED_HEADING) + 1 if body else _container()
+    # With sections shown, the items' part pays its own heading.
+    used = _size(RECALLED_HEADING) + 1 if body else 0
     included: list[str] = []
     dropped: list[str] = []
     item_body: list[str] = []
-    for key, line in candidates:
+    for key, line in _item_lines(items, shown):
         cost = _size(line) + 1
         if used + cost <= recall_bytes:
             item_body.append(line)
@@ -316,14 +314,14 @@ def render_contribution(
     if item_body and body:
         body.append(RECALLED_HEADING)
     body.extend(item_body)
-    # Items the sections already show are in the block, once.
-    included.extend(item.id for item in items if item.id in shown)
-    order = {item.id: rank for rank, item in enumerate(items)}
-    included.sort(key=order.__getitem__)
     if not body:
         return MemoryBlock(
             "", (), tuple(item.id for item in items), (), tuple(dropped_sections)
         )
+    # Items the sections already show are in the block, once.
+    included.extend(item.id for item in items if item.id in shown)
+    order = {item.id: rank for rank, item in enumerate(items)}
+    included.sort(key=order.__getitem__)
     return MemoryBlock(
         MEMORY_OPEN + "\n".join(body) + "\n" + MEMORY_CLOSE,
         tuple(included),

@@ -86,12 +86,13 @@ class Allocation:
     cairn.retrieval.budget).
 
     ``total_bytes`` is the hard ceiling: ``directive_bytes + memory_bytes`` never exceeds
-    it. ``memory_bytes`` is the memory block's: the persona and working sections'
-    ``persona_bytes`` plus query recall's ``recall_bytes``. ``borrowed_bytes`` is what
-    the parts took of others' unused shares, each at most ``borrow_limit``. The limits the
-    split obeyed: ``directive_ceiling``, ``persona_floor`` and ``persona_ceiling``,
-    ``recall_reserved`` (never lent to the sections). The later fields default to 0 so
-    a manifest recorded before them still reads.
+    it. ``memory_bytes`` is the memory block's: its container's ``container_bytes``
+    (the tags, paid first), the persona and working sections' ``persona_bytes`` and
+    query recall's ``recall_bytes``. ``borrowed_bytes`` is what the parts took of others'
+    unused shares, each at most ``borrow_limit``. The limits the split obeyed (shares of
+    the total less the container): ``directive_ceiling``, ``persona_floor`` and
+    ``persona_ceiling``, ``recall_reserved`` (never lent to the sections). The later
+    fields default to 0 so a manifest recorded before them still reads.
     """
 
     total_bytes: int
@@ -105,6 +106,7 @@ class Allocation:
     recall_reserved: int = 0
     recall_bytes: int = 0
     borrow_limit: int = 0
+    container_bytes: int = 0
 
 
 @attrs.frozen

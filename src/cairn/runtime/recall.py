@@ -309,19 +309,24 @@ class RecallRun:
             degradations.append(Degradation.CANDIDATE_BUDGET_EXHAUSTED)
         directive_lines = directive_render_lines(directives)
         directive_demand = render_directives(directive_lines, plan.budget_bytes).text
-        persona_demand, recall_demand = memory_demand(sections, ranked)
+        container, persona_demand, recall_demand = memory_demand(sections, ranked)
         allocation = allocate(
             plan.budget_bytes,
             Demand(
                 directive=len(directive_demand.encode("utf-8")),
                 persona=persona_demand,
                 recall=recall_demand,
+                container=container,
             ),
             _shares(config),
         )
         directive_block = render_directives(directive_lines, allocation.directive_bytes)
         memory_block = render_contribution(
-            sections, ranked, allocation.persona_bytes, allocation.recall_bytes
+            sections,
+            ranked,
+            allocation.persona_bytes,
+            allocation.recall_bytes,
+            allocation.container_bytes,
         )
         selected = set(memory_block.included)
         items = tuple(item for item in ranked if item.id in selected)

@@ -21,7 +21,12 @@ import trio
 
 from cairn.clock import DomainClock
 from cairn.domain.ids import AgentId
-from cairn.errors import RuntimeClosedError, StoreError, VectorIndexError
+from cairn.errors import (
+    RuntimeClosedError,
+    StaleResultError,
+    StoreError,
+    VectorIndexError,
+)
 from cairn.maintenance.passes import MaintenancePass, PassResult, SeedOutcome, Work
 from cairn.runtime.backoff import Backoff
 from cairn.runtime.database import Database
@@ -189,7 +194,10 @@ class MaintenanceActor:
             work = Work(agent_id, self.clock.now(), tuple(seeds))
             for step in self.dirty_passes:
                 await trio.lowlevel.checkpoint()
-                result = await self._run_step(step, work, identity)
+                try:
+                    result = await self._run_step(step, work, identity)
+                except StaleResultError:
+                    return  # fenced between its read and its apply: the seeds stay dirty
                 retry.update(
                     rowid
                     for rowid, outcome in result.outcomes.items()
