@@ -56,6 +56,26 @@ async def _section(memory: Memory, section: Section) -> list[str]:
     return await runtime_core(memory).database.read(read)
 
 
+async def _claim_rowid(memory: Memory, text: str) -> int:
+    return await runtime_core(memory).database.read(
+        lambda reader: int(
+            reader.connection.execute(
+                "SELECT rowid FROM claims WHERE text = ?", (text,)
+            ).fetchone()[0]
+        )
+    )
+
+
+async def _claim_id(memory: Memory, text: str) -> str:
+    return await runtime_core(memory).database.read(
+        lambda reader: str(
+            reader.connection.execute(
+                "SELECT claim_id FROM claims WHERE text = ?", (text,)
+            ).fetchone()[0]
+        )
+    )
+
+
 async def _plan(memory: Memory, rowids: list[int]) -> ProjectionPlan | None:
     now = runtime_core(memory).clock.now()
     work = Work(AGENT, now, tuple(DirtySeed(rowid, 1) for rowid in rowids))
@@ -112,6 +132,33 @@ async def test_only_agent_scope_claims_enter_and_only_their_changes_rebuild(
     plan = await _plan(memory, [narrow.rowid, wide.rowid])
     assert plan is not None
     assert plan.sections == {Section.STABLE: (wide.rowid,)}
+
+
+async def test_a_deleted_claims_seed_refills_its_section(
+    memory: Memory, clock: FixedDomainClock
+) -> None:
+    limit = SectionLimits().stable
+    for n in range(limit + 1):
+        clock.advance(dt.timedelta(minutes=1))
+        await memory.remember("a", f"Ana keeps bee hive number {n}.", by="user")
+    await _maintain(memory)
+    newest = await _section(memory, Section.STABLE)
+    assert len(newest) == limit
+    assert "Ana keeps bee hive number 0." not in newest
+    gone = await _claim_rowid(memory, "Ana keeps bee hive number 5.")
+    await memory.forget("a", await _claim_id(memory, "Ana keeps bee hive number 5."))
+    # Its entry went by cascade; a seed naming the deleted claim rebuilds the section.
+    assert len(await _section(memory, Section.STABLE)) == limit - 1
+    plan = await _plan(memory, [gone])
+    assert plan is not None
+    assert len(plan.sections[Section.STABLE]) == limit
+    written = await runtime_core(memory).database.write(
+        lambda connection: replace_projection(connection, AGENT, plan)
+    )
+    assert written == limit
+    assert (await _section(memory, Section.STABLE))[
+        -1
+    ] == "Ana keeps bee hive number 0."
 
 
 async def test_the_same_text_is_shown_once(memory: Memory) -> None:

@@ -134,13 +134,16 @@ def agent_scope_changed(
     connection: apsw.Connection, agent_id: AgentId, claim_rowids: Iterable[int]
 ) -> bool:
     """Whether any of the claims is an agent-scope claim of the agent (of any lifecycle:
-    one that just became superseded or archived leaves its section)."""
-    row = connection.execute(
-        "SELECT 1 FROM json_each(?) AS wanted CROSS JOIN claims c"
-        " ON c.rowid = wanted.value WHERE c.agent_id = ? AND c.scope = 'agent' LIMIT 1",
-        (json.dumps(sorted(set(claim_rowids))), agent_id),
-    ).fetchone()
-    return row is not None
+    one that just became superseded or archived leaves its section), or is gone (a
+    deleted claim's entries went by cascade: its section has room for the next one)."""
+    return any(
+        row[0] is None or row[0] == "agent"
+        for row in connection.execute(
+            "SELECT c.scope FROM json_each(?) AS wanted LEFT JOIN claims c"
+            " ON c.rowid = wanted.value AND c.agent_id = ?",
+            (json.dumps(sorted(set(claim_rowids))), agent_id),
+        )
+    )
 
 
 def _newest(
