@@ -8,12 +8,14 @@ import datetime as dt
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import msgspec
 import pytest
 from tests.conftest import TEST_CONFIG
 from tests.helpers import turn
 
 from cairn import Memory, open_memory
 from cairn.domain.ids import AgentId
+from cairn.ipc.messages import RecallResult
 from cairn.retrieval.render import (
     MEMORY_CLOSE,
     MEMORY_OPEN,
@@ -185,6 +187,18 @@ async def test_sections_show_the_current_value_in_fixed_order(mei: Memory) -> No
     assert [entry for entry in await _entries(mei) if "sourdough" not in entry[1]] == (
         stored
     )
+
+
+async def test_the_recorded_and_wire_manifests_carry_the_sections(mei: Memory) -> None:
+    await _maintain(mei)
+    recall = await mei.recall("a", "Lisbon")
+    manifest = recall.manifest
+    assert manifest is not None
+    assert manifest.section_ids
+    (record,) = await mei.recalls("a", limit=1)
+    assert record.manifest == manifest
+    wire = msgspec.msgpack.encode(RecallResult(id=1, recall=recall))
+    assert msgspec.msgpack.decode(wire, type=RecallResult).recall == recall
 
 
 async def test_a_claim_in_a_section_is_not_repeated_as_an_item(mei: Memory) -> None:
