@@ -5,6 +5,7 @@ stored; built for a database that had claims before the projection existed."""
 from __future__ import annotations
 
 import datetime as dt
+from importlib import resources
 from pathlib import Path
 
 import apsw
@@ -19,6 +20,7 @@ from cairn.maintenance.persona import PersonaPass
 from cairn.maintenance.registry import default_passes
 from cairn.runtime.core import runtime_core
 from cairn.store.clear_jobs import start_clear
+from cairn.store.connection import _MIGRATIONS
 from cairn.store.dirty import DirtySeed, load_seeds
 from cairn.store.projections import (
     ProjectionPlan,
@@ -30,6 +32,7 @@ from cairn.store.projections import (
 from cairn.testing import FixedDomainClock, HashingEmbedder
 
 AGENT = AgentId("a")
+MIGRATION = "0013_projections.sql"
 
 
 async def _maintain(memory: Memory) -> None:
@@ -86,6 +89,7 @@ async def _plan(memory: Memory, rowids: list[int]) -> ProjectionPlan | None:
 
 def test_the_persona_pass_runs_after_the_other_passes() -> None:
     assert isinstance(default_passes()[-1], PersonaPass)
+    assert MIGRATION in [name for name, _ in _MIGRATIONS]
 
 
 async def test_stable_facts_order_by_confidence_then_newest_evidence(
@@ -225,13 +229,14 @@ async def test_a_database_from_before_the_projection_gets_one_at_the_next_pass(
     ) as memory:
         await memory.remember("a", "Ana grows tomatoes.", by="user")
         await _maintain(memory)  # settles the seed
-    # Back to schema 9: no projection table, no seed left.
+    # As before migration 0013 (no projection table, no seed left), then its script.
+    script = (resources.files("cairn.store") / "migrations" / MIGRATION).read_text()
     connection = apsw.Connection(str(data_dir / "cairn.db"))
     with connection:
         connection.execute("DROP TABLE projection_entries")
         connection.execute("DROP INDEX claims_projection")
         assert connection.execute("SELECT count(*) FROM dirty_work").fetchone()[0] == 0
-        connection.pragma("user_version", 9)
+        connection.execute(script)
     connection.close()
     async with open_memory(
         data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
