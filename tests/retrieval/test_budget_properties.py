@@ -1,6 +1,7 @@
 """The allocator's contract, as properties over every valid configuration and demand:
 the hard ceiling, each part within its ceiling and its demand, the persona floor and the
-recall reservation honoured when there is demand, borrowing bounded."""
+recall reservation honoured when there is demand, borrowing bounded; and the rendered
+memory block within what was allocated."""
 
 from __future__ import annotations
 
@@ -11,7 +12,10 @@ from hypothesis import strategies as st
 from cairn import MemoryConfig
 from cairn.errors import InvalidInputError
 from cairn.retrieval.budget import Demand, Shares, allocate
-from cairn.retrieval.types import Allocation
+from cairn.retrieval.render import RECALLED_HEADING, memory_demand, render_contribution
+from cairn.retrieval.sections import SectionItems
+from cairn.retrieval.types import Allocation, RecallItem
+from cairn.store.projections import Section
 
 unit = st.floats(0, 1, allow_nan=False)
 
@@ -173,3 +177,62 @@ def test_shares_that_cannot_all_hold_are_refused(
 ) -> None:
     with pytest.raises(InvalidInputError, match=words):
         MemoryConfig(**knobs)  # type: ignore[arg-type]
+
+
+texts = st.text(min_size=1, max_size=200)
+recall_items = st.lists(
+    st.builds(
+        RecallItem,
+        id=st.uuids().map(str),
+        kind=st.sampled_from(["fact", "preference", "evidence"]),
+        text=texts,
+        score=st.floats(0, 1),
+        source_refs=st.just(("e1",)),
+    ),
+    max_size=20,
+    unique_by=lambda item: item.id,
+)
+section_parts = st.lists(
+    st.tuples(st.sampled_from(list(Section)), recall_items), max_size=5
+).map(
+    lambda parts: tuple(
+        SectionItems(section, tuple(items))
+        for section, items in {s: i for s, i in parts if i}.items()
+    )
+)
+
+
+@given(section_parts, recall_items, st.integers(1, 6_000), valid_shares())
+def test_the_rendered_block_never_exceeds_the_memory_allocation(
+    sections: tuple[SectionItems, ...],
+    items: list[RecallItem],
+    total: int,
+    shares: Shares,
+) -> None:
+    container, persona, recall = memory_demand(sections, items)
+    allocation = allocate(
+        total, Demand(persona=persona, recall=recall, container=container), shares
+    )
+    block = render_contribution(
+        sections,
+        items,
+        allocation.persona_bytes,
+        allocation.recall_bytes,
+        allocation.container_bytes,
+    )
+    size = len(block.text.encode())
+    assert size <= allocation.memory_bytes <= total
+    shown = {item.id for part in sections for item in part.items}
+    assert set(block.section_ids) | set(block.dropped_section_ids) == shown
+    assert set(block.section_ids).isdisjoint(block.dropped_section_ids)
+    if block.text:
+        body = block.text.splitlines()[1:-1]
+        lines = [line for line in body if not line.startswith("## ")]
+        assert all(line.startswith("- [") for line in lines)
+        headings = [line for line in body if line.startswith("## ")]
+        assert len(headings) == len(set(headings))
+        # The sections' headings and lines within their share.
+        cut = body.index(RECALLED_HEADING) if RECALLED_HEADING in body else len(body)
+        if block.section_ids:
+            part = sum(len(line.encode()) + 1 for line in body[:cut])
+            assert part <= allocation.persona_bytes
