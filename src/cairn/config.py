@@ -6,12 +6,19 @@ from typing import Any
 
 import attrs
 
+from cairn.errors import InvalidInputError
+
 __all__ = ["MemoryConfig"]
 
 
 def _positive(_: object, attribute: attrs.Attribute[Any], value: float) -> None:
     if value <= 0:
         raise ValueError(f"{attribute.name} must be positive")
+
+
+def _share(_: object, attribute: attrs.Attribute[Any], value: float) -> None:
+    if not 0 <= value <= 1:
+        raise InvalidInputError(f"{attribute.name} must be a share from 0 to 1")
 
 
 @attrs.frozen
@@ -29,7 +36,15 @@ class MemoryConfig:
         default=0.5, validator=[attrs.validators.gt(0), attrs.validators.lt(1)]
     )
     budget_bytes: int = attrs.field(default=4096, validator=_positive)
-    directive_share: float = 0.25
+    # The allocator's shares of the budget (cairn.retrieval.budget, design/recall.md):
+    # the directive block's ceiling; the persona and working sections' floor and
+    # ceiling; query recall's reservation (never lent to the sections); and how much of
+    # the budget one part may borrow of the others' unused shares.
+    directive_share: float = attrs.field(default=0.25, validator=_share)
+    persona_floor_share: float = attrs.field(default=0.10, validator=_share)
+    persona_ceiling_share: float = attrs.field(default=0.35, validator=_share)
+    recall_reserve_share: float = attrs.field(default=0.40, validator=_share)
+    borrow_share: float = attrs.field(default=0.35, validator=_share)
     recall_k: int = attrs.field(default=10, validator=_positive)
     # Candidate pools per source before fusion.
     lexical_candidates: int = attrs.field(default=60, validator=_positive)
@@ -129,6 +144,24 @@ class MemoryConfig:
     vfs: str | None = None
     reader_connections: int = attrs.field(default=2, validator=_positive)
     timezone: str = "UTC"
+
+    def __attrs_post_init__(self) -> None:
+        if self.persona_floor_share > self.persona_ceiling_share:
+            raise InvalidInputError(
+                "persona_floor_share must not be above persona_ceiling_share"
+            )
+        if (
+            self.directive_share + self.persona_floor_share + self.recall_reserve_share
+            > 1
+        ):
+            raise InvalidInputError(
+                "directive_share, persona_floor_share and recall_reserve_share"
+                " must add up to at most 1"
+            )
+        if self.persona_ceiling_share + self.recall_reserve_share > 1:
+            raise InvalidInputError(
+                "persona_ceiling_share and recall_reserve_share must add up to at most 1"
+            )
 
     def fusion_weights(self) -> dict[str, float]:
         return {

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cairn.retrieval.budget import allocate
-from cairn.retrieval.render import render_directives, render_memory
+from cairn.retrieval.budget import Demand, Shares, allocate
+from cairn.retrieval.render import memory_demand, render_directives, render_memory
 from cairn.retrieval.types import RecallItem
 
 texts = st.text(min_size=1, max_size=300)
@@ -25,12 +25,21 @@ items = st.lists(
 directives = st.lists(st.tuples(st.uuids().map(str), texts), max_size=10)
 
 
-@given(st.integers(1, 20_000), st.floats(0, 1), st.integers(0, 30_000))
-def test_allocation_sums_to_total(total: int, share: float, demand: int) -> None:
-    allocation = allocate(total, share, demand)
-    assert allocation.directive_bytes + allocation.memory_bytes == total
+@given(st.integers(1, 20_000), st.floats(0, 0.6), st.integers(0, 30_000))
+def test_memory_may_use_all_the_directive_block_leaves(
+    total: int, share: float, demand: int
+) -> None:
+    allocation = allocate(
+        total,
+        Demand(directive=demand, recall=10 * total),
+        Shares(directive=share, borrow=share + 0.1),
+    )
     assert allocation.directive_bytes <= demand
     assert allocation.directive_bytes <= total * share
+    # Nothing to show in the sections: query recall borrows all the directive's unused
+    # share and the persona floor (the bound allows it) and the whole budget is in use.
+    assert allocation.directive_bytes + allocation.memory_bytes >= total - 1
+    assert allocation.directive_bytes + allocation.memory_bytes <= total
 
 
 @given(items, directives, st.integers(1, 8_000), st.floats(0, 1))
@@ -38,7 +47,12 @@ def test_contribution_never_exceeds_budget(
     ranked: list[RecallItem], standing: list[tuple[str, str]], total: int, share: float
 ) -> None:
     demand = len(render_directives(standing, total).text.encode())
-    allocation = allocate(total, share, demand)
+    container, _, recall = memory_demand((), ranked)
+    allocation = allocate(
+        total,
+        Demand(directive=demand, recall=recall, container=container),
+        Shares(directive=share, persona_floor=0, recall_reserve=0),
+    )
     directive_block = render_directives(standing, allocation.directive_bytes)
     memory_block = render_memory(ranked, allocation.memory_bytes)
     used = len(directive_block.text.encode()) + len(memory_block.text.encode())

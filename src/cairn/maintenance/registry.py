@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from cairn.maintenance.challenge import ChallengePass
 from cairn.maintenance.merge import MergePass
+from cairn.maintenance.persona import PersonaPass
 
 if TYPE_CHECKING:
     from cairn.maintenance.passes import MaintenancePass
@@ -20,4 +21,6 @@ def default_passes() -> tuple[MaintenancePass[Any], ...]:
         MergePass(),
         # Contradictions after the other passes have settled what each claim says.
         ChallengePass(),
+        # Last: the projection is rebuilt from the claims as the other passes left them.
+        PersonaPass(),
     )

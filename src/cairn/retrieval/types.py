@@ -82,12 +82,31 @@ class RecallItem:
 
 @attrs.frozen
 class Allocation:
-    """How the byte budget was split (architecture §4: one allocator, a hard ceiling)."""
+    """How the byte budget was split (architecture §4: one allocator, a hard ceiling;
+    cairn.retrieval.budget).
+
+    ``total_bytes`` is the hard ceiling: ``directive_bytes + memory_bytes`` never exceeds
+    it. ``memory_bytes`` is the memory block's: its container's ``container_bytes``
+    (the tags, paid first), the persona and working sections' ``persona_bytes`` and
+    query recall's ``recall_bytes``. ``borrowed_bytes`` is what the parts took of others'
+    unused shares, each at most ``borrow_limit``. The limits the split obeyed (shares of
+    the total less the container): ``directive_ceiling``, ``persona_floor`` and
+    ``persona_ceiling``, ``recall_reserved`` (never lent to the sections). The later
+    fields default to 0 so a manifest recorded before them still reads.
+    """
 
     total_bytes: int
     directive_bytes: int
     memory_bytes: int
     borrowed_bytes: int
+    directive_ceiling: int = 0
+    persona_floor: int = 0
+    persona_ceiling: int = 0
+    persona_bytes: int = 0
+    recall_reserved: int = 0
+    recall_bytes: int = 0
+    borrow_limit: int = 0
+    container_bytes: int = 0
 
 
 @attrs.frozen
@@ -98,6 +117,11 @@ class Manifest:
     allocation: Allocation
     degradations: tuple[Degradation, ...]
     candidates: int
+    # The claims the persona and working sections showed, in the block's order, and
+    # those they left out for the budget (a claim shown there is not repeated as an item
+    # line: it may be in ``selected_ids`` too, when the query found it).
+    section_ids: tuple[str, ...] = ()
+    dropped_section_ids: tuple[str, ...] = ()
 
 
 @attrs.frozen

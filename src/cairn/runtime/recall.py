@@ -26,7 +26,7 @@ from cairn.domain.ids import AgentId
 from cairn.domain.scope import RecallContext
 from cairn.providers.gateway import QueryEmbeddingGateway
 from cairn.retrieval.attributes import AskedQuestion, with_attribute_list
-from cairn.retrieval.budget import allocate
+from cairn.retrieval.budget import Demand, Shares, allocate
 from cairn.retrieval.candidates import (
     CandidateRequest,
     Candidates,
@@ -38,9 +38,11 @@ from cairn.retrieval.candidates import (
 from cairn.retrieval.rank import rank_candidates
 from cairn.retrieval.render import (
     directive_render_lines,
+    memory_demand,
+    render_contribution,
     render_directives,
-    render_memory,
 )
+from cairn.retrieval.sections import SectionItems, load_sections
 from cairn.retrieval.suppress import (
     hidden_events,
     suppress_candidates,
@@ -113,6 +115,16 @@ class RecallServices:
     clock: DomainClock
     audit: AuditBuffer
     vector_limiter: trio.CapacityLimiter
+
+
+def _shares(config: MemoryConfig) -> Shares:
+    return Shares(
+        directive=config.directive_share,
+        persona_floor=config.persona_floor_share,
+        persona_ceiling=config.persona_ceiling_share,
+        recall_reserve=config.recall_reserve_share,
+        borrow=config.borrow_share,
+    )
 
 
 def partial_margin_s(config: MemoryConfig, wait_s: float) -> float:
@@ -254,7 +266,13 @@ class RecallRun:
 
         def validate_and_rank(
             reader: Reader,
-        ) -> tuple[Candidates, list[RecallItem], list[ActiveDirective], int]:
+        ) -> tuple[
+            Candidates,
+            list[RecallItem],
+            list[ActiveDirective],
+            tuple[SectionItems, ...],
+            int,
+        ]:
             # Ranking is pure Python work of a few milliseconds: it runs here, in the
             # reader thread, rather than on the trio loop.
             candidates = validate_with_refill(
@@ -262,9 +280,15 @@ class RecallRun:
             )
             directives = active_directives(reader.connection, agent_id)
             # Suppressed topics leave before ranking and the audit row (never "accessed").
+            matcher = topic_matcher(directives)
             hidden = hidden_events(reader.connection, agent_id, candidates.events)
-            candidates, _ = suppress_candidates(
-                candidates, topic_matcher(directives), hidden
+            candidates, _ = suppress_candidates(candidates, matcher, hidden)
+            # The persona and working sections, in the same snapshot. They describe the
+            # present: a recall as of another moment shows none.
+            sections = (
+                ()
+                if as_of
+                else load_sections(reader.connection, agent_id, now, matcher)
             )
             candidates = with_attribute_list(
                 candidates, question, request.moment, as_of=as_of
@@ -278,9 +302,9 @@ class RecallRun:
                 limit=plan.k,
             )
             epoch = forget_epoch(reader.connection, agent_id)
-            return candidates, ranked[: plan.k], directives, epoch
+            return candidates, ranked[: plan.k], directives, sections, epoch
 
-        candidates, ranked, directives, epoch = await services.database.read(
+        candidates, ranked, directives, sections, epoch = await services.database.read(
             validate_and_rank
         )
         degradations = list(degradations)
@@ -288,13 +312,25 @@ class RecallRun:
             degradations.append(Degradation.CANDIDATE_BUDGET_EXHAUSTED)
         directive_lines = directive_render_lines(directives)
         directive_demand = render_directives(directive_lines, plan.budget_bytes).text
+        container, persona_demand, recall_demand = memory_demand(sections, ranked)
         allocation = allocate(
             plan.budget_bytes,
-            config.directive_share,
-            len(directive_demand.encode("utf-8")),
+            Demand(
+                directive=len(directive_demand.encode("utf-8")),
+                persona=persona_demand,
+                recall=recall_demand,
+                container=container,
+            ),
+            _shares(config),
         )
         directive_block = render_directives(directive_lines, allocation.directive_bytes)
-        memory_block = render_memory(ranked, allocation.memory_bytes)
+        memory_block = render_contribution(
+            sections,
+            ranked,
+            allocation.persona_bytes,
+            allocation.recall_bytes,
+            allocation.container_bytes,
+        )
         selected = set(memory_block.included)
         items = tuple(item for item in ranked if item.id in selected)
         manifest = Manifest(
@@ -304,11 +340,15 @@ class RecallRun:
             allocation=allocation,
             degradations=tuple(degradations),
             candidates=candidates.proposed,
+            section_ids=memory_block.section_ids,
+            dropped_section_ids=memory_block.dropped_section_ids,
         )
         detail: dict[str, object] = {
             "request_id": self.request_id,
             "selected": list(memory_block.included),
         }
+        if memory_block.section_ids:
+            detail["sections"] = list(memory_block.section_ids)
         if status is not RecallStatus.OK:
             detail["status"] = status.value
         services.audit.add(agent_id, now, "recall", json.dumps(detail))

@@ -37,6 +37,7 @@ _MIGRATIONS: tuple[tuple[str, Callable[[apsw.Connection], None] | None], ...] = 
     ("0009_contributions.sql", None),
     ("0011_merges.sql", None),
     ("0012_conflicts.sql", None),
+    ("0013_projections.sql", None),
     ("0015_evidence_class.sql", None),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)

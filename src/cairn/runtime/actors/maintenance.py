@@ -196,7 +196,10 @@ class MaintenanceActor:
             work = Work(agent_id, self.clock.now(), tuple(seeds))
             for step in self.dirty_passes:
                 await trio.lowlevel.checkpoint()
-                result = await self._run_step(step, work, identity)
+                try:
+                    result = await self._run_step(step, work, identity)
+                except StaleResultError:
+                    return  # fenced between its read and its apply: the seeds stay dirty
                 retry.update(
                     rowid
                     for rowid, outcome in result.outcomes.items()
