@@ -13,6 +13,7 @@ from cairn.domain.claim import Claim, ClaimDraft, ClaimKind, Lifecycle, Origin
 from cairn.domain.ids import AgentId, EventId
 from cairn.domain.scope import Scope, ScopeKind
 from cairn.domain.temporal import Recurrence, TemporalSpan, TimePrecision
+from cairn.store.dirty import mark_dirty
 from cairn.store.fts import index_text, namespace
 from cairn.store.succession import order_succession, refresh_evidence_time
 from cairn.store.tombstones import claim_hashes, claim_is_tombstoned
@@ -79,6 +80,8 @@ def insert_claims(
         if existing is not None:
             _add_sources(connection, int(existing[0]), draft, event_rowids)
             refresh_evidence_time(connection, int(existing[0]))
+            # New sources are a change maintenance looks at (a merge may now apply).
+            mark_dirty(connection, agent_id, [int(existing[0])])
             superseded += order_succession(
                 connection, agent_id, int(existing[0]), str(stamp)
             )
@@ -137,11 +140,7 @@ def insert_claims(
         )
         if draft.subject is not None and draft.predicate is not None:
             superseded += order_succession(connection, agent_id, rowid, str(stamp))
-        connection.execute(
-            "INSERT INTO dirty_work (agent_id, claim_rowid, generation) VALUES (?, ?, 1)"
-            " ON CONFLICT DO UPDATE SET generation = generation + 1",
-            (agent_id, rowid),
-        )
+        mark_dirty(connection, agent_id, [rowid])
         inserted.append((rowid, draft.text))
     return CommittedClaims(tuple(inserted), merged, superseded, suppressed)
 

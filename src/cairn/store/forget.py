@@ -33,6 +33,7 @@ from cairn.errors import (
 )
 from cairn.store.claims import insert_claims
 from cairn.store.clear_jobs import pending_clear
+from cairn.store.dirty import mark_dirty
 from cairn.store.forget_evidence import delete_evidence, resolve_evidence
 from cairn.store.fts_purge import request_fts_purge
 from cairn.store.requests import drop_late_results
@@ -222,6 +223,7 @@ def set_archived(
         " WHERE rowid = ?",
         (target.value, stamp, rowid),
     )
+    mark_dirty(connection, agent_id, [rowid])
     connection.execute(
         "INSERT INTO audit (agent_id, at, action, detail) VALUES (?, ?, ?, ?)",
         (agent_id, stamp, "archive" if archived else "unarchive", claim_id),
@@ -307,6 +309,7 @@ def remember_claim(
             " updated_at = ? WHERE rowid = ?",
             (now.astimezone(dt.UTC).isoformat(), int(existing[1])),
         )
+        mark_dirty(connection, agent_id, [int(existing[1])])
     return RememberResult(
         RememberOutcome.EXISTING,
         str(existing[0]),

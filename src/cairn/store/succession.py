@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from cairn.domain.claim import ClaimKind
 from cairn.domain.ids import AgentId
+from cairn.store.dirty import mark_dirty
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -71,6 +72,7 @@ def order_succession(
     stamp: str | None,
     *,
     reorder: bool = True,
+    dirty: bool = True,
 ) -> int:
     """Re-order the attribute chain claim ``rowid`` belongs to; the caller owns the
     transaction. Returns how many claims this made superseded.
@@ -83,7 +85,9 @@ def order_succession(
     ``stamp`` is the ``updated_at`` of changed rows (``None``: leave it, as a migration
     does: it changes no business time). Without ``reorder`` (an import, which restores
     each row's recorded lifecycle) lifecycles stay as they are and only the superseded
-    rows learn until when they held.
+    rows learn until when they held. Every claim whose lifecycle or ``superseded_at``
+    changed gets a new dirty generation (``dirty``: off only in migration 0008, which
+    runs before the queue has its columns).
     """
     anchor = connection.execute(
         "SELECT subject, predicate, scope, scope_key FROM claims"
@@ -103,6 +107,7 @@ def order_succession(
         )
     ]
     newly_superseded = 0
+    changed: list[int] = []
     for (older, _, lifecycle, until), (newer, newer_at, _, _) in itertools.pairwise(
         chain
     ):
@@ -115,6 +120,7 @@ def order_succession(
                 " updated_at = coalesce(?, updated_at) WHERE rowid = ?",
                 (newer_at, stamp, older),
             )
+            changed.append(older)
         elif not reorder:
             continue
         else:
@@ -125,6 +131,7 @@ def order_succession(
                 " WHERE rowid = ?",
                 (newer_at, stamp, older),
             )
+            changed.append(older)
         if not reorder:
             continue  # an import brings its own lineage records
         if not connection.execute(
@@ -147,6 +154,9 @@ def order_succession(
             " WHERE rowid = ?",
             (stamp, chain[-1][0]),
         )
+        changed.append(chain[-1][0])
+    if dirty and changed:
+        mark_dirty(connection, agent_id, changed)
     return newly_superseded
 
 
@@ -206,7 +216,9 @@ def backfill_succession(connection: apsw.Connection) -> None:
         " GROUP BY agent_id, subject, predicate, scope, scope_key"
     ).fetchall()
     for rowid, agent_id in heads:
-        order_succession(connection, AgentId(str(agent_id)), int(str(rowid)), None)
+        order_succession(
+            connection, AgentId(str(agent_id)), int(str(rowid)), None, dirty=False
+        )
     connection.execute("DELETE FROM clear_fence_override")
 
 
