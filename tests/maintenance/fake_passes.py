@@ -42,6 +42,17 @@ class RecordingPass:
     applied: list[int] = attrs.field(factory=list)
     seen: list[tuple[int, ...]] = attrs.field(factory=list)
     neighbours: list[Mapping[int, tuple[int, ...]]] = attrs.field(factory=list)
+    _progress: trio.Event = attrs.field(factory=trio.Event)
+
+    async def wait_applied(self, count: int) -> None:
+        """Until ``count`` seeds were applied (no polling: it sleeps on an event, so a
+        mock clock jumps straight to the next timer)."""
+        while len(self.applied) < count:
+            await self._progress.wait()
+
+    def _advanced(self) -> None:
+        self._progress.set()
+        self._progress = trio.Event()
 
     def plan(self, connection: apsw.Connection, work: Work) -> dict[int, str] | None:
         self.seen.append(tuple(seed.claim_rowid for seed in work.seeds))
@@ -73,6 +84,8 @@ class RecordingPass:
                 (work.agent_id, work.now.isoformat(), str(rowid)),
             )
             self.applied.append(rowid)
+        # apply runs in the writer's worker thread.
+        trio.from_thread.run_sync(self._advanced)
         return PassResult(outcomes)
 
 
