@@ -78,10 +78,10 @@ def insert_claims(
             (agent_id, digest, draft.scope.kind.value, scope_key),
         ).fetchone()
         if existing is not None:
-            _add_sources(connection, int(existing[0]), draft, event_rowids)
+            if _add_sources(connection, int(existing[0]), draft, event_rowids):
+                # New sources are a change maintenance looks at (its evidence grew).
+                mark_dirty(connection, agent_id, [int(existing[0])])
             refresh_evidence_time(connection, int(existing[0]))
-            # New sources are a change maintenance looks at (a merge may now apply).
-            mark_dirty(connection, agent_id, [int(existing[0])])
             superseded += order_succession(
                 connection, agent_id, int(existing[0]), str(stamp)
             )
@@ -174,13 +174,17 @@ def _add_sources(
     claim_rowid: int,
     draft: ClaimDraft,
     event_rowids: Mapping[EventId, int],
-) -> None:
+) -> int:
+    """Returns how many of the spans were new."""
+    added = 0
     for span in draft.spans:
         connection.execute(
             "INSERT OR IGNORE INTO claim_sources (claim_rowid, event_rowid, span_start, span_end)"
             " VALUES (?, ?, ?, ?)",
             (claim_rowid, event_rowids[span.event_id], span.start, span.end),
         )
+        added += connection.changes()
+    return added
 
 
 def _scope_filter(scopes: Sequence[Scope]) -> tuple[str, list[str | None]]:
