@@ -227,3 +227,35 @@ async def test_a_provider_too_slow_for_its_timeout_leaves_the_pass_to_decide_alo
         assert step.answers == [None]
         assert await _maintained(memory) == 1
         assert await _dirty(memory) == []
+
+
+async def test_a_batch_past_its_deadline_retries_its_seeds_later(
+    tmp_path: Path, thread_safe_clock: trio.testing.MockClock
+) -> None:
+    config = attrs.evolve(SLOW, maintenance_pass_timeout_s=10.0)
+    provider = BlockingTextProvider()
+    step = AskingPass()
+    async with open_memory(
+        tmp_path / "data",
+        config,
+        clock=FixedDomainClock(),
+        embedder=HashingEmbedder(),
+        text_provider=provider,
+    ) as memory:
+        supervisor = await _with_passes(memory, step)
+        await memory.remember("a", "The user keeps bees.", by="user")
+        started = trio.current_time()
+        await supervisor.run_maintenance_pass()
+        assert trio.current_time() - started == pytest.approx(10.0, abs=1.0)
+        assert provider.cancelled == 1  # by the batch's deadline
+        assert step.answers == []
+        assert await _maintained(memory) == 0
+        # Still owed, behind other work, with the attempt counted.
+        (error,) = await runtime_core(memory).database.read(
+            lambda reader: reader.connection.execute(
+                "SELECT attempts, last_error FROM dirty_work"
+            ).fetchall()
+        )
+        assert tuple(error) == (1, "MaintenanceDeadline")
+        assert supervisor.statistics().maintenance_seeds_retried == 1
+        assert (await memory.status()).agent("a").dirty_seeds == 1
