@@ -101,6 +101,30 @@ class MemoryConfig:
     # Maintenance cadence (trio clock) and the stop/drain bound.
     maintenance_interval_s: float = attrs.field(default=2.0, validator=_positive)
     drain_timeout_s: float = attrs.field(default=30.0, validator=_positive)
+    # Dirty work (cairn.runtime.actors.maintenance): a batch is at most
+    # `maintenance_seed_batch` seeds, each with at most `maintenance_vector_neighbours`
+    # and `maintenance_lexical_neighbours` same-scope neighbours, and at most
+    # `maintenance_neighbour_budget` neighbours in all. A batch that filled up is followed
+    # by the next after `maintenance_cooldown_s` instead of a whole interval. A batch runs
+    # under `maintenance_pass_timeout_s` (its provider questions too, each also under
+    # `maintenance_question_timeout_s` and `maintenance_max_tokens`). A seed that failed
+    # for now waits `maintenance_retry_backoff_s` * 2^(attempts - 1) (capped) and is
+    # settled as terminal after `maintenance_max_attempts`.
+    maintenance_seed_batch: int = attrs.field(default=64, validator=_positive)
+    maintenance_vector_neighbours: int = attrs.field(default=8, validator=_positive)
+    maintenance_lexical_neighbours: int = attrs.field(default=8, validator=_positive)
+    maintenance_neighbour_budget: int = attrs.field(default=256, validator=_positive)
+    maintenance_cooldown_s: float = attrs.field(default=0.25, validator=_positive)
+    maintenance_pass_timeout_s: float = attrs.field(default=60.0, validator=_positive)
+    maintenance_question_timeout_s: float = attrs.field(
+        default=30.0, validator=_positive
+    )
+    maintenance_max_tokens: int = attrs.field(default=1024, validator=_positive)
+    maintenance_max_attempts: int = attrs.field(default=5, validator=_positive)
+    maintenance_retry_backoff_s: float = attrs.field(default=30.0, validator=_positive)
+    maintenance_retry_backoff_cap_s: float = attrs.field(
+        default=3600.0, validator=_positive
+    )
     # Retention, on the domain clock: late recall results are kept for
     # `recall_result_retention_s` and at most `recall_results_per_agent` of them per agent
     # (the cap holds at every insert); audit rows for `audit_retention_s` (30 days) and at

@@ -52,6 +52,12 @@ class AgentStatistics:
     pending_late_recalls: int
     clear_jobs_completed: int
     audit_rows_dropped: int
+    # Dirty work: batches worked, seeds settled, rotated behind other work for a retry,
+    # and settled as terminal (a pass cannot work them, or out of attempts).
+    maintenance_batches: int = 0
+    maintenance_seeds_settled: int = 0
+    maintenance_seeds_retried: int = 0
+    maintenance_seeds_terminal: int = 0
 
 
 @attrs.frozen
@@ -77,6 +83,8 @@ class AgentStatus:
     events_in_dead_letters: int = 0
     # Stored turns (and segments) classified as noise: kept, but not recalled by default.
     events_noise: int = 0
+    # Claims maintenance still owes a look (cairn.store.dirty).
+    dirty_seeds: int = 0
     epoch: int | None = None
     query_breaker: str | None = None
     vector_identity: EmbedderIdentity | None = None

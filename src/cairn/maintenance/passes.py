@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 import attrs
+import msgspec
 
 from cairn.domain.ids import AgentId
 from cairn.store.dirty import DirtySeed
@@ -65,13 +66,57 @@ class Work:
     bounded, best first."""
 
 
+# JSON schema types a question's answer fields may have, as msgspec decodes them.
+_JSON_TYPES: dict[str, Any] = {
+    "string": str,
+    "integer": int,
+    "number": float,
+    "boolean": bool,
+    "object": dict[str, Any],
+}
+
+
+def _field_type(schema: Mapping[str, Any]) -> Any:
+    kind = schema.get("type")
+    if kind == "array":
+        items = schema.get("items")
+        return list[_field_type(items) if isinstance(items, Mapping) else Any]  # type: ignore[misc]
+    return _JSON_TYPES.get(kind, Any) if isinstance(kind, str) else Any
+
+
 @attrs.frozen
 class ProviderQuestion:
-    """One JSON completion for the text provider (``complete_json``)."""
+    """One JSON completion for the text provider (``complete_json``).
+
+    The answer's shape is ``answer_type`` (a :class:`msgspec.Struct`) when given, else
+    the object ``schema`` describes (its top-level ``properties``; a field not
+    ``required`` may be missing or null). The pass receives the decoded answer as a
+    mapping in :meth:`MaintenancePass.answered`.
+    """
 
     system: str
     user: str
     schema: Mapping[str, Any]
+    answer_type: type[msgspec.Struct] | None = None
+    max_tokens: int | None = None
+    """The answer's token cap (``None``: ``MemoryConfig.maintenance_max_tokens``)."""
+
+    def answer_struct(self) -> type[msgspec.Struct]:
+        """The msgspec type the provider's answer is constrained to and decoded into."""
+        if self.answer_type is not None:
+            return self.answer_type
+        properties = self.schema.get("properties", {})
+        required = set(self.schema.get("required", ()))
+        fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
+        for name, spec in properties.items():
+            kind = _field_type(spec if isinstance(spec, Mapping) else {})
+            if name in required:
+                fields.append((str(name), kind))
+            else:
+                fields.append((str(name), kind | None, None))
+        # Required fields first: msgspec wants defaults after them.
+        fields.sort(key=len)
+        return msgspec.defstruct("MaintenanceAnswer", fields)
 
 
 @attrs.frozen

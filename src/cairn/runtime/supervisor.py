@@ -34,11 +34,14 @@ from cairn.errors import (
     UnknownRequestError,
 )
 from cairn.ingestion.extract import RuleExtractor
+from cairn.maintenance.passes import MaintenancePass
 from cairn.maintenance.registry import default_passes
 from cairn.providers.gateway import QueryEmbeddingGateway
+from cairn.providers.http.breaker import CircuitBreaker
 from cairn.providers.http.text import TextProvider
 from cairn.retrieval.types import Recall, RecallStatus
 from cairn.runtime.actors.clear_jobs import ClearJobActor
+from cairn.runtime.actors.dirty_work import DirtySettings, DirtyWorker
 from cairn.runtime.actors.embedding import EmbeddingActor
 from cairn.runtime.actors.ingestion import IngestionActor
 from cairn.runtime.actors.maintenance import AuditBuffer, MaintenanceActor
@@ -103,6 +106,8 @@ class AgentServices:
     # After a commit that left forgotten text owed a purge or checkpoint
     # (cairn.runtime.scrubbing).
     wake_scrub: Callable[[], None] = lambda: None
+    # The passes each agent's maintenance runs over its dirty work, in order.
+    maintenance_passes: Callable[[], tuple[MaintenancePass[Any], ...]] = default_passes
 
 
 @attrs.frozen
@@ -135,7 +140,7 @@ class AgentSupervisor:
     _clearing: ClearJobActor
     _contributions: Contributions
     _stall: StallWatch
-    accepting: bool = True
+    _accepting: bool = True
     # Calls in progress and the trio time of the last one: the registry stops an agent
     # that has had neither for its idle timeout.
     _calls: int = 0
@@ -177,6 +182,20 @@ class AgentSupervisor:
         finally:
             self._calls -= 1
             self.last_used = trio.current_time()
+
+    @property
+    def accepting(self) -> bool:
+        return self._accepting
+
+    @accepting.setter
+    def accepting(self, value: bool) -> None:
+        """Not accepting (a drain, a stop, a retire) also pauses maintenance: no pass
+        starts until it accepts again (``resume`` re-arms it)."""
+        self._accepting = value
+        if value:
+            self._maintenance.resume()
+        else:
+            self._maintenance.pause()
 
     def _check_accepting(self) -> None:
         if not self.accepting:
@@ -260,7 +279,9 @@ class AgentSupervisor:
     async def wait_idle(self, *, give_up_on_stall: bool = False) -> None:
         """Return once everything accepted so far is extracted and embedded (dead
         letters excepted: they wait for a replay), and the projection of the current
-        embedding identity has caught up (after a switch).
+        embedding identity has caught up (after a switch). While not accepting (a
+        drain) also until the maintenance pass in flight has settled: a drain never
+        ends beside a running pass.
 
         Storage faults are waited through while they clear: the actors retry with
         backoff. With ``give_up_on_stall`` (the public ``wait_idle``) the wait raises
@@ -283,6 +304,8 @@ class AgentSupervisor:
             await self._drain()
             caught_up = self._projection.caught_up
             await caught_up.wait()
+            if not self.accepting:
+                await self._maintenance.wait_settled()
             # A switch during the wait replaced the event: wait for the new one.
             if caught_up is self._projection.caught_up and not self._work.outstanding:
                 return
@@ -519,6 +542,10 @@ class AgentSupervisor:
     async def stop(self) -> None:
         """Stop accepting, drain within the timeout, then cancel the actors."""
         self.accepting = False
+        # A dirty batch in flight stops at its next checkpoint, its provider call
+        # aborted rather than awaited: what it had not applied stays dirty for the next
+        # start.
+        self._maintenance.halt("agent stopping")
         # Provider calls are cancelled, not awaited: embedding is redone from the tables at
         # the next start, and so is extraction by a text model (a call may take its whole
         # timeout); rule extraction is local and drains as owed.
@@ -591,6 +618,10 @@ class AgentSupervisor:
             embedding_restarts=embedding.restarts,
             maintenance_passes=self._maintenance.passes,
             maintenance_failed_steps=self._maintenance.failed_steps,
+            maintenance_batches=self._maintenance.dirty.batches,
+            maintenance_seeds_settled=self._maintenance.dirty.settled,
+            maintenance_seeds_retried=self._maintenance.dirty.retried,
+            maintenance_seeds_terminal=self._maintenance.dirty.terminal,
             pending_late_recalls=len(self._late),
             clear_jobs_completed=self._clearing.completed,
             audit_rows_dropped=self._audit.dropped,
@@ -678,9 +709,11 @@ async def open_agent_supervisor(
             clear_wake_receive,
             vectors=services.vectors,
         )
+        # One way to the writer for the actor and its dirty worker: closed when it ends.
+        maintenance_writes = writes.clone()
         maintenance = MaintenanceActor(
             agent_id,
-            writes.clone(),
+            maintenance_writes,
             limiters,
             services.vectors,
             projection,
@@ -699,7 +732,23 @@ async def open_agent_supervisor(
             database,
             fence,
             services.clock,
-            dirty_passes=default_passes(),
+            DirtyWorker(
+                agent_id,
+                maintenance_writes,
+                limiters,
+                database,
+                projection,
+                services.clock,
+                services.maintenance_passes(),
+                DirtySettings.of(config),
+                services.text_provider,
+                CircuitBreaker(
+                    failure_threshold=config.breaker_failures,
+                    window_s=config.breaker_window_s,
+                    cooldown_s=config.breaker_cooldown_s,
+                ),
+            ),
+            cooldown_s=config.maintenance_cooldown_s,
         )
         await nursery.start(embedding.run)
         await nursery.start(ingestion.run)

@@ -52,6 +52,11 @@ class Limiters:
     background: FairLimiter = attrs.field(
         factory=lambda: FairLimiter(max(1, (os.cpu_count() or 2) - 1))
     )
+    # Maintenance reads (dirty seeds, neighbours, pass plans) of every agent together
+    # hold at most this many reader connections, granted to agents in turn: however
+    # many agents are maintained, recall and ingest always find a reader
+    # (cairn.runtime.actors.dirty_work).
+    maintenance: FairLimiter = attrs.field(factory=lambda: FairLimiter(1))
 
 
 async def run_in_thread(

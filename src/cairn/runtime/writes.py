@@ -70,7 +70,7 @@ from cairn.store.directives import (
     list_directives,
     set_directive_status,
 )
-from cairn.store.dirty import DirtySeed, mark_dirty, settle_seeds
+from cairn.store.dirty import DirtySeed, mark_dirty, retry_seeds, settle_seeds
 from cairn.store.embeddings import store_embeddings
 from cairn.store.evidence import insert_events
 from cairn.store.forget import forget_memory, remember_claim, set_archived
@@ -116,6 +116,7 @@ __all__ = [
     "Remember",
     "ReplayDeadLetters",
     "ResolveConflict",
+    "RotateDirty",
     "SetArchived",
     "SetDirectiveStatus",
     "SettleDirty",
@@ -663,6 +664,25 @@ class SettleDirty(Write[int]):
 
     def apply(self, connection: apsw.Connection, context: WriteContext) -> int:
         return settle_seeds(connection, context.agent_id, self.seeds)
+
+
+@attrs.frozen
+class RotateDirty(Write["tuple[int, list[DirtySeed]]"]):
+    """Seeds a pass failed on for now go behind unprocessed work, attempts counted; one
+    out of attempts is settled as terminal (cairn.store.dirty.retry_seeds)."""
+
+    retries: tuple[tuple[DirtySeed, str, dt.datetime], ...]
+    max_attempts: int
+
+    def apply(
+        self, connection: apsw.Connection, context: WriteContext
+    ) -> tuple[int, list[DirtySeed]]:
+        return retry_seeds(
+            connection,
+            context.agent_id,
+            self.retries,
+            max_attempts=self.max_attempts,
+        )
 
 
 @attrs.frozen

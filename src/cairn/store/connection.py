@@ -35,6 +35,7 @@ _MIGRATIONS: tuple[tuple[str, Callable[[apsw.Connection], None] | None], ...] = 
     ("0007_recurrence.sql", None),
     ("0008_succession.sql", backfill_succession),
     ("0009_contributions.sql", None),
+    ("0010_dirty_queue.sql", None),
     ("0011_merges.sql", None),
     ("0012_conflicts.sql", None),
     ("0013_projections.sql", None),

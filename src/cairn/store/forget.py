@@ -34,6 +34,7 @@ from cairn.errors import (
 from cairn.store.claims import insert_claims
 from cairn.store.clear_jobs import pending_clear
 from cairn.store.conflicts import reinstate_losers, superseded_by
+from cairn.store.dirty import mark_dirty
 from cairn.store.forget_evidence import delete_evidence, resolve_evidence
 from cairn.store.fts_purge import request_fts_purge
 from cairn.store.merge import merged_identity, survivor_of, tombstone_merged
@@ -240,6 +241,7 @@ def set_archived(
         " WHERE rowid = ?",
         (target.value, stamp, rowid),
     )
+    mark_dirty(connection, agent_id, [rowid])
     connection.execute(
         "INSERT INTO audit (agent_id, at, action, detail) VALUES (?, ?, ?, ?)",
         (agent_id, stamp, "archive" if archived else "unarchive", claim_id),
@@ -333,6 +335,7 @@ def remember_claim(
             " updated_at = ? WHERE rowid = ?",
             (now.astimezone(dt.UTC).isoformat(), int(existing[1])),
         )
+        mark_dirty(connection, agent_id, [int(existing[1])])
     return RememberResult(
         RememberOutcome.EXISTING,
         str(existing[0]),

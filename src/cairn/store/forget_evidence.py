@@ -25,6 +25,7 @@ import attrs
 
 from cairn import crashpoints
 from cairn.store.conflicts import reinstate_losers, superseded_by
+from cairn.store.dirty import mark_dirty
 from cairn.store.evidence import event_fts_row, write_event_fts
 from cairn.store.fts_purge import request_fts_purge
 from cairn.store.merge import release_merged_sources, tombstone_merged
@@ -179,6 +180,7 @@ def delete_evidence(
     # Claims citing the rows: those with no other evidence go (tombstoned), the rest keep it.
     removed: list[tuple[int, str]] = []
     kept: list[str] = []
+    detached: list[int] = []
     for claim_rowid, claim_id, provenance, content, other in connection.execute(
         "SELECT c.rowid, c.claim_id, c.provenance_key, c.content_hash,"
         " EXISTS (SELECT 1 FROM claim_sources o WHERE o.claim_rowid = c.rowid"
@@ -189,6 +191,7 @@ def delete_evidence(
     ).fetchall():
         if other:
             kept.append(str(claim_id))
+            detached.append(int(claim_rowid))  # type: ignore[arg-type]
             continue
         write_tombstone(connection, agent_id, str(provenance), str(content), stamp)
         removed.append((int(claim_rowid), str(claim_id)))  # type: ignore[arg-type]
@@ -211,6 +214,8 @@ def delete_evidence(
         )
     reorder_chains(connection, agent_id, chains, stamp)
     reinstate_losers(connection, agent_id, losers, stamp)
+    # A claim that lost a source changed: its evidence (and evidence time) is less.
+    mark_dirty(connection, agent_id, detached)
 
     reindexed = _reindex_replies(connection, agent_id, rowids)
     connection.execute(

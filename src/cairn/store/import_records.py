@@ -38,6 +38,7 @@ from cairn.store.agents import ensure_agent
 from cairn.store.claims import claim_fts_body
 from cairn.store.clear_jobs import pending_clear
 from cairn.store.directives import suppression_started, validate_directive
+from cairn.store.dirty import mark_dirty
 from cairn.store.evidence import (
     IntakeOutcome,
     insert_events,
@@ -502,11 +503,7 @@ def _import_claim(
             ),
         ),
     )
-    connection.execute(
-        "INSERT INTO dirty_work (agent_id, claim_rowid, generation) VALUES (?, ?, 1)"
-        " ON CONFLICT DO UPDATE SET generation = generation + 1",
-        (agent, rowid),
-    )
+    mark_dirty(connection, agent, [rowid])
     return _ok(agent)
 
 

@@ -24,8 +24,10 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from cairn.domain.ids import AgentId
 from cairn.domain.temporal import TimePrecision
 from cairn.store.claims import lexical_body
+from cairn.store.dirty import mark_dirty
 from cairn.store.forget import PROTECTED_KINDS
 from cairn.store.fts import index_text, namespace
 from cairn.store.fts_purge import request_fts_purge
@@ -111,7 +113,8 @@ def _repair_temporal(
 ) -> None:
     rows = connection.execute(
         "SELECT rowid, kind, valid_from, valid_until, time_precision, timezone,"
-        " temporal_confidence, lifecycle FROM claims WHERE time_precision IS NOT NULL"
+        " temporal_confidence, lifecycle, agent_id FROM claims"
+        " WHERE time_precision IS NOT NULL"
         " OR valid_from IS NOT NULL OR valid_until IS NOT NULL OR timezone IS NOT NULL"
         " OR temporal_confidence IS NOT NULL"
     ).fetchall()
@@ -138,6 +141,7 @@ def _repair_temporal(
             " revision = revision + 1, updated_at = ? WHERE rowid = ?",
             (*fix, archived, stamp, rowid),
         )
+        mark_dirty(connection, AgentId(str(row[8])), [rowid])
         report.temporal_archived += 1
 
 
@@ -204,6 +208,7 @@ def _repair_scopes(
         )
         # The scope key is part of the claim's identity hashes.
         rekey_claim(connection, rowid)
+        mark_dirty(connection, AgentId(agent_id), [rowid])
         report.scope_recovered += 1
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from cairn.domain.evidence import PreparedEvent, SessionInfo, SessionKind
 from cairn.errors import InvalidInputError
+from cairn.store.dirty import mark_dirty
 from cairn.store.extraction_state import ExtractionState
 from cairn.store.succession import chains_of, reorder_chains
 from cairn.vectors.keys import EmbedTarget
@@ -200,6 +201,25 @@ def rewind(
         "DELETE FROM claims WHERE agent_id = ? AND rowid IN (SELECT value FROM json_each(?))"
         " AND NOT EXISTS (SELECT 1 FROM claim_sources s WHERE s.claim_rowid = claims.rowid)",
         (agent_id, json.dumps(citing)),
+    )
+    # A deleted claim's dirty row goes with it; one that kept other sources changed.
+    connection.execute(
+        "DELETE FROM dirty_work WHERE agent_id = ? AND claim_rowid IN"
+        " (SELECT value FROM json_each(?)) AND NOT EXISTS"
+        " (SELECT 1 FROM claims c WHERE c.rowid = dirty_work.claim_rowid)",
+        (agent_id, json.dumps(citing)),
+    )
+    mark_dirty(
+        connection,
+        agent_id,
+        [
+            int(r[0])
+            for r in connection.execute(
+                "SELECT rowid FROM claims WHERE agent_id = ?"
+                " AND rowid IN (SELECT value FROM json_each(?))",
+                (agent_id, json.dumps(citing)),
+            )
+        ],
     )
     # What the session says now is extracted again; until then the chains hold what
     # is left.

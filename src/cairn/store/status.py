@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from cairn.store.agents import list_agents
 from cairn.store.batches import batch_statistics, count_pending
+from cairn.store.dirty import count_dirty
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -46,7 +47,8 @@ def count_noise(connection: apsw.Connection, agent_id: AgentId) -> int:
 
 
 def agent_counts(connection: apsw.Connection) -> dict[AgentId, dict[str, int]]:
-    """Per agent: rows per table, pending extraction, open batches and dead letters."""
+    """Per agent: rows per table, pending extraction, open batches, dead letters and
+    dirty seeds."""
     agents: dict[AgentId, dict[str, int]] = {}
     for agent in list_agents(connection):
         counts = count_rows(connection, agent, _COUNTED)
@@ -56,5 +58,6 @@ def agent_counts(connection: apsw.Connection) -> dict[AgentId, dict[str, int]]:
         counts["extraction_dead_letters"] = batches.dead_batches
         counts["events_in_dead_letters"] = batches.dead_events
         counts["events_noise"] = count_noise(connection, agent)
+        counts["dirty_seeds"] = count_dirty(connection, agent)
         agents[agent] = counts
     return agents

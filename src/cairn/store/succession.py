@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from cairn.domain.claim import ClaimKind
 from cairn.domain.ids import AgentId
+from cairn.store.dirty import mark_dirty
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -84,6 +85,7 @@ def order_succession(
     *,
     reorder: bool = True,
     honour_resolutions: bool = True,
+    dirty: bool = True,
 ) -> int:
     """Re-order the attribute chain claim ``rowid`` belongs to; the caller owns the
     transaction. Returns how many claims this made superseded.
@@ -103,6 +105,8 @@ def order_succession(
     resolved conflict superseded (cairn.store.conflicts) is not in the chain: it stays
     history of what the user kept. ``honour_resolutions`` is off only for migration 0008,
     which runs before the conflicts table exists.
+    Every claim whose lifecycle or ``superseded_at`` changed gets a new dirty generation
+    (``dirty``: off only in migration 0008, which runs before the queue has its columns).
     """
     anchor = connection.execute(
         "SELECT subject, predicate, scope, scope_key FROM claims"
@@ -123,6 +127,7 @@ def order_succession(
         )
     ]
     newly_superseded = 0
+    changed: list[int] = []
     for (older, _, lifecycle, until), (newer, newer_at, _, _) in itertools.pairwise(
         chain
     ):
@@ -135,6 +140,7 @@ def order_succession(
                 " updated_at = coalesce(?, updated_at) WHERE rowid = ?",
                 (newer_at, stamp, older),
             )
+            changed.append(older)
         elif not reorder:
             continue
         else:
@@ -145,6 +151,7 @@ def order_succession(
                 " WHERE rowid = ?",
                 (newer_at, stamp, older),
             )
+            changed.append(older)
         if not reorder:
             continue  # an import brings its own lineage records
         if not connection.execute(
@@ -167,6 +174,9 @@ def order_succession(
             " WHERE rowid = ?",
             (stamp, chain[-1][0]),
         )
+        changed.append(chain[-1][0])
+    if dirty and changed:
+        mark_dirty(connection, agent_id, changed)
     return newly_superseded
 
 
@@ -232,6 +242,7 @@ def backfill_succession(connection: apsw.Connection) -> None:
             int(str(rowid)),
             None,
             honour_resolutions=False,
+            dirty=False,
         )
     connection.execute("DELETE FROM clear_fence_override")
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import collections
 import datetime as dt
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import attrs
 import trio
@@ -27,27 +27,19 @@ from cairn.errors import (
     StoreError,
     VectorIndexError,
 )
-from cairn.maintenance.passes import MaintenancePass, PassResult, SeedOutcome, Work
+from cairn.runtime.actors.dirty_work import DirtyWorker
 from cairn.runtime.backoff import Backoff
 from cairn.runtime.database import Database
+from cairn.runtime.fairness import Share, current_share
 from cairn.runtime.fence import AgentFence
 from cairn.runtime.projection import Projection
 from cairn.runtime.threads import Limiters, run_in_thread
-from cairn.runtime.writes import (
-    AppendAudit,
-    ApplyMaintenance,
-    PruneRetention,
-    SettleDirty,
-    WriteQueue,
-)
-from cairn.store.dirty import load_seeds
+from cairn.runtime.writes import AppendAudit, PruneRetention, WriteQueue
 from cairn.store.requests import Retention
 from cairn.vectors.manager import VectorStoreManager
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
-
-    from cairn.domain.identity import ExecutionIdentity
 
 __all__ = ["AuditBuffer", "MaintenanceActor"]
 
@@ -84,6 +76,17 @@ class AuditBuffer:
 
 @attrs.define(eq=False)
 class MaintenanceActor:
+    """The agent's maintenance: its own timer, cooldown and lifecycle.
+
+    A timed pass runs every ``interval_s``; after one whose dirty batch came back full
+    (more work waiting) the next runs after ``cooldown_s`` instead. :meth:`pause` (a
+    drain) lets the pass in flight finish and starts none until :meth:`resume`; a pass
+    that fell due meanwhile runs at once then, so the first pass of a start (which works
+    dirty rows a crash left) is never lost. :meth:`halt` (a stop) cancels the dirty batch
+    in flight at its next checkpoint, its provider call included, and starts no other;
+    what the batch had not applied stays dirty for the next start.
+    """
+
     agent_id: AgentId
     writes: WriteQueue
     limiters: Limiters
@@ -95,11 +98,9 @@ class MaintenanceActor:
     database: Database
     fence: AgentFence
     clock: DomainClock
-    dirty_passes: tuple[MaintenancePass[Any], ...] = ()
-    seed_batch: int = 64
-    """Dirty claims worked per pass: bounded so a pass never holds the writer long."""
+    dirty: DirtyWorker
+    cooldown_s: float = 0.25
     passes: int = 0
-    settled: int = 0
     pruned: int = 0
     # Audit rows this actor appended since the audit cap was last enforced (None: not
     # yet in this run): the cap's boundary costs a walk of the newest rows, so it is
@@ -109,28 +110,82 @@ class MaintenanceActor:
     # One backoff per step: a failing save must not hold back the audit flush.
     _retry: dict[str, Backoff] = attrs.field(factory=dict)
     _retry_at: dict[str, float] = attrs.field(factory=dict)
+    # Lifecycle: passes run one at a time (the timer's, an explicit one, the stop's last).
+    _running: trio.Lock = attrs.field(factory=trio.Lock)
+    _paused: bool = False
+    _halted: bool = False
+    _armed: trio.Event = attrs.field(factory=trio.Event)
+    _batch: trio.CancelScope | None = None
+    _backlog: bool = False
+
+    def __attrs_post_init__(self) -> None:
+        self._armed.set()
+
+    @property
+    def settled(self) -> int:
+        return self.dirty.settled
+
+    @property
+    def paused(self) -> bool:
+        return self._paused or self._halted
 
     async def run(
         self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
+        # Whose turn this actor's background work takes (cairn.runtime.fairness).
+        current_share.set(Share(self.agent_id))
         async with self.writes:
             task_status.started()
+            delay = self.interval_s
             while True:
-                await trio.sleep(self.interval_s)
+                await trio.sleep(delay)
+                # Due: while paused it waits here, and runs as soon as it is resumed.
+                while self.paused:
+                    await self._armed.wait()
                 await self.run_pass()
+                delay = self.cooldown_s if self._backlog else self.interval_s
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def pause(self) -> None:
+        """Start no pass until :meth:`resume` (the one in flight finishes)."""
+        if not self._paused:
+            self._paused = True
+            self._armed = trio.Event()
+
+    def resume(self) -> None:
+        self._paused = False
+        if not self._halted:
+            self._armed.set()
+
+    def halt(self, reason: str) -> None:
+        """For good (the agent is stopping): no new dirty batch, the one in flight
+        cancelled at its next checkpoint. Housekeeping passes still run."""
+        self._halted = True
+        self._armed = trio.Event()
+        if self._batch is not None:
+            self._batch.cancel(reason=reason)
+
+    async def wait_settled(self) -> None:
+        """Until no pass is in flight (a drain waits for this under its bound)."""
+        async with self._running:
+            await trio.lowlevel.checkpoint()
 
     async def run_pass(self) -> None:
         """One bounded pass; also called once more by the supervisor when it stops.
 
         Each step fails alone: an I/O error (a full disk, no file descriptors left) is
         logged once, the step is retried with backoff at later passes, and the agent and
-        the runtime go on serving (tests/runtime/test_faults.py).
+        the runtime go on serving (tests/runtime/test_faults.py). While paused or halted
+        the pass does its housekeeping only: no dirty batch starts.
         """
-        await self._step("projection save", self._publish)
-        await self._step("audit flush", self._flush_audit)
-        await self._step("retention prune", self._prune)
-        await self._step("dirty settle", self._settle)
-        self.passes += 1
+        async with self._running:
+            await self._step("projection save", self._publish)
+            await self._step("audit flush", self._flush_audit)
+            await self._step("retention prune", self._prune)
+            self._backlog = False
+            if not self.paused:
+                await self._step("dirty work", self._work_dirty)
+            self.passes += 1
 
     async def _step(self, name: str, step: Callable[[], Awaitable[None]]) -> None:
         now = trio.current_time()
@@ -177,56 +232,26 @@ class MaintenanceActor:
             if self._audit_since_trim is not None:
                 self._audit_since_trim += len(rows)
 
-    async def _settle(self) -> None:
-        """Work one batch of dirty claims through every pass, then settle it.
+    async def _work_dirty(self) -> None:
+        """One batch of dirty claims through every pass (cairn.runtime.actors.dirty_work).
 
         The fence is captured once: a stop, clear or switch during the batch cancels it
-        here and the coordinator refuses its commits anyway. A seed a pass answers
-        ``RETRY`` for stays dirty.
+        here and the coordinator refuses its commits anyway; a cancelled batch settles
+        nothing and counts no attempt.
         """
-        agent_id = self.agent_id
-        seeds = await self.database.read(
-            lambda reader: load_seeds(reader.connection, agent_id, self.seed_batch)
-        )
-        if not seeds:
-            return
         identity = self.fence.current()
-        retry: set[int] = set()
-        with self.fence.pass_scope(identity):
-            work = Work(agent_id, self.clock.now(), tuple(seeds))
-            for step in self.dirty_passes:
-                await trio.lowlevel.checkpoint()
-                try:
-                    result = await self._run_step(step, work, identity)
-                except StaleResultError:
-                    return  # fenced between its read and its apply: the seeds stay dirty
-                retry.update(
-                    rowid
-                    for rowid, outcome in result.outcomes.items()
-                    if outcome is SeedOutcome.RETRY
-                )
-            settled = tuple(seed for seed in seeds if seed.claim_rowid not in retry)
-            self.settled += await self.writes.commit(SettleDirty(settled))
-
-    async def _run_step(
-        self, step: MaintenancePass[Any], work: Work, identity: ExecutionIdentity
-    ) -> PassResult:
-        plan = await self.database.read(
-            lambda reader: step.plan(reader.connection, work)
+        found = 0
+        with self.fence.pass_scope(identity) as scope:
+            self._batch = scope
+            try:
+                found = await self.dirty.work_batch(identity)
+            except StaleResultError:
+                self.dirty.stale += 1  # fenced between its read and its apply
+            finally:
+                self._batch = None
+        self._backlog = (
+            not scope.cancelled_caught and found >= self.dirty.settings.seed_batch
         )
-        if plan is None:
-            return PassResult()
-        question = step.question(plan)
-        if question is not None:
-            plan = step.answered(plan, None)
-            if plan is None:
-                return PassResult()
-        result: PassResult = await self.writes.commit(
-            ApplyMaintenance(step=step, work=work, plan=plan, identity=identity)
-        )
-        if result.removed:
-            await self.projection.remove(result.removed)
-        return result
 
     async def _prune(self) -> None:
         since = self._audit_since_trim
