@@ -21,7 +21,7 @@ from cairn.maintenance.registry import default_passes
 from cairn.runtime.core import runtime_core
 from cairn.store.clear_jobs import start_clear
 from cairn.store.connection import _MIGRATIONS
-from cairn.store.dirty import DirtySeed, load_seeds
+from cairn.store.dirty import DirtySeed
 from cairn.store.projections import (
     ProjectionPlan,
     Section,
@@ -214,10 +214,13 @@ async def test_a_pass_fenced_between_its_read_and_its_apply_keeps_its_seeds_dirt
     # commit is refused by the fence check, and the agent goes on serving.
     await core.database.write(lambda c: start_clear(c, AGENT, core.clock.now()))
     await _maintain(memory)
-    seeds = await core.database.read(
-        lambda reader: load_seeds(reader.connection, AGENT, 10)
+    # Still queued (the queue hands nothing out while the clear is pending).
+    dirty = await core.database.read(
+        lambda reader: reader.connection.execute(
+            "SELECT claim_rowid FROM dirty_work WHERE agent_id = ?", (AGENT,)
+        ).fetchall()
     )
-    assert [seed.claim_rowid for seed in seeds] == [stored.rowid]
+    assert dirty == [(stored.rowid,)]
     await memory.directives.create("a", "Be concise.")
 
 
