@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from cairn.maintenance.reflection import ReflectionPass
+
 if TYPE_CHECKING:
     from cairn.maintenance.passes import MaintenancePass
 
@@ -12,4 +14,4 @@ __all__ = ["default_passes"]
 
 def default_passes() -> tuple[MaintenancePass[Any], ...]:
     """The built-in passes, in the order they run over a batch."""
-    return ()
+    return (ReflectionPass(),)

@@ -25,6 +25,7 @@ import attrs
 
 from cairn import crashpoints
 from cairn.store.evidence import event_fts_row, write_event_fts
+from cairn.store.forget_lineage import forget_derived_reflections
 from cairn.store.fts_purge import request_fts_purge
 from cairn.store.succession import chains_of, reorder_chains
 from cairn.store.tombstones import (
@@ -190,6 +191,9 @@ def delete_evidence(
             continue
         write_tombstone(connection, agent_id, str(provenance), str(content), stamp)
         removed.append((int(claim_rowid), str(claim_id)))  # type: ignore[arg-type]
+    removed += forget_derived_reflections(
+        connection, agent_id, [claim_rowid for claim_rowid, _ in removed], stamp
+    )
     chains = chains_of(connection, [claim_rowid for claim_rowid, _ in removed])
     for claim_rowid, _ in removed:
         connection.execute("DELETE FROM claims WHERE rowid = ?", (claim_rowid,))
