@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from cairn.maintenance.challenge import ChallengePass
 from cairn.maintenance.merge import MergePass
 from cairn.maintenance.persona import PersonaPass
+from cairn.maintenance.reflection import ReflectionPass
 
 if TYPE_CHECKING:
     from cairn.maintenance.passes import MaintenancePass
@@ -21,6 +22,8 @@ def default_passes() -> tuple[MaintenancePass[Any], ...]:
         MergePass(),
         # Contradictions after the other passes have settled what each claim says.
         ChallengePass(),
+        # Observations several claims support (only with a text provider).
+        ReflectionPass(),
         # Last: the projection is rebuilt from the claims as the other passes left them.
         PersonaPass(),
     )

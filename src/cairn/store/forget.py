@@ -36,6 +36,7 @@ from cairn.store.clear_jobs import pending_clear
 from cairn.store.conflicts import reinstate_losers, superseded_by
 from cairn.store.dirty import mark_dirty
 from cairn.store.forget_evidence import delete_evidence, resolve_evidence
+from cairn.store.forget_lineage import forget_derived_reflections
 from cairn.store.fts_purge import request_fts_purge
 from cairn.store.merge import merged_identity, survivor_of, tombstone_merged
 from cairn.store.requests import drop_late_results
@@ -179,6 +180,7 @@ def _forget_claim(
         (agent_id, stamp, rowid),
     )
     hidden = connection.changes()
+    derived = forget_derived_reflections(connection, agent_id, [rowid], stamp)
     chains = chains_of(connection, [rowid])
     losers = superseded_by(connection, agent_id, [rowid])
     connection.execute("DELETE FROM claims WHERE rowid = ?", (rowid,))
@@ -201,16 +203,19 @@ def _forget_claim(
     kept = ["tombstone (hashes only)"]
     if hidden:
         kept.insert(0, "source evidence (stored, no longer recalled)")
+    removed = ["claim", "lexical index entry", "stored vector"]
+    if derived:
+        removed.append("reflections drawn from it")
     return Forgotten(
         ForgetResult(
             id=claim_id,
             kind=ForgottenKind.CLAIM,
-            claims_removed=(claim_id,),
+            claims_removed=(claim_id, *(child_id for _, child_id in derived)),
             hidden_evidence=hidden,
-            removed=("claim", "lexical index entry", "stored vector"),
+            removed=tuple(removed),
             kept=tuple(kept),
         ),
-        claim_rowids=(rowid,),
+        claim_rowids=(rowid, *(child for child, _ in derived)),
     )
 
 

@@ -27,6 +27,7 @@ from cairn import crashpoints
 from cairn.store.conflicts import reinstate_losers, superseded_by
 from cairn.store.dirty import mark_dirty
 from cairn.store.evidence import event_fts_row, write_event_fts
+from cairn.store.forget_lineage import forget_derived_reflections
 from cairn.store.fts_purge import request_fts_purge
 from cairn.store.merge import release_merged_sources, tombstone_merged
 from cairn.store.succession import chains_of, reorder_chains
@@ -195,6 +196,9 @@ def delete_evidence(
             continue
         write_tombstone(connection, agent_id, str(provenance), str(content), stamp)
         removed.append((int(claim_rowid), str(claim_id)))  # type: ignore[arg-type]
+    removed += forget_derived_reflections(
+        connection, agent_id, [claim_rowid for claim_rowid, _ in removed], stamp
+    )
     # Merged-away claims (cairn.store.merge) stay forgotten as if they had not merged:
     # with their survivor, and when these turns were all they came from.
     tombstone_merged(connection, agent_id, [rowid for rowid, _ in removed], stamp)
