@@ -281,6 +281,7 @@ def recall_json(recall: Recall) -> dict[str, Any]:
                 "qualifier",
                 "origin",
                 "lifecycle",
+                "stage",
                 "standing",
                 "valid_until",
             )

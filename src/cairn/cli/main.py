@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 # Importing a command module registers its commands on the app.
 from cairn.cli import (  # noqa: F401
     commands_contributions,
+    commands_feedback,
     commands_forgetting,
     commands_ipc,
     commands_memory,

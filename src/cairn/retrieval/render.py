@@ -111,9 +111,18 @@ _ORIGIN_LABELS = {
 }
 
 
+# The learning stage, where it should temper trust: an unconfirmed or long unconfirmed
+# claim says so; the common stages (and superseded, which the qualifier says) go unlabelled.
+_STAGE_LABELS = {
+    "candidate": "unconfirmed",
+    "decaying": "not confirmed lately",
+}
+
+
 def item_labels(item: RecallItem, *, contrast: bool = False) -> list[str]:
     """An item's labels: kind, date, temporal qualifier (``previously, until …`` for
-    history), origin; and ``current`` when ``contrast`` (the block also holds history)."""
+    history), origin, learning stage where it tempers trust; and ``current`` when
+    ``contrast`` (the block also holds history)."""
     labels = [item.kind]
     # A qualifier that names the date already ("...; next 2026-12-07 09:00") says it once.
     if item.at and not (item.qualifier and item.at[:10] in item.qualifier):
@@ -125,6 +134,9 @@ def item_labels(item: RecallItem, *, contrast: bool = False) -> list[str]:
     origin = None if item.origin is None else _ORIGIN_LABELS.get(item.origin)
     if origin is not None:
         labels.append(origin)
+    stage = None if item.stage is None else _STAGE_LABELS.get(item.stage)
+    if stage is not None:
+        labels.append(stage)
     return labels
 
 

@@ -35,6 +35,7 @@ _MIGRATIONS: tuple[tuple[str, Callable[[apsw.Connection], None] | None], ...] = 
     ("0007_recurrence.sql", None),
     ("0008_succession.sql", backfill_succession),
     ("0009_contributions.sql", None),
+    ("0014_learning.sql", None),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 # A busy writer is normal (one writer connection, several readers): wait rather than fail.

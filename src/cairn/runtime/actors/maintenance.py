@@ -181,13 +181,20 @@ class MaintenanceActor:
         seeds = await self.database.read(
             lambda reader: load_seeds(reader.connection, agent_id, self.seed_batch)
         )
-        if not seeds:
+        # A pass that finds its own bounded work (``sweeps``: the learning pass reads new
+        # recall records and reviews old beliefs) runs without seeds too.
+        steps = [
+            step
+            for step in self.dirty_passes
+            if seeds or getattr(step, "sweeps", False)
+        ]
+        if not steps:
             return
         identity = self.fence.current()
         retry: set[int] = set()
         with self.fence.pass_scope(identity):
             work = Work(agent_id, self.clock.now(), tuple(seeds))
-            for step in self.dirty_passes:
+            for step in steps:
                 await trio.lowlevel.checkpoint()
                 result = await self._run_step(step, work, identity)
                 retry.update(
@@ -196,7 +203,8 @@ class MaintenanceActor:
                     if outcome is SeedOutcome.RETRY
                 )
             settled = tuple(seed for seed in seeds if seed.claim_rowid not in retry)
-            self.settled += await self.writes.commit(SettleDirty(settled))
+            if settled:
+                self.settled += await self.writes.commit(SettleDirty(settled))
 
     async def _run_step(
         self, step: MaintenancePass[Any], work: Work, identity: ExecutionIdentity
