@@ -4,7 +4,8 @@ Nothing else has to call it. Each pass it reads what happened from durable rows 
 records it as signals (idempotent by source, cairn.store.beliefs):
 
 - **repeated evidence**: every source turn of a claim after its first (restatements
-  merged into it, a merge pass's union of sources), keyed by the turn;
+  merged into it, a merge pass's union of sources; for a remembered claim, every turn
+  saying it again), keyed by the turn;
 - **retrieval support**: each recall record that selected the claim, keyed by request;
 - **feedback**: what a host reported through ``feedback`` (recorded by that call);
 - **correction**: the claim is the old end of a ``supersede`` or ``edit`` edge;
@@ -48,7 +49,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 
 from cairn.domain.belief import LADDER, Belief, SignalKind, Stage, base_level
-from cairn.domain.claim import Lifecycle
+from cairn.domain.claim import Lifecycle, Origin
 from cairn.maintenance.passes import PassResult, ProviderQuestion, SeedOutcome, Work
 from cairn.store.beliefs import (
     ClaimFacts,
@@ -289,9 +290,12 @@ class LearningPass:
         now: dt.datetime,
     ) -> int:
         """Record the evidence, correction and contradiction signals the rows show."""
+        # A remembered claim was stated by its remember: each turn saying it again is a
+        # repetition; an extracted claim's first turn is its statement.
+        repeats = facts.sources if facts.origin is not Origin.EXTRACTED else facts.sources[1:]
         signals = [
             Signal(facts.rowid, SignalKind.REPEATED_EVIDENCE, f"event:{event}", 1.0, at)
-            for event, at in facts.sources[1:]
+            for event, at in repeats
         ]
         retract_evidence_signals(
             connection, facts.rowid, [signal.source_key for signal in signals]

@@ -111,12 +111,10 @@ _ORIGIN_LABELS = {
 }
 
 
-# The learning stage, where it should temper trust: an unconfirmed or long unconfirmed
-# claim says so; the common stages (and superseded, which the qualifier says) go unlabelled.
-_STAGE_LABELS = {
-    "candidate": "unconfirmed",
-    "decaying": "not confirmed lately",
-}
+# The learning stage, where it tempers trust and nothing else says so: a claim long
+# without support. A candidate's origin label already says it is a model's or the
+# assistant's; superseded is the qualifier's business.
+_STAGE_LABELS = {"decaying": "not confirmed lately"}
 
 
 def item_labels(item: RecallItem, *, contrast: bool = False) -> list[str]:
