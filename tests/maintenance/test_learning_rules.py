@@ -28,7 +28,15 @@ def _facts(
     prior: float = 0.8,
 ) -> ClaimFacts:
     return ClaimFacts(
-        1, "c1", origin, lifecycle, prior, "2026-01-05T09:00:00+00:00", False, ()
+        1,
+        "c1",
+        ClaimKind.FACT,
+        origin,
+        lifecycle,
+        prior,
+        "2026-01-05T09:00:00+00:00",
+        False,
+        (),
     )
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import trio
 from tests.cli.conftest import Invoke, json_of
+from tests.conftest import TEST_CONFIG
 from tests.helpers import turn
 from tests.ipc.harness import (
     SERVER_TIMEOUT_S,
@@ -19,9 +20,12 @@ from tests.ipc.harness import (
     short_directory,
     start_socket_server,
 )
+from typer.testing import CliRunner, Result
 
 from cairn import Memory
 from cairn.api.reports import FeedbackReport
+from cairn.cli.app import CliContext
+from cairn.cli.main import app
 from cairn.errors import (
     ArgumentOutOfRangeError,
     InvalidInputError,
@@ -30,6 +34,7 @@ from cairn.errors import (
 from cairn.ipc import BlockingClient, open_unix_client
 from cairn.retrieval.types import Recall
 from cairn.store.connection import open_connection
+from cairn.testing import FixedDomainClock, HashingEmbedder
 
 
 async def _recalled(memory: Memory, agent: str = "a") -> tuple[Recall, str, str]:
@@ -96,6 +101,24 @@ async def test_feedback_may_only_name_items_that_recall_returned(
     # Nothing was recorded by the refusals.
     accepted = await memory.feedback("a", recall.request_id, used=[claim_id])
     assert accepted.new_signals == 1
+
+
+@pytest.fixture
+def invoke(tmp_path: Path) -> Invoke:
+    """The CLI in this process, as tests/cli runs it (the hashing embedder, a fixed
+    clock)."""
+    runner = CliRunner()
+
+    def run(*args: str) -> Result:
+        context = CliContext(
+            data_dir=tmp_path / "data",
+            config=TEST_CONFIG,
+            clock=FixedDomainClock(),
+            embedder=HashingEmbedder,
+        )
+        return runner.invoke(app, list(args), obj=context, catch_exceptions=False)
+
+    return run
 
 
 @pytest.fixture(scope="module")

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 
 from cairn.domain.belief import LADDER, Belief, SignalKind, Stage, base_level
-from cairn.domain.claim import Lifecycle, Origin
+from cairn.domain.claim import ClaimKind, Lifecycle, Origin
 from cairn.maintenance.passes import PassResult, ProviderQuestion, SeedOutcome, Work
 from cairn.store.beliefs import (
     ClaimFacts,
@@ -107,8 +107,12 @@ REVIEWS_PER_PASS = 64
 BACKFILL_PER_PASS = 128
 
 
-def _parse(stamp: str) -> dt.datetime:
-    moment = dt.datetime.fromisoformat(stamp)
+def _parse(stamp: str) -> dt.datetime | None:
+    """A stored time; ``None`` for one that is not ISO-8601 (it supports nothing)."""
+    try:
+        moment = dt.datetime.fromisoformat(stamp)
+    except ValueError:
+        return None
     return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
 
 
@@ -259,11 +263,18 @@ class LearningPass:
         changed: list[int] = []
         previous = load_beliefs(connection, plan.claim_rowids)
         for rowid in plan.claim_rowids:
-            facts = claim_facts(connection, agent_id, rowid)
+            try:
+                facts = claim_facts(connection, agent_id, rowid)
+            except ValueError:  # a malformed row: never learnable
+                if rowid in seeds:
+                    outcomes[rowid] = SeedOutcome.TERMINAL
+                continue
             if facts is None:  # forgotten or cleared since the snapshot
                 if rowid in seeds:
                     outcomes[rowid] = SeedOutcome.STALE
                 continue
+            if facts.kind in _PROJECTIONS:
+                continue  # rebuilt from other claims: their trust is those claims'
             counts["signals"] += self._derive(connection, agent_id, facts, work.now)
             before = previous.get(rowid)
             after = self._review(connection, agent_id, facts, before, work.now)
@@ -292,7 +303,9 @@ class LearningPass:
         """Record the evidence, correction and contradiction signals the rows show."""
         # A remembered claim was stated by its remember: each turn saying it again is a
         # repetition; an extracted claim's first turn is its statement.
-        repeats = facts.sources if facts.origin is not Origin.EXTRACTED else facts.sources[1:]
+        repeats = (
+            facts.sources if facts.origin is not Origin.EXTRACTED else facts.sources[1:]
+        )
         signals = [
             Signal(facts.rowid, SignalKind.REPEATED_EVIDENCE, f"event:{event}", 1.0, at)
             for event, at in repeats
@@ -334,7 +347,8 @@ class LearningPass:
             last = totals.get(kind)
             if last is not None and last.last_at is not None:
                 supported.append(last.last_at)
-        last_support = max(_parse(stamp) for stamp in supported)
+        times = [moment for moment in map(_parse, supported) if moment is not None]
+        last_support = max(times, default=now)
         periods = math.floor((now - last_support) / STALE_AFTER)
         added = 0
         if periods >= 1 and facts.lifecycle is Lifecycle.ACTIVE:
@@ -392,6 +406,8 @@ class LearningPass:
         save_belief(connection, agent_id, belief, now)
         return belief, added
 
+
+_PROJECTIONS = frozenset({ClaimKind.PERSONA, ClaimKind.WORKING})
 
 _ORDER = {
     Stage.QUARANTINED: 0,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from cairn.domain.belief import Belief, SignalKind, Stage
-from cairn.domain.claim import Lifecycle, Origin
+from cairn.domain.claim import ClaimKind, Lifecycle, Origin
 from cairn.errors import InvalidInputError, UnknownRequestError
 
 if TYPE_CHECKING:
@@ -127,6 +127,7 @@ class ClaimFacts:
 
     rowid: int
     claim_id: str
+    kind: ClaimKind
     origin: Origin
     lifecycle: Lifecycle
     prior: float
@@ -139,14 +140,16 @@ class ClaimFacts:
 def claim_facts(
     connection: apsw.Connection, agent_id: AgentId, claim_rowid: int
 ) -> ClaimFacts | None:
+    """The claim's facts (``None``: not the agent's, or gone); a malformed row raises
+    ValueError."""
     row = connection.execute(
-        "SELECT claim_id, origin, lifecycle, confidence, created_at FROM claims"
+        "SELECT claim_id, kind, origin, lifecycle, confidence, created_at FROM claims"
         " WHERE rowid = ? AND agent_id = ?",
         (claim_rowid, agent_id),
     ).fetchone()
     if row is None:
         return None
-    claim_id, origin, lifecycle, prior, created_at = row
+    claim_id, kind, origin, lifecycle, prior, created_at = row
     sources = connection.execute(
         "SELECT DISTINCT e.rowid, e.received_at, e.role FROM claim_sources s"
         " JOIN events e ON e.rowid = s.event_rowid WHERE s.claim_rowid = ?"
@@ -156,6 +159,7 @@ def claim_facts(
     return ClaimFacts(
         rowid=claim_rowid,
         claim_id=str(claim_id),
+        kind=ClaimKind(kind),
         origin=Origin(origin),
         lifecycle=Lifecycle(lifecycle),
         prior=float(prior),

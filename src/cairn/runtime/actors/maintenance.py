@@ -21,7 +21,12 @@ import trio
 
 from cairn.clock import DomainClock
 from cairn.domain.ids import AgentId
-from cairn.errors import RuntimeClosedError, StoreError, VectorIndexError
+from cairn.errors import (
+    RuntimeClosedError,
+    StaleResultError,
+    StoreError,
+    VectorIndexError,
+)
 from cairn.maintenance.passes import MaintenancePass, PassResult, SeedOutcome, Work
 from cairn.runtime.backoff import Backoff
 from cairn.runtime.database import Database
@@ -144,6 +149,8 @@ class MaintenanceActor:
             return
         except RuntimeClosedError:
             return  # the agent is stopping; its writer is gone
+        except StaleResultError:
+            return  # a clear, stop or switch moved the fence: this pass's work is void
         retry.succeeded()
         if name == "projection save":
             self.projection.save_error = None
