@@ -161,6 +161,21 @@ async def test_retrieval_support_raises_usefulness_with_no_dirty_work(
     assert _belief(memory, claim_id) == after
 
 
+async def test_being_recalled_often_does_not_raise_a_claims_score(
+    memory: Memory,
+) -> None:
+    claim_id = await _porto(memory)
+    await _maintain(memory)
+    first = _claim(await memory.recall("a", "Where does Ana live?"), "Porto")
+    for _ in range(8):
+        await memory.recall("a", "Where does Ana live?")
+    await _maintain(memory)
+    assert float(str(_belief(memory, claim_id)["usefulness"])) > 0.7
+    again = _claim(await memory.recall("a", "Where does Ana live?"), "Porto")
+    # Selection is not evidence: ranking by it would rank by ranking's own past choices.
+    assert again.score == first.score
+
+
 async def test_used_feedback_ranks_a_claim_above_an_equal_one(memory: Memory) -> None:
     await memory.ingest(
         "a",

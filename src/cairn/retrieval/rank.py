@@ -51,14 +51,14 @@ DECAYING_WEIGHT = 0.9
 
 
 def belief_factor(claim: Claim, belief: Belief | None) -> float:
-    """``1 + (confidence - prior) / 2 + (usefulness - 1/2) / 2``, bounded: a claim
-    nothing has confirmed or contradicted yet (its posterior is its prior, usefulness one
-    half) ranks exactly as without learning (design/recall.md, "Belief")."""
+    """``1 + (confidence - prior) / 2``, times :data:`DECAYING_WEIGHT` for a decaying
+    claim, bounded by :data:`BELIEF_BOUNDS`: a claim nothing has confirmed or contradicted
+    (its posterior is its prior) ranks exactly as without learning. Usefulness is not in
+    it: most of it is retrieval support, and ranking by what ranking selected before
+    would feed the ranking its own opinion (design/recall.md, "Belief in scoring")."""
     if belief is None:
         return 1.0
-    factor = (
-        1 + (belief.confidence - claim.confidence) / 2 + (belief.usefulness - 0.5) / 2
-    )
+    factor = 1 + (belief.confidence - claim.confidence) / 2
     if belief.stage is Stage.DECAYING:
         factor *= DECAYING_WEIGHT
     low, high = BELIEF_BOUNDS
