@@ -310,3 +310,24 @@ async def test_rerunning_the_pass_records_each_signal_once(
     for _ in range(reruns):
         await _maintain(memory)
     assert _signals(memory, claim_id) == first
+
+
+async def test_claims_stored_before_learning_get_a_belief_from_the_walk(
+    memory: Memory,
+) -> None:
+    claim_id = await _porto(memory)
+    await _maintain(memory)
+
+    def forget_learning(connection: object) -> None:
+        # As a database from before schema 0014: no belief, no cursor, nothing dirty.
+        for table in ("beliefs", "signals", "learning_cursors", "dirty_work"):
+            connection.execute(f"DELETE FROM {table}")  # type: ignore[attr-defined]
+
+    await runtime_core(memory).database.write(forget_learning)
+    assert _rows(memory, "SELECT count(*) FROM beliefs") == [(0,)]
+    await _maintain(memory)
+    assert _belief(memory, claim_id)["stage"] == "probationary"
+    # The next pass finds the walk's end; a finished walk reads nothing again.
+    await _maintain(memory)
+    (cursor,) = _rows(memory, "SELECT claim_rowid FROM learning_cursors")
+    assert cursor == (2**63 - 1,)

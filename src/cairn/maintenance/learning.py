@@ -105,6 +105,8 @@ REVIEW_EVERY = dt.timedelta(days=1)
 RECALLS_PER_PASS = 64
 REVIEWS_PER_PASS = 64
 BACKFILL_PER_PASS = 128
+WALK_DONE = 2**63 - 1
+"""The walk's cursor once it has given every claim stored before it a belief."""
 
 
 def _parse(stamp: str) -> dt.datetime | None:
@@ -210,6 +212,7 @@ class LearningPass:
     def plan(self, connection: apsw.Connection, work: Work) -> LearningPlan | None:
         agent_id = work.agent_id
         recall_seq, backfill = learning_cursors(connection, agent_id)
+        plan_start = backfill
         rowids: dict[int, None] = dict.fromkeys(seed.claim_rowid for seed in work.seeds)
         retrievals: list[Signal] = []
         selections = recall_selections(
@@ -229,10 +232,14 @@ class LearningPass:
                         selection.created_at,
                     )
                 )
-        walked = claims_after(connection, agent_id, backfill, BACKFILL_PER_PASS)
-        unbelieved = set(walked) - set(load_beliefs(connection, walked))
-        rowids.update(dict.fromkeys(sorted(unbelieved)))
-        backfill = walked[-1] if walked else backfill
+        walked: list[int] = []
+        if backfill != WALK_DONE:
+            walked = claims_after(connection, agent_id, backfill, BACKFILL_PER_PASS)
+            unbelieved = set(walked) - set(load_beliefs(connection, walked))
+            rowids.update(dict.fromkeys(sorted(unbelieved)))
+            # Every claim stored from now on is dirty work when it arrives (so is an
+            # imported one): the walk is needed once, and a finished one costs nothing.
+            backfill = walked[-1] if walked else WALK_DONE
         rowids.update(
             dict.fromkeys(
                 review_due(
@@ -240,7 +247,7 @@ class LearningPass:
                 )
             )
         )
-        if not rowids and not selections and not walked:
+        if not rowids and not selections and not walked and backfill == plan_start:
             return None
         return LearningPlan(tuple(rowids), tuple(retrievals), recall_seq, backfill)
 
