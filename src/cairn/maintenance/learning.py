@@ -101,10 +101,12 @@ RETRIEVAL_WEIGHT = 0.25
 REVIEW_EVERY = dt.timedelta(days=1)
 """A belief nothing touched is looked at again after this long (stale decay)."""
 
-# Bounds per pass, so one pass never holds the writer long.
-RECALLS_PER_PASS = 64
-REVIEWS_PER_PASS = 64
-BACKFILL_PER_PASS = 128
+# Bounds per pass, so one pass never holds the writer long: the seeds (at most the
+# actor's batch) plus at most a few hundred claims. Recall records past the bound wait for
+# the next pass (retention may prune some first: retrieval support is the weakest signal).
+RECALLS_PER_PASS = 16
+REVIEWS_PER_PASS = 32
+BACKFILL_PER_PASS = 64
 WALK_DONE = 2**63 - 1
 """The walk's cursor once it has given every claim stored before it a belief."""
 
