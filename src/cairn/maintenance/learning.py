@@ -11,8 +11,8 @@ records it as signals (idempotent by source, cairn.store.beliefs):
 - **correction**: the claim is the old end of a ``supersede`` or ``edit`` edge;
 - **contradiction**: the claim replaced a value that had at least as many sources as it
   has (the newer value wins by time, but its evidence is contested);
-- **stale decay**: no support for :data:`STALE_AFTER` of domain time, one signal per
-  period without support.
+- **stale decay**: no evidence (the claim stored, a source turn received, a ``used``
+  report) for :data:`STALE_AFTER` of domain time, one signal per period.
 
 Then it recomputes the belief, a deterministic function of the claim's prior, its
 origin and its signal totals (:func:`compute_belief`):
@@ -25,13 +25,19 @@ origin and its signal totals (:func:`compute_belief`):
 - *usefulness* is Beta(1, 1) updated by ``used`` reports and retrieval support (a
   quarter each) as successes and ``wrong`` reports as failures;
 - *contradiction risk* is ``k / (k + 2)`` for ``k`` contradictions, corrections and
-  wrong reports; *stability* is ``support / (support + 2) * (1 - risk)``, halved per
-  stale period; *use count* counts the recalls that selected it and the ``used`` reports.
+  wrong reports; *stability* is ``support / (support + 2) * (1 - risk)`` with
+  ``support`` the evidence (extra sources and ``used`` reports), halved per stale
+  period; *use count* counts the recalls that selected it and the ``used`` reports.
+
+Retrieval support counts only in usefulness and use count: a recall selecting a claim is
+ranking's own opinion, not evidence, so it moves neither the score (cairn.retrieval.rank)
+nor the stage nor the stale clock, and what recall answers does not depend on how often
+it was asked.
 
 The stage follows with thresholds and hysteresis (:func:`next_stage`): a claim's level is
 its origin's base (remembered by the user 2, a claim from the user's own turns 1, a
-model's remember or the assistant's words 0) plus its support (extra sources, ``used``
-reports, a quarter per retrieval); level 1 is ``probationary``, 2 ``active`` (entered at
+model's remember or the assistant's words 0) plus its evidence (extra sources and
+``used`` reports); level 1 is ``probationary``, 2 ``active`` (entered at
 confidence :data:`ACTIVE_ENTER`, kept down to :data:`ACTIVE_KEEP`), below ``candidate``;
 confidence under :data:`QUARANTINE_BELOW` quarantines, which is final. How the stage
 meets the stored lifecycle: a superseded claim's stage is ``superseded``; a quarantined
@@ -131,10 +137,12 @@ def _count(totals: Mapping[SignalKind, SignalTotal], kind: SignalKind) -> int:
 
 
 def support_level(facts: ClaimFacts, totals: Mapping[SignalKind, SignalTotal]) -> float:
-    return (
-        _weight(totals, SignalKind.REPEATED_EVIDENCE)
-        + _weight(totals, SignalKind.FEEDBACK_USED)
-        + _weight(totals, SignalKind.RETRIEVAL_SUPPORT)
+    """Evidence for the claim: its extra sources and ``used`` reports. Retrieval support
+    is not evidence (a recall selecting the claim is ranking's own opinion), so it
+    moves neither the stage nor the stale clock, and recall's answer does not depend
+    on how often it was asked."""
+    return _weight(totals, SignalKind.REPEATED_EVIDENCE) + _weight(
+        totals, SignalKind.FEEDBACK_USED
     )
 
 
@@ -352,10 +360,9 @@ class LearningPass:
         signals of their own (weight 0: they are outcomes, not evidence)."""
         totals = signal_totals(connection, facts.rowid)
         supported = [facts.created_at, *(at for _, at in facts.sources)]
-        for kind in (SignalKind.RETRIEVAL_SUPPORT, SignalKind.FEEDBACK_USED):
-            last = totals.get(kind)
-            if last is not None and last.last_at is not None:
-                supported.append(last.last_at)
+        last = totals.get(SignalKind.FEEDBACK_USED)
+        if last is not None and last.last_at is not None:
+            supported.append(last.last_at)
         times = [moment for moment in map(_parse, supported) if moment is not None]
         last_support = max(times, default=now)
         periods = math.floor((now - last_support) / STALE_AFTER)
