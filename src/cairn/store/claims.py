@@ -13,6 +13,7 @@ from cairn.domain.claim import Claim, ClaimDraft, ClaimKind, Lifecycle, Origin
 from cairn.domain.ids import AgentId, EventId
 from cairn.domain.scope import Scope, ScopeKind
 from cairn.domain.temporal import Recurrence, TemporalSpan, TimePrecision
+from cairn.store.dirty import mark_dirty
 from cairn.store.fts import index_text, namespace
 from cairn.store.succession import order_succession, refresh_evidence_time
 from cairn.store.tombstones import claim_hashes, claim_is_tombstoned
@@ -77,7 +78,9 @@ def insert_claims(
             (agent_id, digest, draft.scope.kind.value, scope_key),
         ).fetchone()
         if existing is not None:
-            _add_sources(connection, int(existing[0]), draft, event_rowids)
+            if _add_sources(connection, int(existing[0]), draft, event_rowids):
+                # New sources are a change maintenance looks at (its evidence grew).
+                mark_dirty(connection, agent_id, [int(existing[0])])
             refresh_evidence_time(connection, int(existing[0]))
             superseded += order_succession(
                 connection, agent_id, int(existing[0]), str(stamp)
@@ -175,13 +178,17 @@ def _add_sources(
     claim_rowid: int,
     draft: ClaimDraft,
     event_rowids: Mapping[EventId, int],
-) -> None:
+) -> int:
+    """Returns how many of the spans were new."""
+    added = 0
     for span in draft.spans:
         connection.execute(
             "INSERT OR IGNORE INTO claim_sources (claim_rowid, event_rowid, span_start, span_end)"
             " VALUES (?, ?, ?, ?)",
             (claim_rowid, event_rowids[span.event_id], span.start, span.end),
         )
+        added += connection.changes()
+    return added
 
 
 def _scope_filter(scopes: Sequence[Scope]) -> tuple[str, list[str | None]]:

@@ -50,11 +50,3 @@ CREATE TABLE learning_cursors (
 
 -- The pass asks which supersede or edit edges a claim is the parent of.
 CREATE INDEX derivations_parent ON derivations (agent_id, parent_rowid);
-
--- A claim that gains a source (a restatement merged into it, a merge pass's union) is
--- dirty work like any other change: its evidence count moved.
-CREATE TRIGGER claim_sources_dirty AFTER INSERT ON claim_sources BEGIN
-    INSERT INTO dirty_work (agent_id, claim_rowid, generation)
-        SELECT agent_id, rowid, 1 FROM claims WHERE rowid = new.claim_rowid
-        ON CONFLICT DO UPDATE SET generation = generation + 1;
-END;
