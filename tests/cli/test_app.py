@@ -44,6 +44,7 @@ def test_ingest_recall_status_contracts(invoke: Invoke, turns_file: Path) -> Non
             "qualifier",
             "origin",
             "lifecycle",
+            "stage",
             "standing",
             "valid_until",
         }

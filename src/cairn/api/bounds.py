@@ -50,6 +50,7 @@ __all__ = [
     "check_budget_bytes",
     "check_client_timeout_s",
     "check_drain_timeout_s",
+    "check_feedback_ids",
     "check_item_ids",
     "check_k",
     "check_limit",
@@ -141,6 +142,27 @@ def check_item_ids(item_ids: Iterable[object]) -> tuple[int, ...]:
             f"item_ids must hold at most {MAX_ITEM_IDS} IDs; got {len(ids)}"
         )
     return tuple(_integer("an attention item ID", i, 1, MAX_ITEM_ID) for i in ids)
+
+
+def check_feedback_ids(name: str, item_ids: Iterable[object]) -> tuple[str, ...]:
+    """Feedback's ``used`` or ``wrong``: at most ``MAX_RECALL_K`` item IDs (no recall
+    returns more), each a non-empty string."""
+    if isinstance(item_ids, str):
+        raise InvalidInputError(f"{name} must be a list of item IDs, not one string")
+    ids = tuple(item_ids)
+    if len(ids) > MAX_RECALL_K:
+        raise ArgumentOutOfRangeError(
+            f"{name} must hold at most {MAX_RECALL_K} IDs; got {len(ids)}"
+        )
+    checked: list[str] = []
+    for item in ids:
+        if not isinstance(item, str) or not item:
+            raise InvalidInputError(
+                f"{name} must hold item IDs as recall returned them; got"
+                f" {shown_value(item)}"
+            )
+        checked.append(item)
+    return tuple(checked)
 
 
 def check_as_of(as_of: object) -> dt.datetime:

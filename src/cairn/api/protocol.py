@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         AttentionItem,
         ClearReport,
         DrainReport,
+        FeedbackReport,
         IngestReport,
         RecallRecord,
         ReconfigureReport,
@@ -134,6 +135,15 @@ class MemoryApi(Protocol):
     async def recalls(
         self, agent_id: str, *, session_id: str | None = None, limit: int = 50
     ) -> list[RecallRecord]: ...
+
+    async def feedback(
+        self,
+        agent_id: str,
+        request_id: str,
+        *,
+        used: Sequence[str] = (),
+        wrong: Sequence[str] = (),
+    ) -> FeedbackReport: ...
 
     # -- attention -----------------------------------------------------------------------
     async def attention(
@@ -255,6 +265,15 @@ class BlockingMemoryApi(Protocol):
     def recalls(
         self, agent_id: str, *, session_id: str | None = None, limit: int = 50
     ) -> list[RecallRecord]: ...
+
+    def feedback(
+        self,
+        agent_id: str,
+        request_id: str,
+        *,
+        used: Sequence[str] = (),
+        wrong: Sequence[str] = (),
+    ) -> FeedbackReport: ...
 
     def attention(
         self, agent_id: str, *, session_id: str | None = None, limit: int = 50

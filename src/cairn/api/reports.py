@@ -24,6 +24,7 @@ __all__ = [
     "ClearReport",
     "DrainReport",
     "EmbedderIdentity",
+    "FeedbackReport",
     "IngestReport",
     "KeptCounts",
     "RecallRecord",
@@ -200,6 +201,20 @@ class RecallRecord:
     session_id: str | None = None
     turn_id: str | None = None
     manifest: Manifest | None = None
+
+
+@attrs.frozen
+class FeedbackReport:
+    """What one ``feedback`` call recorded about a recall's items.
+
+    ``used`` and ``wrong`` count the claims credited (a turn's ID is accepted but has no
+    belief to move); ``new_signals`` is 0 when the same report was already recorded.
+    """
+
+    request_id: str
+    used: int
+    wrong: int
+    new_signals: int
 
 
 class AttentionKind(enum.StrEnum):

@@ -307,6 +307,7 @@ def recall_json(recall: Recall) -> dict[str, Any]:
                 "qualifier",
                 "origin",
                 "lifecycle",
+                "stage",
                 "standing",
                 "valid_until",
             )

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         AttentionItem,
         ClearReport,
         DrainReport,
+        FeedbackReport,
         IngestReport,
         RecallRecord,
         ReconfigureReport,
@@ -217,6 +218,18 @@ class AsyncioMemory:
     ) -> list[RecallRecord]:
         return await self._call(
             lambda memory: memory.recalls(agent_id, session_id=session_id, limit=limit)
+        )
+
+    async def feedback(
+        self,
+        agent_id: str,
+        request_id: str,
+        *,
+        used: Sequence[str] = (),
+        wrong: Sequence[str] = (),
+    ) -> FeedbackReport:
+        return await self._call(
+            lambda memory: memory.feedback(agent_id, request_id, used=used, wrong=wrong)
         )
 
     async def attention(

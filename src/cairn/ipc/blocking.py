@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         AttentionItem,
         ClearReport,
         DrainReport,
+        FeedbackReport,
         IngestReport,
         RecallRecord,
         ReconfigureReport,
@@ -272,6 +273,18 @@ class BlockingClient:
         self, agent_id: str, *, session_id: str | None = None, limit: int = 50
     ) -> list[RecallRecord]:
         return self.send(requests.recalls(agent_id, session_id=session_id, limit=limit))
+
+    def feedback(
+        self,
+        agent_id: str,
+        request_id: str,
+        *,
+        used: Sequence[str] = (),
+        wrong: Sequence[str] = (),
+    ) -> FeedbackReport:
+        return self.send(
+            requests.feedback(agent_id, request_id, used=used, wrong=wrong)
+        )
 
     def attention(
         self, agent_id: str, *, session_id: str | None = None, limit: int = 50

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         AttentionItem,
         ClearReport,
         DrainReport,
+        FeedbackReport,
         IngestReport,
         RecallRecord,
         ReconfigureReport,
@@ -274,6 +275,18 @@ class Client:
     ) -> list[RecallRecord]:
         return await self.send(
             requests.recalls(agent_id, session_id=session_id, limit=limit)
+        )
+
+    async def feedback(
+        self,
+        agent_id: str,
+        request_id: str,
+        *,
+        used: Sequence[str] = (),
+        wrong: Sequence[str] = (),
+    ) -> FeedbackReport:
+        return await self.send(
+            requests.feedback(agent_id, request_id, used=used, wrong=wrong)
         )
 
     async def attention(

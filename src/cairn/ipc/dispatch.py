@@ -41,6 +41,8 @@ from cairn.ipc.messages import (
     DirectivesRevokeResult,
     DrainRequest,
     DrainResult,
+    FeedbackRequest,
+    FeedbackResult,
     FetchRecallRequest,
     FetchRecallResult,
     ForgetRequest,
@@ -175,6 +177,14 @@ async def _attention(memory: Memory, request: AttentionRequest) -> Response:
         request.agent_id, session_id=request.session_id, limit=request.limit
     )
     return AttentionResult(id=request.id, items=items)
+
+
+@handles(FeedbackRequest)
+async def _feedback(memory: Memory, request: FeedbackRequest) -> Response:
+    report = await memory.feedback(
+        request.agent_id, request.request_id, used=request.used, wrong=request.wrong
+    )
+    return FeedbackResult(id=request.id, report=report)
 
 
 @handles(ConsumeAttentionRequest)

@@ -25,6 +25,7 @@ from cairn.api.reports import (
     AttentionItem,
     ClearReport,
     DrainReport,
+    FeedbackReport,
     RecallRecord,
     ReconfigureReport,
     RetireReport,
@@ -66,6 +67,8 @@ __all__ = [
     "DrainRequest",
     "DrainResult",
     "Error",
+    "FeedbackRequest",
+    "FeedbackResult",
     "FetchRecallRequest",
     "FetchRecallResult",
     "ForgetRequest",
@@ -118,7 +121,7 @@ __all__ = [
 # ForgetResult; remember requires ``by``; intake may answer ``suppressed``.
 # 4: recall takes ``as_of`` and ``turn_id``; recalls, attention, consume_attention.
 # 5: error code ``out_of_range`` (an argument outside its range, cairn.api.bounds).
-# 6: conflicts, resolve_conflict; error code ``unknown_conflict``.
+# 6: conflicts, resolve_conflict, feedback; RecallItem.stage; error code ``unknown_conflict``.
 PROTOCOL_VERSION = 6
 
 
@@ -214,6 +217,15 @@ class RecallsRequest(_Request, tag="recalls"):
     agent_id: str
     session_id: str | None = None
     limit: int = 50
+
+
+class FeedbackRequest(_Request, tag="feedback"):
+    """Which items of one recall helped (``used``) or were wrong, by their IDs."""
+
+    agent_id: str
+    request_id: str
+    used: list[str] = msgspec.field(default_factory=list)
+    wrong: list[str] = msgspec.field(default_factory=list)
 
 
 class AttentionRequest(_Request, tag="attention"):
@@ -394,6 +406,10 @@ class RecallsResult(_Answer, tag="recalls_result"):
     records: list[RecallRecord]
 
 
+class FeedbackResult(_Answer, tag="feedback_result"):
+    report: FeedbackReport
+
+
 class AttentionResult(_Answer, tag="attention_result"):
     items: list[AttentionItem]
 
@@ -541,6 +557,7 @@ REQUESTS: tuple[type[_Request], ...] = (
     ReconfigureRequest,
     PingRequest,
     RecallsRequest,
+    FeedbackRequest,
     AttentionRequest,
     ConsumeAttentionRequest,
     ConflictsRequest,
@@ -575,6 +592,7 @@ RESULTS: tuple[type[_Answer], ...] = (
     ReconfigureResult,
     PingResult,
     RecallsResult,
+    FeedbackResult,
     AttentionResult,
     ConsumeAttentionResult,
     ConflictsResult,

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         AttentionItem,
         ClearReport,
         DrainReport,
+        FeedbackReport,
         RecallRecord,
         ReconfigureReport,
         RetireReport,
@@ -68,6 +69,7 @@ __all__ = [
     "directives_propose",
     "directives_revoke",
     "drain",
+    "feedback",
     "fetch_recall",
     "forget",
     "hello",
@@ -312,6 +314,23 @@ def recalls(
         limit=_integer(limit, bounds.check_limit),
     )
     return Call(request, wire.RecallsResult, lambda r: r.records)
+
+
+def feedback(
+    agent_id: str,
+    request_id: str,
+    *,
+    used: Sequence[str] = (),
+    wrong: Sequence[str] = (),
+) -> Call[wire.FeedbackResult, FeedbackReport]:
+    request = wire.FeedbackRequest(
+        id=UNNUMBERED,
+        agent_id=agent_id,
+        request_id=request_id,
+        used=list(bounds.check_feedback_ids("used", used)),
+        wrong=list(bounds.check_feedback_ids("wrong", wrong)),
+    )
+    return Call(request, wire.FeedbackResult, lambda r: r.report)
 
 
 # -- attention -------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cairn.maintenance.challenge import ChallengePass
+from cairn.maintenance.learning import LearningPass
 from cairn.maintenance.merge import MergePass
 from cairn.maintenance.persona import PersonaPass
 from cairn.maintenance.reflection import ReflectionPass
@@ -24,6 +25,8 @@ def default_passes() -> tuple[MaintenancePass[Any], ...]:
         ChallengePass(),
         # Observations several claims support (only with a text provider).
         ReflectionPass(),
+        # Signals and beliefs from what the passes before it changed.
+        LearningPass(),
         # Last: the projection is rebuilt from the claims as the other passes left them.
         PersonaPass(),
     )

@@ -17,6 +17,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
+from cairn.domain.belief import Belief
 from cairn.domain.claim import Claim, Lifecycle
 from cairn.domain.evidence import EvidenceEvent
 from cairn.domain.ids import AgentId
@@ -24,6 +25,7 @@ from cairn.domain.scope import Scope
 from cairn.retrieval.keys import CandidateKey, CandidateKind
 from cairn.retrieval.succession import attribute_of, standing_at
 from cairn.retrieval.types import Standing
+from cairn.store.beliefs import load_beliefs
 from cairn.store.claims import claims_citing, first_sources, load_claims
 from cairn.store.evidence import load_events
 from cairn.store.succession import values_at
@@ -90,6 +92,8 @@ class Candidates:
     # current value ranks where the query found the old one.
     successors: dict[int, int] = attrs.field(factory=dict)
     anchors: dict[int, int] = attrs.field(factory=dict)
+    # The learning layer's belief of each claim that has one (cairn.store.beliefs).
+    beliefs: dict[int, Belief] = attrs.field(factory=dict)
 
 
 @attrs.frozen
@@ -199,6 +203,7 @@ def validate_candidates(
         },
         successors=successors,
         anchors=anchors,
+        beliefs=load_beliefs(connection, claims),
     )
 
 

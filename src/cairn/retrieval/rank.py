@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from cairn.domain.claim import Claim, Origin
+from cairn.domain.belief import Belief, Stage, initial_stage
+from cairn.domain.claim import Claim, Lifecycle, Origin
 from cairn.domain.evidence import Role
 from cairn.retrieval.candidates import Candidates
 from cairn.retrieval.fusion import RRF_K, weighted_rrf
@@ -36,7 +37,13 @@ if TYPE_CHECKING:
     from cairn.domain.evidence import EvidenceEvent
     from cairn.retrieval.keys import CandidateKey
 
-__all__ = ["CONFLICTING", "HISTORY_WEIGHT", "rank_candidates"]
+__all__ = [
+    "BELIEF_BOUNDS",
+    "CONFLICTING",
+    "HISTORY_WEIGHT",
+    "belief_factor",
+    "rank_candidates",
+]
 
 # A group stating only superseded values still answers "where did she live before?", but
 # below what holds now.
@@ -44,6 +51,38 @@ HISTORY_WEIGHT = 0.5
 # The qualifier of a claim in an open conflict (cairn.store.conflicts): another claim of
 # its scope says otherwise, and the user has not yet said which holds.
 CONFLICTING = "conflicting"
+
+# The learning layer's belief moves a claim's score by at most a fifth either way, so
+# neither a fresh claim nor a much-used one decides a ranking by trust alone.
+BELIEF_BOUNDS = (0.8, 1.2)
+# A claim with no support for a long time ranks a little below an equal fresh one.
+DECAYING_WEIGHT = 0.9
+
+
+def belief_factor(claim: Claim, belief: Belief | None) -> float:
+    """``1 + (confidence - prior) / 2``, times :data:`DECAYING_WEIGHT` for a decaying
+    claim, bounded by :data:`BELIEF_BOUNDS`: a claim nothing has confirmed or contradicted
+    (its posterior is its prior) ranks exactly as without learning. Usefulness is not in
+    it: most of it is retrieval support, and ranking by what ranking selected before
+    would feed the ranking its own opinion (design/recall.md, "Belief in scoring")."""
+    if belief is None:
+        return 1.0
+    factor = 1 + (belief.confidence - claim.confidence) / 2
+    if belief.stage is Stage.DECAYING:
+        factor *= DECAYING_WEIGHT
+    low, high = BELIEF_BOUNDS
+    return min(max(factor, low), high)
+
+
+def stage_of(claim: Claim, belief: Belief | None) -> Stage:
+    """The belief's stage; before the learning pass has looked, the one it would start
+    at (superseded for a superseded claim)."""
+    if belief is not None:
+        return belief.stage
+    if claim.lifecycle is Lifecycle.SUPERSEDED:
+        return Stage.SUPERSEDED
+    return initial_stage(claim.origin, claim.from_assistant)
+
 
 _CLAIM_ORIGINS = {
     Origin.USER: ItemOrigin.REMEMBERED_BY_USER,
@@ -123,11 +162,12 @@ class _Ranking:
                 if claim.from_assistant
                 else ItemOrigin.EXTRACTED
             )
+        belief = self.candidates.beliefs.get(claim.rowid)
         return RecallItem(
             id=claim.claim_id,
             kind=claim.kind.value,
             text=claim.text,
-            score=score * rule.weight,
+            score=score * rule.weight * belief_factor(claim, belief),
             source_refs=claim.source_event_ids,
             at=at,
             qualifier=qualifier,
@@ -135,6 +175,7 @@ class _Ranking:
             lifecycle=claim.lifecycle.value,
             standing=standing,
             valid_until=None if until is None else until.isoformat(),
+            stage=stage_of(claim, belief).value,
         )
 
     def place_claim(self, rowid: int, score: float) -> _Group | None:

@@ -123,9 +123,16 @@ _ORIGIN_LABELS = {
 }
 
 
+# The learning stage, where it tempers trust and nothing else says so: a claim long
+# without support. A candidate's origin label already says it is a model's or the
+# assistant's; superseded is the qualifier's business.
+_STAGE_LABELS = {"decaying": "not confirmed lately"}
+
+
 def item_labels(item: RecallItem, *, contrast: bool = False) -> list[str]:
     """An item's labels: kind, date, temporal qualifier (``previously, until …`` for
-    history), origin; and ``current`` when ``contrast`` (the block also holds history)."""
+    history), origin, learning stage where it tempers trust; and ``current`` when
+    ``contrast`` (the block also holds history)."""
     labels = [item.kind]
     # A qualifier that names the date already ("...; next 2026-12-07 09:00") says it once.
     if item.at and not (item.qualifier and item.at[:10] in item.qualifier):
@@ -137,6 +144,9 @@ def item_labels(item: RecallItem, *, contrast: bool = False) -> list[str]:
     origin = None if item.origin is None else _ORIGIN_LABELS.get(item.origin)
     if origin is not None:
         labels.append(origin)
+    stage = None if item.stage is None else _STAGE_LABELS.get(item.stage)
+    if stage is not None:
+        labels.append(stage)
     return labels
 
 

@@ -64,7 +64,8 @@ class RecallItem:
     ``standing`` is ``current`` or ``history`` for a claim, and for a turn that states a
     claim's value (``None`` for a turn that backs no claim); a ``history`` item carries
     ``valid_until``, when the value it states stopped holding. ``lifecycle`` is the claim's
-    (``None`` for evidence).
+    and ``stage`` its learning stage (candidate, probationary, active, decaying,
+    superseded: cairn.maintenance.learning); both ``None`` for evidence.
     """
 
     id: str
@@ -78,6 +79,7 @@ class RecallItem:
     lifecycle: str | None = None
     standing: Standing | None = None
     valid_until: str | None = None
+    stage: str | None = None
 
 
 @attrs.frozen

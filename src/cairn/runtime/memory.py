@@ -19,6 +19,7 @@ from cairn.api.reports import (
     ClearReport,
     DrainReport,
     EmbedderIdentity,
+    FeedbackReport,
     IngestReport,
     ReconfigureReport,
     RetireReport,
@@ -65,7 +66,7 @@ from cairn.runtime.scrubbing import Scrubber
 from cairn.runtime.supervisor import AgentServices
 from cairn.runtime.switching import ProviderSwitch
 from cairn.runtime.threads import Limiters, run_in_thread
-from cairn.runtime.writes import ConsumeAttention, ResolveConflict
+from cairn.runtime.writes import ConsumeAttention, RecordFeedback, ResolveConflict
 from cairn.store.conflicts import list_conflicts
 from cairn.store.repair import repair_claims
 from cairn.store.sessions import session_cursor
@@ -287,6 +288,30 @@ class Memory:
             lambda reader: read_records(
                 reader.connection, agent, session_id=session_id, limit=limit
             )
+        )
+
+    async def feedback(
+        self,
+        agent_id: str,
+        request_id: str,
+        *,
+        used: Sequence[str] = (),
+        wrong: Sequence[str] = (),
+    ) -> FeedbackReport:
+        """Report which items of recall ``request_id`` helped (``used``) or were wrong
+        (``wrong``), by the IDs its items carry. The learning layer turns this into
+        signals: used claims gain usefulness and trust, a claim reported wrong loses
+        trust and, reported wrong twice, leaves recall (quarantined, kept for audit).
+        Every ID must be one that recall returned (InvalidInputError otherwise), an
+        unknown request raises UnknownRequestError; repeating a report changes nothing."""
+        used_ids = bounds.check_feedback_ids("used", used)
+        wrong_ids = bounds.check_feedback_ids("wrong", wrong)
+        async with self._core.admission.write(agent_id) as supervisor:
+            recorded = await supervisor.commit(
+                RecordFeedback(request_id, used_ids, wrong_ids)
+            )
+        return FeedbackReport(
+            request_id, recorded.used, recorded.wrong, recorded.new_signals
         )
 
     async def attention(

@@ -54,6 +54,7 @@ from cairn.store.batches import (
     replay_dead,
     take_lease,
 )
+from cairn.store.beliefs import FeedbackRecorded, record_feedback
 from cairn.store.claims import insert_claims
 from cairn.store.clear_jobs import (
     ClearedBatch,
@@ -110,6 +111,7 @@ __all__ = [
     "IngestTurns",
     "PruneRetention",
     "PurgeNamespace",
+    "RecordFeedback",
     "RecordRecall",
     "ReleaseLease",
     "ReleaseLeases",
@@ -335,6 +337,34 @@ class ConsumeAttention(Write[int]):
 
     def apply(self, connection: apsw.Connection, context: WriteContext) -> int:
         return consume_notices(connection, context.agent_id, self.item_ids, context.now)
+
+
+# -- learning ------------------------------------------------------------------------------
+@attrs.frozen
+class RecordFeedback(Write[FeedbackRecorded]):
+    """A host's report on which items of one recall helped or were wrong: signals for
+    the claims named, which become dirty so the learning pass revisits their belief."""
+
+    priority = Priority.INTERACTIVE
+
+    request_id: str
+    used: tuple[str, ...]
+    wrong: tuple[str, ...]
+
+    def apply(
+        self, connection: apsw.Connection, context: WriteContext
+    ) -> FeedbackRecorded:
+        recorded = record_feedback(
+            connection,
+            context.agent_id,
+            self.request_id,
+            self.used,
+            self.wrong,
+            context.now,
+        )
+        if recorded.new_signals:
+            mark_dirty(connection, context.agent_id, recorded.claim_rowids)
+        return recorded
 
 
 # -- extraction batches --------------------------------------------------------------------

@@ -39,6 +39,7 @@ _MIGRATIONS: tuple[tuple[str, Callable[[apsw.Connection], None] | None], ...] = 
     ("0011_merges.sql", None),
     ("0012_conflicts.sql", None),
     ("0013_projections.sql", None),
+    ("0014_learning.sql", None),
     ("0015_evidence_class.sql", None),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)

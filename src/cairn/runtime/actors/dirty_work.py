@@ -152,6 +152,7 @@ class DirtyWorker:
             )
         )
         if not seeds:
+            await self._sweep(identity, now)
             return 0
         self.batches += 1
         outcomes: dict[int, SeedOutcome] = {}
@@ -179,6 +180,30 @@ class DirtyWorker:
                 )
         await self._settle(seeds, outcomes, errors, now)
         return len(seeds)
+
+    async def _sweep(self, identity: ExecutionIdentity, now: dt.datetime) -> None:
+        """With no seeds, the passes that find bounded work of their own (``sweeps``:
+        the learning pass reads new recall records and reviews old beliefs) still run."""
+        sweeping = [step for step in self.passes if getattr(step, "sweeps", False)]
+        if not sweeping:
+            return
+        with trio.move_on_after(self.settings.pass_timeout_s):
+            work = Work(self.agent_id, now, ())
+            for step in sweeping:
+                await trio.lowlevel.checkpoint()
+                try:
+                    await self._attempt(step, work, identity)
+                except _BATCH_ERRORS:
+                    raise
+                except Exception as error:  # noqa: BLE001 - it sweeps again next pass
+                    # The class only: a message can quote stored text.
+                    logger.warning(
+                        "maintenance sweep %s of agent %s failed (%s); it runs again"
+                        " at the next pass",
+                        step.name,
+                        self.agent_id,
+                        type(error).__name__,
+                    )
 
     # -- reads, under the runtime-wide maintenance share ------------------------------
     async def _read(self, function: Callable[[Reader], Any]) -> Any:
