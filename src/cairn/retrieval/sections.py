@@ -18,8 +18,10 @@ import attrs
 
 from cairn.domain.claim import Claim, ClaimKind, Lifecycle, Origin
 from cairn.domain.scope import Scope
+from cairn.retrieval.rank import stage_of
 from cairn.retrieval.temporal import eligibility
 from cairn.retrieval.types import ItemOrigin, RecallItem
+from cairn.store.beliefs import load_beliefs
 from cairn.store.claims import load_claims
 from cairn.store.projections import SECTION_ORDER, Section, load_projection
 
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
 
     import apsw
 
+    from cairn.domain.belief import Belief
     from cairn.domain.directive import TopicMatcher
     from cairn.domain.ids import AgentId
 
@@ -61,7 +64,9 @@ def _day(moment: dt.datetime) -> str:
     return moment.date().isoformat()
 
 
-def _annotated(claim: Claim, moment: dt.datetime) -> RecallItem | None:
+def _annotated(
+    claim: Claim, moment: dt.datetime, belief: Belief | None = None
+) -> RecallItem | None:
     """The claim as a section line at ``moment``, or ``None`` when its time is over."""
     rule = eligibility(claim, moment)
     if not rule.eligible:
@@ -95,6 +100,7 @@ def _annotated(claim: Claim, moment: dt.datetime) -> RecallItem | None:
         qualifier=qualifier,
         origin=_origin(claim),
         lifecycle=claim.lifecycle.value,
+        stage=stage_of(claim, belief).value,
     )
 
 
@@ -103,6 +109,7 @@ def section_items(
     claims: Mapping[int, Claim],
     moment: dt.datetime,
     matcher: TopicMatcher | None = None,
+    beliefs: Mapping[int, Belief] | None = None,
 ) -> tuple[SectionItems, ...]:
     """The non-empty sections, in :data:`SECTION_ORDER`, each in its stored order.
 
@@ -116,7 +123,7 @@ def section_items(
         claim = claims.get(rowid)
         if claim is None or (matcher and matcher.matches(claim.text)):
             continue
-        item = _annotated(claim, moment)
+        item = _annotated(claim, moment, (beliefs or {}).get(rowid))
         if item is not None:
             grouped[section].append(item)
     return tuple(
@@ -144,4 +151,7 @@ def load_sections(
         (Scope.agent(),),
         (Lifecycle.ACTIVE,),
     )
-    return section_items(entries, claims, moment, matcher)
+    # The stage labels a section line as it does an item ("not confirmed lately").
+    return section_items(
+        entries, claims, moment, matcher, load_beliefs(connection, claims)
+    )
