@@ -7,7 +7,8 @@ agent-scope claims (the dirty seeds and their neighbours), asks the model for at
 a ``reflection`` claim:
 
 - its evidence is the union of its cited claims' source spans, so it points back to the
-  turns like every other claim (a reflection with no evidence cannot exist);
+  turns like every other claim (statements the user asked to remember have no turn:
+  the derivation edges below are then its whole lineage);
 - a ``reflection`` derivation edge from every cited claim, in the same transaction;
 - origin ``model`` (recall labels it "noted by a model") and a confidence capped at
   :data:`MAX_CONFIDENCE`: an inference never outranks what the user said.
@@ -241,9 +242,9 @@ class ReflectionPass:
             ]
             if len(live) != len(drafted.parents):
                 continue
+            # A statement the user asked to remember has no turn behind it: its
+            # reflection then points back through its derivation edges alone.
             spans, event_rowids = _spans(connection, live)
-            if not spans:
-                continue
             committed = insert_claims(
                 connection,
                 agent_id,
