@@ -16,6 +16,7 @@ from cairn.vectors import ExactVectorIndex, Metric, Storage
 
 DIM = 8
 TOLERANCE = 2e-3
+RELATIVE = 1e-3
 
 Op = (
     tuple[Literal["upsert"], list[int], int]
@@ -68,7 +69,9 @@ def assert_matches_reference(
     kth = ranked[len(got) - 1]
     for (key, similarity), (_, following) in zip(got, [*got[1:], got[-1]], strict=True):
         assert key in reference, f"returned key {key} is not live"
-        assert similarity == pytest.approx(reference[key], abs=TOLERANCE)
+        # f16 storage: the error grows with the magnitude (an inner product near 19
+        # is off by about 0.003), so the bound is relative as well as absolute.
+        assert similarity == pytest.approx(reference[key], abs=TOLERANCE, rel=RELATIVE)
         assert similarity >= following - TOLERANCE
         # Anything not better than the reference k-th best would be a wrong answer,
         # up to ties within the tolerance.
