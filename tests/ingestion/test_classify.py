@@ -28,6 +28,9 @@ CONTENT = EvidenceClass.CONTENT
         ("heartbeat", HEARTBEAT),
         ('{"type": "heartbeat", "seq": 7}', HEARTBEAT),
         ("ping", HEARTBEAT),
+        # A timestamp's "T" and "Z" are no words that make it content.
+        ("heartbeat ok 2026-11-05T10:01:30Z", HEARTBEAT),
+        ("[10:01:30] ping", HEARTBEAT),
         ("心跳检测正常", HEARTBEAT),
         ("在吗", HEARTBEAT),
         ("ok", ACK),
@@ -75,6 +78,7 @@ def test_each_kind_of_noise_is_recognised(text: str, expected: EvidenceClass) ->
         "I'm 50% done with my thesis",
         "我的论文已经完成80%了",
         "Ping me when the report is ready",
+        "heartbeat: the standup moved to 2026-11-05T10:00",
         "Error: I can't find my passport",
         "2026-01-05 meeting with the dentist at 10",
         "INFO: the museum is closed on Mondays",

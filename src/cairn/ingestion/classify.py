@@ -147,7 +147,7 @@ def _acknowledgement(words: list[str]) -> bool:
 _HEARTBEAT = _Lexicon(
     words="""
     ok alive still status seq ts time type check health healthy up beat i'm im here
-    are you there received sent interval ms from client server agent event true
+    are you there received sent interval ms from client server agent event true at
     正常 检测 存活 在线 状态 发送 收到 你 还
     """,
     strong="""
@@ -158,7 +158,15 @@ _HEARTBEAT = _Lexicon(
 _PRESENCE = frozenset({("still", "there"), ("you", "there"), ("are", "you", "there")})
 
 
+def _heartbeat_words(line: str) -> list[str]:
+    """The words of a line without its timestamps: the "t" and "z" of
+    "2026-11-05T10:01:30Z" are no words of a heartbeat or of anything else."""
+    return _words(_TIMESTAMP_ANYWHERE.sub(" ", line))
+
+
 def _heartbeat(words: list[str]) -> bool:
+    if not words:
+        return False
     if _HEARTBEAT.covers(words):
         return True
     return tuple(words[-2:]) in _PRESENCE and all(
@@ -223,6 +231,7 @@ _TIMESTAMP = (
     r"|\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}"
     r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} \d{2}:\d{2}:\d{2})\]?"
 )
+_TIMESTAMP_ANYWHERE = re.compile(_TIMESTAMP, re.IGNORECASE)
 _LOG_LINE = re.compile(
     # A timestamp, then a level within the line's head ("2024-05-01 12:00:01 INFO …").
     rf"^\s*{_TIMESTAMP}.{{0,40}}?\b{_LEVEL}\b"
@@ -293,7 +302,7 @@ def _line_classes(text: str) -> list[EvidenceClass] | None:
             classes.append(EvidenceClass.LOG_LINE)
             continue
         words = _words(line)
-        if words and _heartbeat(words):
+        if _heartbeat(_heartbeat_words(line)):
             classes.append(EvidenceClass.HEARTBEAT)
         elif _progress_line(line, words):
             classes.append(EvidenceClass.PROGRESS)
@@ -336,7 +345,7 @@ def classify_turn(text: str, kind: EventKind) -> EvidenceClass:
         # Digits carry information ("ok, 9"): only a turn without them is an "ok".
         if words and not _DIGIT.search(text) and _acknowledgement(words):
             return EvidenceClass.ACKNOWLEDGEMENT
-        if words and _heartbeat(words):
+        if _heartbeat(_heartbeat_words(text)):
             return EvidenceClass.HEARTBEAT
     classes = _line_classes(text)
     if not classes:
