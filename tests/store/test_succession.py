@@ -122,6 +122,76 @@ def test_an_older_value_arriving_late_stays_history(
     ]
 
 
+def _stated(text: str, event: str) -> ClaimDraft:
+    return ClaimDraft(
+        ClaimKind.FACT,
+        text,
+        (SourceSpan(EventId(event), 0, 5),),
+        subject="Ana",
+        predicate="lives_in",
+    )
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(range(3))))
+def test_a_restated_value_is_not_history_of_its_restatement(
+    connection: apsw.Connection, order: tuple[int, ...]
+) -> None:
+    said = [
+        ("Ana lives in Berlin", 0),
+        ("Ana moved to Lisbon last month", 19),
+        ("Ana lives in Lisbon now", 40),
+    ]
+    for index in order:
+        text, day = said[index]
+        _say(
+            connection,
+            f"e{index}",
+            JAN + dt.timedelta(days=day),
+            _stated(text, f"e{index}"),
+        )
+    # Berlin held until the first statement of Lisbon; both Lisbon statements hold.
+    assert _chain(connection) == [
+        (
+            "Ana lives in Berlin",
+            "superseded",
+            (JAN + dt.timedelta(days=19)).isoformat(),
+        ),
+        ("Ana moved to Lisbon last month", "active", None),
+        ("Ana lives in Lisbon now", "active", None),
+    ]
+
+
+def test_a_value_said_again_after_another_is_current_again(
+    connection: apsw.Connection,
+) -> None:
+    for index, (text, day) in enumerate(
+        [
+            ("Ana lives in Lisbon", 0),
+            ("Ana lives in Berlin", 19),
+            ("Ana lives in Lisbon now", 40),
+        ]
+    ):
+        _say(
+            connection,
+            f"e{index}",
+            JAN + dt.timedelta(days=day),
+            _stated(text, f"e{index}"),
+        )
+    assert _chain(connection) == [
+        (
+            "Ana lives in Lisbon",
+            "superseded",
+            (JAN + dt.timedelta(days=19)).isoformat(),
+        ),
+        (
+            "Ana lives in Berlin",
+            "superseded",
+            (JAN + dt.timedelta(days=40)).isoformat(),
+        ),
+        ("Ana lives in Lisbon now", "active", None),
+    ]
+
+
 def test_a_plan_moved_earlier_is_still_the_newer_plan(
     connection: apsw.Connection,
 ) -> None:

@@ -38,6 +38,7 @@ import msgspec
 from cairn.domain.claim import ClaimKind, Lifecycle, Origin
 from cairn.domain.evidence import Role
 from cairn.domain.ids import AgentId, EventId, SessionId
+from cairn.domain.values import same_value
 from cairn.ingestion.extract import ExtractionInput, RuleExtractor
 from cairn.maintenance.passes import PassResult, ProviderQuestion, SeedOutcome, Work
 from cairn.store.claims import claim_fts_body
@@ -283,46 +284,6 @@ def inferred_attribute(
     if len(keys) != 1:
         return None
     return subject, keys.pop()
-
-
-_NEGATION = re.compile(
-    r"\b(?:no longer|not|never|anymore|any more|don't|doesn't|didn't|isn't|aren't)\b"
-    r"|不再|不|没有|没",
-    re.IGNORECASE,
-)
-# Words of the attribute's phrasing, not of its value.
-_FRAME_TEXT = (
-    "the user user i my me is am are was a an to in at on of from for as now"
-    " lives live living moved move relocated settled based works work working joined"
-    " started job title uses use using switched switch got new favourite favorite"
-    " prefer prefers partner girlfriend boyfriend wife husband name dating married"
-    " no longer not anymore with has have"
-)
-_FRAME_WORDS = frozenset(_FRAME_TEXT.split())
-_ZH_FRAME = re.compile(
-    r"用户|我|的|了|现在|住在|搬到|搬去|搬回|家在|在|工作|入职|加入|跳槽到|上班|是|叫"
-    r"|改用|换成|用的是|开的是|开始用|用|最喜欢|喜欢|更|不再|不|没有|没"
-)
-_WORD = re.compile(r"\w+")
-
-
-def _value_tokens(text: str) -> frozenset[str]:
-    if _CJK.search(text):
-        rest = _ZH_FRAME.sub(" ", text)
-        chunks = [chunk for chunk in re.split(r"[\s，。,.!！?？]+", rest) if chunk]
-        return frozenset(chunks)
-    return frozenset(
-        word for word in _WORD.findall(text.casefold()) if word not in _FRAME_WORDS
-    )
-
-
-def same_value(one: str, other: str) -> bool:
-    """Whether two statements of one attribute say the same value ("lives in Lisbon",
-    "moved to Lisbon"): the same negation, and one's value words within the other's."""
-    if bool(_NEGATION.search(one)) != bool(_NEGATION.search(other)):
-        return False
-    first, second = _value_tokens(one), _value_tokens(other)
-    return first <= second or second <= first
 
 
 # -- the plan ---------------------------------------------------------------------------

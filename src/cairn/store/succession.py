@@ -2,8 +2,9 @@
 
 Claims with the same subject and predicate in the same scope are values of one attribute
 over time ("Mei lives in Shanghai", then "Mei moved to Berlin"). The current value is the
-one whose evidence is newest; every other one is superseded, and ``superseded_at`` says
-until when it held (the evidence time of the next value). Order is evidence time, not
+one whose evidence is newest (with the statements just before it that only restate it);
+every other one is superseded, and ``superseded_at`` says until when it held (the evidence
+time of the next value). Order is evidence time, not
 arrival: a turn dated Jan 1 that is ingested after one dated Jan 20 is the older value, so
 any ingestion order gives the same current state (tests/store/test_succession.py).
 
@@ -17,11 +18,13 @@ statement's: a trip moved *earlier* is still the newer plan.
 from __future__ import annotations
 
 import datetime as dt
-import itertools
 from typing import TYPE_CHECKING
+
+import attrs
 
 from cairn.domain.claim import ClaimKind
 from cairn.domain.ids import AgentId
+from cairn.domain.values import restates
 from cairn.store.dirty import mark_dirty
 
 if TYPE_CHECKING:
@@ -92,8 +95,12 @@ def order_succession(
 
     The chain is every active or superseded claim of the agent with the claim's subject,
     predicate and scope (never across scopes), sorted by evidence time (rowid breaks ties,
-    so a restatement at the same moment wins). The newest is active; each other one is
-    superseded until the next one's evidence time, with a ``supersede`` derivation to it.
+    so a restatement at the same moment wins). Each claim is superseded until the
+    evidence time of the first later claim that says another value, with a ``supersede``
+    derivation to it; a claim that every later one only restates
+    (:func:`cairn.domain.values.restates`: "moved to Lisbon", then "lives in Lisbon
+    now") stays active beside them, so the current value is the newest one and all its
+    restatements.
     Lineage is only ever added: an edge written before an out-of-order arrival stays.
     ``stamp`` is the ``updated_at`` of changed rows (``None``: leave it, as a migration
     does: it changes no business time). Without ``reorder`` (an import, which restores
@@ -116,9 +123,9 @@ def order_succession(
     if anchor is None or anchor[0] is None or anchor[1] is None:
         return 0
     chain = [
-        (int(row[0]), str(row[1]), str(row[2]), row[3])
+        _Link(int(row[0]), str(row[1]), str(row[2]), row[3], str(row[4]))
         for row in connection.execute(
-            "SELECT rowid, evidence_at, lifecycle, superseded_at FROM claims"  # noqa: S608 - our SQL
+            "SELECT rowid, evidence_at, lifecycle, superseded_at, text FROM claims"  # noqa: S608 - our SQL
             " WHERE agent_id = ? AND subject = ? AND predicate = ? AND scope = ?"
             " AND scope_key IS ? AND lifecycle IN ('active', 'superseded')"
             + (_NOT_RESOLVED_LOSER if honour_resolutions else "")
@@ -126,21 +133,34 @@ def order_succession(
             (agent_id, *anchor),
         )
     ]
+    subject = str(anchor[0])
     newly_superseded = 0
     changed: list[int] = []
-    for (older, _, lifecycle, until), (newer, newer_at, _, _) in itertools.pairwise(
-        chain
-    ):
-        if lifecycle == "superseded":
-            if until == newer_at:
+    for index, older in enumerate(chain):
+        newer = _next_value(chain, index, subject)
+        if newer is None:
+            if reorder and older.lifecycle == "superseded":
+                # Nothing later says another value (it was restated, or the value that
+                # replaced it is gone, or it was superseded out of order before
+                # schema 8): it holds again.
+                connection.execute(
+                    "UPDATE claims SET lifecycle = 'active', superseded_at = NULL,"
+                    " updated_at = coalesce(?, updated_at), revision = revision + 1"
+                    " WHERE rowid = ?",
+                    (stamp, older.rowid),
+                )
+                changed.append(older.rowid)
+            continue
+        if older.lifecycle == "superseded":
+            if older.until == newer.evidence_at:
                 continue  # unchanged, its edge written when it was superseded
             # Only when it stopped holding changed (a value arrived in between).
             connection.execute(
                 "UPDATE claims SET superseded_at = ?,"
                 " updated_at = coalesce(?, updated_at) WHERE rowid = ?",
-                (newer_at, stamp, older),
+                (newer.evidence_at, stamp, older.rowid),
             )
-            changed.append(older)
+            changed.append(older.rowid)
         elif not reorder:
             continue
         else:
@@ -149,35 +169,46 @@ def order_succession(
                 "UPDATE claims SET lifecycle = 'superseded', superseded_at = ?,"
                 " updated_at = coalesce(?, updated_at), revision = revision + 1"
                 " WHERE rowid = ?",
-                (newer_at, stamp, older),
+                (newer.evidence_at, stamp, older.rowid),
             )
-            changed.append(older)
+            changed.append(older.rowid)
         if not reorder:
             continue  # an import brings its own lineage records
         if not connection.execute(
             "SELECT 1 FROM derivations WHERE agent_id = ? AND parent_rowid = ?"
             " AND child_rowid = ? AND relation = 'supersede'",
-            (agent_id, older, newer),
+            (agent_id, older.rowid, newer.rowid),
         ).fetchone():
             connection.execute(
                 "INSERT INTO derivations (agent_id, parent_rowid, child_rowid, relation,"
                 " created_at) VALUES (?, ?, ?, 'supersede',"
                 " coalesce(?, (SELECT updated_at FROM claims WHERE rowid = ?)))",
-                (agent_id, older, newer, stamp, newer),
+                (agent_id, older.rowid, newer.rowid, stamp, newer.rowid),
             )
-    if reorder and chain and chain[-1][2] == "superseded":
-        # The newest value by evidence was superseded out of order (before schema 8):
-        # it is the current one again.
-        connection.execute(
-            "UPDATE claims SET lifecycle = 'active', superseded_at = NULL,"
-            " updated_at = coalesce(?, updated_at), revision = revision + 1"
-            " WHERE rowid = ?",
-            (stamp, chain[-1][0]),
-        )
-        changed.append(chain[-1][0])
     if dirty and changed:
         mark_dirty(connection, agent_id, changed)
     return newly_superseded
+
+
+@attrs.frozen
+class _Link:
+    """One claim of an attribute chain, as succession reads it."""
+
+    rowid: int
+    evidence_at: str
+    lifecycle: str
+    until: object
+    text: str
+
+
+def _next_value(chain: list[_Link], index: int, subject: str) -> _Link | None:
+    """The first claim after ``chain[index]`` that says another value (``None``: every
+    later one restates it, "moved to Lisbon" then "lives in Lisbon now")."""
+    older = chain[index]
+    for newer in chain[index + 1 :]:
+        if not restates(older.text, newer.text, subject):
+            return newer
+    return None
 
 
 Chain = tuple[object, object, object, object]
