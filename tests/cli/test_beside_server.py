@@ -211,6 +211,8 @@ def test_memory_commands_go_through_the_server(
         encoding="utf-8",
     )
     ingested = cairn_json(data, "ingest", "--agent", "C", str(turns))
+    # The server's runtime ran the agent's maintenance for the ingest.
+    assert ingested.pop("maintenance")["remaining"] == 0
     assert ingested == {
         "ingested": 3,
         "duplicate": 0,

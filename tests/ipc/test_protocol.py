@@ -290,6 +290,7 @@ def test_every_request_has_one_builder() -> None:
         requests.fetch_recall("a", "r1"),
         requests.recalls("a", session_id="s1"),
         requests.feedback("a", "r1", used=["c1"], wrong=["c2"]),
+        requests.maintain("a"),
         requests.attention("a"),
         requests.consume_attention("a", [1, 2]),
         requests.clear("a"),

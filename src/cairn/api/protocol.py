@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         DrainReport,
         FeedbackReport,
         IngestReport,
+        MaintenanceReport,
         RecallRecord,
         ReconfigureReport,
         RetireReport,
@@ -144,6 +145,8 @@ class MemoryApi(Protocol):
         used: Sequence[str] = (),
         wrong: Sequence[str] = (),
     ) -> FeedbackReport: ...
+
+    async def maintain(self, agent_id: str) -> MaintenanceReport: ...
 
     # -- attention -----------------------------------------------------------------------
     async def attention(
@@ -274,6 +277,8 @@ class BlockingMemoryApi(Protocol):
         used: Sequence[str] = (),
         wrong: Sequence[str] = (),
     ) -> FeedbackReport: ...
+
+    def maintain(self, agent_id: str) -> MaintenanceReport: ...
 
     def attention(
         self, agent_id: str, *, session_id: str | None = None, limit: int = 50

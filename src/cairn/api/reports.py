@@ -27,6 +27,7 @@ __all__ = [
     "FeedbackReport",
     "IngestReport",
     "KeptCounts",
+    "MaintenanceReport",
     "RecallRecord",
     "ReconfigureReport",
     "RetireReport",
@@ -215,6 +216,19 @@ class FeedbackReport:
     used: int
     wrong: int
     new_signals: int
+
+
+@attrs.frozen
+class MaintenanceReport:
+    """What one ``maintain`` call did: ``batches`` of dirty work through every pass
+    (merge, challenge, reflection, learning, persona), ``settled`` seeds done with, and
+    ``remaining`` seeds still dirty after it (retrying ones, or more than one call
+    works at most 64 batches)."""
+
+    agent_id: str
+    batches: int
+    settled: int
+    remaining: int
 
 
 class AttentionKind(enum.StrEnum):

@@ -161,8 +161,13 @@ async def ingest_file(
     *,
     as_json: bool = True,
     max_request_bytes: int | None = None,
+    maintain: bool = True,
 ) -> dict[str, Any]:
     """Ingest every valid line of ``path``; returns counts and the rejected lines.
+
+    Once extracted and embedded, the agent's maintenance runs (``maintain``: merge,
+    challenge, learning, persona), so what a short-lived process ingested is
+    consolidated before it exits; the summary's ``maintenance`` says what it did.
 
     With ``max_request_bytes`` (a server's frame limit) each ingest call stays within
     half of it, and a turn too large to send alone is rejected with the reason.
@@ -222,7 +227,15 @@ async def ingest_file(
         await memory.wait_idle(agent)
     except PipelineStalledError as error:
         raise intake.stalled(last_line, error) from error
-    return intake.summary()
+    summary = intake.summary()
+    if maintain:
+        report = await memory.maintain(agent)
+        summary["maintenance"] = {
+            "batches": report.batches,
+            "settled": report.settled,
+            "remaining": report.remaining,
+        }
+    return summary
 
 
 def _print_ingest_summary(summary: dict[str, Any]) -> None:
@@ -252,9 +265,16 @@ def ingest(
     context: typer.Context,
     file: Annotated[Path, typer.Argument(help="JSONL of turns.", show_default=False)],
     agent: Annotated[str, typer.Option(help="Agent ID.", show_default=False)],
+    maintain: Annotated[
+        bool,
+        typer.Option(
+            help="Run the agent's maintenance (merge, challenge, persona) at the end."
+        ),
+    ] = True,
     as_json: JsonOption = False,
 ) -> None:
-    """Ingest turns from a JSONL file; returns once they are extracted and embedded."""
+    """Ingest turns from a JSONL file; returns once they are extracted, embedded and
+    (unless --no-maintain) consolidated by maintenance."""
     cli: CliContext = context.obj
 
     async def body() -> int:
@@ -268,6 +288,7 @@ def ingest(
                     file,
                     as_json=as_json,
                     max_request_bytes=target.max_request_bytes,
+                    maintain=maintain,
                 )
             except IngestStoppedError as stopped:
                 summary = {

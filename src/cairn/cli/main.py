@@ -18,6 +18,7 @@ from cairn.cli import (  # noqa: F401
     commands_feedback,
     commands_forgetting,
     commands_ipc,
+    commands_maintain,
     commands_memory,
     commands_providers,
     commands_status,

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         DrainReport,
         FeedbackReport,
         IngestReport,
+        MaintenanceReport,
         RecallRecord,
         ReconfigureReport,
         RetireReport,
@@ -231,6 +232,9 @@ class AsyncioMemory:
         return await self._call(
             lambda memory: memory.feedback(agent_id, request_id, used=used, wrong=wrong)
         )
+
+    async def maintain(self, agent_id: str) -> MaintenanceReport:
+        return await self._call(lambda memory: memory.maintain(agent_id))
 
     async def attention(
         self, agent_id: str, *, session_id: str | None = None, limit: int = 50

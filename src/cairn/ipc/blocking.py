@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         DrainReport,
         FeedbackReport,
         IngestReport,
+        MaintenanceReport,
         RecallRecord,
         ReconfigureReport,
         RetireReport,
@@ -285,6 +286,9 @@ class BlockingClient:
         return self.send(
             requests.feedback(agent_id, request_id, used=used, wrong=wrong)
         )
+
+    def maintain(self, agent_id: str) -> MaintenanceReport:
+        return self.send(requests.maintain(agent_id))
 
     def attention(
         self, agent_id: str, *, session_id: str | None = None, limit: int = 50

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         DrainReport,
         FeedbackReport,
         IngestReport,
+        MaintenanceReport,
         RecallRecord,
         ReconfigureReport,
         RetireReport,
@@ -288,6 +289,9 @@ class Client:
         return await self.send(
             requests.feedback(agent_id, request_id, used=used, wrong=wrong)
         )
+
+    async def maintain(self, agent_id: str) -> MaintenanceReport:
+        return await self.send(requests.maintain(agent_id))
 
     async def attention(
         self, agent_id: str, *, session_id: str | None = None, limit: int = 50

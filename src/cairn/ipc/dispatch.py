@@ -53,6 +53,8 @@ from cairn.ipc.messages import (
     IngestResult,
     IngestTurnRequest,
     IngestTurnResult,
+    MaintainRequest,
+    MaintainResult,
     PingRequest,
     PingResult,
     RecallRequest,
@@ -185,6 +187,12 @@ async def _feedback(memory: Memory, request: FeedbackRequest) -> Response:
         request.agent_id, request.request_id, used=request.used, wrong=request.wrong
     )
     return FeedbackResult(id=request.id, report=report)
+
+
+@handles(MaintainRequest)
+async def _maintain(memory: Memory, request: MaintainRequest) -> Response:
+    report = await memory.maintain(request.agent_id)
+    return MaintainResult(id=request.id, report=report)
 
 
 @handles(ConsumeAttentionRequest)

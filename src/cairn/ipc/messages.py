@@ -26,6 +26,7 @@ from cairn.api.reports import (
     ClearReport,
     DrainReport,
     FeedbackReport,
+    MaintenanceReport,
     RecallRecord,
     ReconfigureReport,
     RetireReport,
@@ -80,6 +81,8 @@ __all__ = [
     "IngestResult",
     "IngestTurnRequest",
     "IngestTurnResult",
+    "MaintainRequest",
+    "MaintainResult",
     "PingRequest",
     "PingResult",
     "RecallRequest",
@@ -122,7 +125,8 @@ __all__ = [
 # 4: recall takes ``as_of`` and ``turn_id``; recalls, attention, consume_attention.
 # 5: error code ``out_of_range`` (an argument outside its range, cairn.api.bounds).
 # 6: conflicts, resolve_conflict, feedback; RecallItem.stage; error code ``unknown_conflict``.
-PROTOCOL_VERSION = 6
+# 7: maintain.
+PROTOCOL_VERSION = 7
 
 
 class _Message(msgspec.Struct, tag_field="type", kw_only=True):
@@ -226,6 +230,12 @@ class FeedbackRequest(_Request, tag="feedback"):
     request_id: str
     used: list[str] = msgspec.field(default_factory=list)
     wrong: list[str] = msgspec.field(default_factory=list)
+
+
+class MaintainRequest(_Request, tag="maintain"):
+    """Maintenance of the agent now: dirty work through every pass."""
+
+    agent_id: str
 
 
 class AttentionRequest(_Request, tag="attention"):
@@ -410,6 +420,10 @@ class FeedbackResult(_Answer, tag="feedback_result"):
     report: FeedbackReport
 
 
+class MaintainResult(_Answer, tag="maintain_result"):
+    report: MaintenanceReport
+
+
 class AttentionResult(_Answer, tag="attention_result"):
     items: list[AttentionItem]
 
@@ -558,6 +572,7 @@ REQUESTS: tuple[type[_Request], ...] = (
     PingRequest,
     RecallsRequest,
     FeedbackRequest,
+    MaintainRequest,
     AttentionRequest,
     ConsumeAttentionRequest,
     ConflictsRequest,
@@ -593,6 +608,7 @@ RESULTS: tuple[type[_Answer], ...] = (
     PingResult,
     RecallsResult,
     FeedbackResult,
+    MaintainResult,
     AttentionResult,
     ConsumeAttentionResult,
     ConflictsResult,

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         ClearReport,
         DrainReport,
         FeedbackReport,
+        MaintenanceReport,
         RecallRecord,
         ReconfigureReport,
         RetireReport,
@@ -76,6 +77,7 @@ __all__ = [
     "ingest",
     "ingest_event",
     "ingest_turn",
+    "maintain",
     "ping",
     "recall",
     "recalls",
@@ -331,6 +333,11 @@ def feedback(
         wrong=list(bounds.check_feedback_ids("wrong", wrong)),
     )
     return Call(request, wire.FeedbackResult, lambda r: r.report)
+
+
+def maintain(agent_id: str) -> Call[wire.MaintainResult, MaintenanceReport]:
+    request = wire.MaintainRequest(id=UNNUMBERED, agent_id=agent_id)
+    return Call(request, wire.MaintainResult, lambda r: r.report)
 
 
 # -- attention -------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from cairn.api.reports import (
     EmbedderIdentity,
     FeedbackReport,
     IngestReport,
+    MaintenanceReport,
     ReconfigureReport,
     RetireReport,
     TextModelIdentity,
@@ -68,6 +69,7 @@ from cairn.runtime.switching import ProviderSwitch
 from cairn.runtime.threads import Limiters, run_in_thread
 from cairn.runtime.writes import ConsumeAttention, RecordFeedback, ResolveConflict
 from cairn.store.conflicts import list_conflicts
+from cairn.store.dirty import count_dirty
 from cairn.store.repair import repair_claims
 from cairn.store.sessions import session_cursor
 from cairn.store.status import agent_counts
@@ -94,6 +96,8 @@ if TYPE_CHECKING:
 __all__ = ["Memory", "open_memory"]
 
 DATABASE_NAME = "cairn.db"
+MAINTAIN_BATCHES = 64
+"""Dirty batches one ``maintain`` call works at most (a bound on one call's time)."""
 
 
 @attrs.define(eq=False)
@@ -313,6 +317,21 @@ class Memory:
         return FeedbackReport(
             request_id, recorded.used, recorded.wrong, recorded.new_signals
         )
+
+    async def maintain(self, agent_id: str) -> MaintenanceReport:
+        """Maintenance of the agent now instead of at its timer: dirty work through
+        every pass (merge, challenge, reflection, learning, persona) until none is
+        waiting, at most ``MAINTAIN_BATCHES`` (64) batches (call again while
+        ``remaining`` is not 0: a seed that keeps failing stays dirty and rotates). A short-lived process (``cairn ingest``)
+        consolidates this way before it exits. A write: refused while draining, since
+        drain pauses maintenance."""
+        async with self._core.admission.write(agent_id) as supervisor:
+            batches, settled = await supervisor.maintain(MAINTAIN_BATCHES)
+            agent = supervisor.agent_id
+        remaining = await self._core.database.read(
+            lambda reader: count_dirty(reader.connection, agent)
+        )
+        return MaintenanceReport(agent, batches, settled, remaining)
 
     async def attention(
         self, agent_id: str, *, session_id: str | None = None, limit: int = 50

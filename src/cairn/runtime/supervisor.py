@@ -593,6 +593,12 @@ class AgentSupervisor:
         with self._call():
             await self._maintenance.run_pass()
 
+    async def maintain(self, max_batches: int) -> tuple[int, int]:
+        """Maintenance now, until no dirty work is waiting or ``max_batches`` batches
+        ran: (batches, seeds settled)."""
+        with self._call():
+            return await self._maintenance.work_now(max_batches)
+
     def cancel(self, reason: str) -> None:
         """End the actors now, without draining (a retired agent's work is void)."""
         self.accepting = False

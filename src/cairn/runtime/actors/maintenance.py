@@ -187,6 +187,21 @@ class MaintenanceActor:
                 await self._step("dirty work", self._work_dirty)
             self.passes += 1
 
+    async def work_now(self, max_batches: int) -> tuple[int, int]:
+        """Passes now, one after another, while dirty seeds are ready (at most
+        ``max_batches`` batches): what a ``maintain`` call asks. Returns (batches worked,
+        seeds settled). Paused or halted, it works nothing."""
+        batches = 0
+        settled = self.dirty.settled
+        while batches < max_batches and not self.paused:
+            before = self.dirty.batches
+            await self.run_pass()
+            if self.dirty.batches == before:
+                break  # no seed was ready: the queue is worked (or all wait to retry)
+            # A worked batch may queue more (a merge's survivor, a superseded value).
+            batches += 1
+        return batches, self.dirty.settled - settled
+
     async def _step(self, name: str, step: Callable[[], Awaitable[None]]) -> None:
         now = trio.current_time()
         if now < self._retry_at.get(name, -math.inf):
