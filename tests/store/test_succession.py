@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 
@@ -132,6 +132,20 @@ def _stated(text: str, event: str) -> ClaimDraft:
     )
 
 
+def _state_in_order(
+    connection: apsw.Connection, said: list[tuple[str, int]], order: Sequence[int]
+) -> None:
+    """Store ``said`` (text, day) as turns of their own, in ``order``."""
+    for index in order:
+        text, day = said[index]
+        event = f"e{index}"
+        _say(connection, event, JAN + dt.timedelta(days=day), _stated(text, event))
+
+
+def _until(day: int) -> str:
+    return (JAN + dt.timedelta(days=day)).isoformat()
+
+
 @pytest.mark.parametrize("order", list(itertools.permutations(range(3))))
 def test_a_restated_value_is_not_history_of_its_restatement(
     connection: apsw.Connection, order: tuple[int, ...]
@@ -141,21 +155,10 @@ def test_a_restated_value_is_not_history_of_its_restatement(
         ("Ana moved to Lisbon last month", 19),
         ("Ana lives in Lisbon now", 40),
     ]
-    for index in order:
-        text, day = said[index]
-        _say(
-            connection,
-            f"e{index}",
-            JAN + dt.timedelta(days=day),
-            _stated(text, f"e{index}"),
-        )
+    _state_in_order(connection, said, order)
     # Berlin held until the first statement of Lisbon; both Lisbon statements hold.
     assert _chain(connection) == [
-        (
-            "Ana lives in Berlin",
-            "superseded",
-            (JAN + dt.timedelta(days=19)).isoformat(),
-        ),
+        ("Ana lives in Berlin", "superseded", _until(19)),
         ("Ana moved to Lisbon last month", "active", None),
         ("Ana lives in Lisbon now", "active", None),
     ]
@@ -164,30 +167,15 @@ def test_a_restated_value_is_not_history_of_its_restatement(
 def test_a_value_said_again_after_another_is_current_again(
     connection: apsw.Connection,
 ) -> None:
-    for index, (text, day) in enumerate(
-        [
-            ("Ana lives in Lisbon", 0),
-            ("Ana lives in Berlin", 19),
-            ("Ana lives in Lisbon now", 40),
-        ]
-    ):
-        _say(
-            connection,
-            f"e{index}",
-            JAN + dt.timedelta(days=day),
-            _stated(text, f"e{index}"),
-        )
+    said = [
+        ("Ana lives in Lisbon", 0),
+        ("Ana lives in Berlin", 19),
+        ("Ana lives in Lisbon now", 40),
+    ]
+    _state_in_order(connection, said, range(3))
     assert _chain(connection) == [
-        (
-            "Ana lives in Lisbon",
-            "superseded",
-            (JAN + dt.timedelta(days=19)).isoformat(),
-        ),
-        (
-            "Ana lives in Berlin",
-            "superseded",
-            (JAN + dt.timedelta(days=40)).isoformat(),
-        ),
+        ("Ana lives in Lisbon", "superseded", _until(19)),
+        ("Ana lives in Berlin", "superseded", _until(40)),
         ("Ana lives in Lisbon now", "active", None),
     ]
 
