@@ -3,13 +3,18 @@ crashed and refused calls says must be recallable, must never be, or cannot be t
 
 from __future__ import annotations
 
+from typing import Any
+
 from cairn.stress.history import Call, History, Outcome
 from cairn.stress.markers import holds_marker
-from cairn.stress.model import ForgetEffect, Restored, expectations
-from cairn.stress.workload import Kind, Operation, Phase, Workload
+from cairn.stress.model import ForgetEffect, Forgot, Restored, expectations
+from cairn.stress.workload import ATTRIBUTE, Kind, Operation, Phase, Workload
 
 A = "agent-0"
 M = "qbcdfghjkl"
+# What a forget of the turn e1, and of the claim learned from it, report.
+TURN_FORGOTTEN = Forgot(ForgetEffect.ERASED, "evidence", "e1", frozenset({"e1"}))
+CLAIM_FORGOTTEN = Forgot(ForgetEffect.HIDDEN, "preference", "c1", frozenset({"e1"}))
 
 
 def _write(kind: Kind = Kind.INGEST, marker: str = M) -> Operation:
@@ -85,8 +90,8 @@ def test_a_replay_after_a_forget_or_a_clear_stays_out_but_after_a_retire_is_new(
 ):
     replay = Operation(Kind.REPLAY, A, target=M, event_id="e1", original=_write())
     for removal, result, verdict in (
-        (Operation(Kind.FORGET, A, target=M), ForgetEffect.ERASED, "erased"),
-        (Operation(Kind.FORGET, A, target=M), ForgetEffect.HIDDEN, "gone"),
+        (Operation(Kind.FORGET, A, target=M), TURN_FORGOTTEN, "erased"),
+        (Operation(Kind.FORGET, A, target=M), CLAIM_FORGOTTEN, "gone"),
         (Operation(Kind.CLEAR, A), None, "erased"),
         (Operation(Kind.RETIRE, A), None, "live"),
     ):
@@ -106,7 +111,7 @@ def test_a_forget_overlapping_its_write_still_forgets() -> None:
     writing = history.invoke(write, 0)
     forgetting = history.invoke(forget, 1)
     history.complete(writing, Outcome.OK)
-    history.complete(forgetting, Outcome.OK, result=ForgetEffect.ERASED)
+    history.complete(forgetting, Outcome.OK, result=TURN_FORGOTTEN)
     assert _verdict(history, write, forget) == "erased"
 
 
@@ -205,3 +210,128 @@ def test_a_marker_is_held_only_where_its_tail_ends_a_word() -> None:
     assert holds_marker(b"Codename qdvvdpdrgb.", "qdvvdpdrgb")
     assert not holds_marker(b"Codename qvvdpdrgbm.", "qdvvdpdrgb")
     assert not holds_marker(b"\x10\tvvdpdrgbm\x05", "qdvvdpdrgb")
+
+
+# -- restatements and changes ------------------------------------------------------------
+M2 = "qzzzzzzzzz"
+
+
+def _said(
+    kind: Kind, event: str, marker: str = M, *, attribute: str | None = None
+) -> Operation:
+    return Operation(
+        kind, A, marker, None, event, "s0", f"I love {marker}.", attribute=attribute
+    )
+
+
+def _forgot_turn(event: str) -> Forgot:
+    return Forgot(ForgetEffect.ERASED, "evidence", event, frozenset({event}))
+
+
+def _forgot_claim(*sources: str) -> Forgot:
+    return Forgot(ForgetEffect.HIDDEN, "preference", "c1", frozenset(sources))
+
+
+def _expected(history: History, *operations: Operation) -> Any:
+    return expectations(_workload(*operations), history)
+
+
+def test_a_restatement_keeps_its_fact_recallable_when_the_first_turn_is_forgotten() -> (
+    None
+):
+    history = History()
+    first, again = _said(Kind.INGEST, "e1"), _said(Kind.RESTATE, "e2")
+    forget = Operation(Kind.FORGET, A, target=M)
+    _run(history, first)
+    _run(history, again)
+    _run(history, forget, result=_forgot_turn("e1"))
+    assert _verdict(history, first, again, forget) == "live"
+    # Its own turn forgotten too, nothing of the fact is left anywhere.
+    _run(history, forget, result=_forgot_turn("e2"))
+    assert _verdict(history, first, again, forget) == "erased"
+
+
+def test_forgetting_the_claim_hides_every_turn_it_cites_and_may_hide_the_others() -> (
+    None
+):
+    """After a merge the claim cites both turns: both leave recall. Recalled citing one
+    only, the other may have been merged into it before the forget landed, or not."""
+    first, again = _said(Kind.INGEST, "e1"), _said(Kind.RESTATE, "e2")
+    forget = Operation(Kind.FORGET, A, target=M)
+    merged = History()
+    _run(merged, first)
+    _run(merged, again)
+    _run(merged, forget, result=_forgot_claim("e1", "e2"))
+    assert _verdict(merged, first, again, forget) == "gone"
+    unmerged = History()
+    _run(unmerged, first)
+    _run(unmerged, again)
+    _run(unmerged, forget, result=_forgot_claim("e1"))
+    assert _verdict(unmerged, first, again, forget) == "undecided"
+
+
+def test_a_restatement_after_its_claim_was_forgotten_is_new_evidence() -> None:
+    history = History()
+    first, again = _said(Kind.INGEST, "e1"), _said(Kind.RESTATE, "e2")
+    forget = Operation(Kind.FORGET, A, target=M)
+    _run(history, first)
+    _run(history, forget, result=_forgot_claim("e1"))
+    _run(history, again)
+    assert _verdict(history, first, forget, again) == "live"
+
+
+def test_a_forget_recalling_a_turn_not_yet_stored_is_no_possible_order() -> None:
+    """The forget found the restatement's turn by recalling it: the orders that put
+    the forget before that turn's write are not what happened."""
+    history = History()
+    first, again = _said(Kind.INGEST, "e1"), _said(Kind.RESTATE, "e2")
+    forget = Operation(Kind.FORGET, A, target=M)
+    _run(history, first)
+    writing = history.invoke(again, 1)
+    forgetting = history.invoke(forget, 0)
+    history.complete(writing, Outcome.OK)
+    history.complete(forgetting, Outcome.OK, result=_forgot_turn("e2"))
+    assert _verdict(history, first, again, forget) == "live"
+    expected = _expected(history, first, again, forget)
+    assert M not in expected.erased
+
+
+def test_a_change_makes_the_value_before_it_history_until_it_goes() -> None:
+    value = _said(Kind.INGEST, "e1", attribute=ATTRIBUTE)
+    change = _said(Kind.CHANGE, "e2", M2, attribute=ATTRIBUTE)
+    history = History()
+    _run(history, value)
+    _run(history, change)
+    expected = _expected(history, value, change)
+    assert expected.history == {A: {M: M2}}
+    assert M in expected.live[A]
+    # The newer value forgotten, the older one holds again.
+    forget = Operation(Kind.FORGET, A, target=M2)
+    _run(history, forget, result=_forgot_turn("e2"))
+    assert _expected(history, value, change, forget).history == {}
+
+
+def test_a_value_said_again_after_its_change_decides_nothing() -> None:
+    """Said again after the change, the old value is current unless the restatement
+    merged into its first statement before the change arrived (a merged value's time is
+    its earliest turn's): neither is expected as history."""
+    value = _said(Kind.INGEST, "e1", attribute=ATTRIBUTE)
+    change = _said(Kind.CHANGE, "e2", M2, attribute=ATTRIBUTE)
+    again = _said(Kind.RESTATE, "e3", attribute=ATTRIBUTE)
+    history = History()
+    for call in (value, change, again):
+        _run(history, call)
+    assert _expected(history, value, change, again).history == {}
+
+
+def test_a_remembered_value_is_never_expected_as_history() -> None:
+    """A remembered value's time is the memory's clock, not a turn's: whether a turn's
+    value replaced it is not the turn's number to tell."""
+    remembered = Operation(
+        Kind.REMEMBER, A, M, text=f"My favourite colour is {M}.", attribute=ATTRIBUTE
+    )
+    change = _said(Kind.CHANGE, "e2", M2, attribute=ATTRIBUTE)
+    history = History()
+    _run(history, remembered)
+    _run(history, change)
+    assert _expected(history, remembered, change).history == {}

@@ -1,6 +1,7 @@
 """The checks run against a settled runtime and its data directory: what recall and export
-show against what the history says (I1, I2, I3), stored vectors against their identity
-(I4), receipts (I5), integrity (I6) and the files themselves (I7)."""
+show against what the history says (I1, I2, I3, and I9 for replaced values), stored
+vectors against their identity (I4), receipts (I5), integrity (I6) and the files
+themselves (I7)."""
 
 from __future__ import annotations
 
@@ -53,11 +54,13 @@ async def check_answers(
     wait_s: float,
     directives: bool = True,
 ) -> list[Finding]:
-    """Recall every decided marker: the live ones must come back, the gone ones never; and
-    every answer is scanned for other agents' markers (through the executor)."""
+    """Recall every decided marker: the live ones must come back (a replaced value not
+    as current), the gone ones never; and every answer is scanned for other agents'
+    markers (through the executor)."""
     findings: list[Finding] = []
     agents = set(expected.live) | set(expected.gone) | set(expected.directives)
     for agent in sorted(agents):
+        replaced = expected.history.get(agent, {})
         for marker in sorted(expected.live.get(agent, ())):
             recall = await api.recall(agent, marker, wait_s=wait_s)
             executor.scan_recall(agent, recall)
@@ -68,6 +71,10 @@ async def check_answers(
                         f"{agent}: acknowledged {marker} is not recalled ({recall.status})",
                     )
                 )
+            elif marker in replaced and _current(recall, marker):
+                newer = replaced[marker]
+                message = f"{agent}: {marker} is current after {newer} replaced it"
+                findings.append(("I9", message))
         for marker in sorted(expected.gone.get(agent, ())):
             recall = await api.recall(agent, marker, wait_s=wait_s)
             executor.scan_recall(agent, recall)
@@ -83,6 +90,14 @@ async def check_answers(
                 if marker not in recall.directive_block
             )
     return findings
+
+
+def _current(recall: Any, marker: str) -> bool:
+    """Whether an item stating ``marker`` is marked as what holds now."""
+    return any(
+        marker in item.text and getattr(item, "standing", None) == "current"
+        for item in recall.items
+    )
 
 
 def _shows(recall: Any, marker: str) -> bool:

@@ -17,7 +17,7 @@ from cairn.domain.outcomes import IntakeOutcome
 from cairn.errors import CairnError
 from cairn.stress.history import Call, History, Outcome
 from cairn.stress.markers import MARKER_PATTERN
-from cairn.stress.model import ForgetEffect, Restored
+from cairn.stress.model import ForgetEffect, Forgot, Restored
 from cairn.stress.scheduling import YieldInjector
 from cairn.stress.workload import Kind, Operation
 
@@ -30,7 +30,11 @@ __all__ = ["Executor", "turn_of"]
 _Where = tuple[int, int]
 """(client, how many calls that client started before this one)."""
 
-_EPOCH = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
+# Before the stress memory's clock (cairn.testing.FixedDomainClock, 2026-01-05): a value
+# a newer turn replaced stopped holding before recall's moment, so recall marks it as
+# history (cairn.retrieval.succession). A workload of thousands of turns still ends
+# days before that moment.
+_EPOCH = dt.datetime(2026, 1, 1, 9, 0, tzinfo=dt.UTC)
 
 
 def turn_of(operation: Operation) -> Turn:
@@ -81,7 +85,16 @@ class Backups(Protocol):
 
 
 _TURNS = frozenset(
-    {Kind.INGEST, Kind.EVENT, Kind.EDIT, Kind.DELETE, Kind.REPLAY, Kind.FORK}
+    {
+        Kind.INGEST,
+        Kind.EVENT,
+        Kind.EDIT,
+        Kind.DELETE,
+        Kind.REPLAY,
+        Kind.FORK,
+        Kind.RESTATE,
+        Kind.CHANGE,
+    }
 )
 
 
@@ -296,7 +309,8 @@ class Executor:
         if not carrying:
             return Outcome.FAIL, "not recalled, nothing to forget", None
         # The turn itself when recall shows it: forgetting a turn deletes it; forgetting
-        # a claim learned from a turn hides the turn but keeps it as the record.
+        # a claim learned from a turn hides the turn but keeps it as the record. Which
+        # one it was goes to the checker: another turn restating the fact may stay.
         carrying.sort(key=lambda item: item.kind != "evidence")
         item = carrying[0]
         await api.forget(agent, item.id)
@@ -306,4 +320,5 @@ class Executor:
             if item.kind == "evidence" or remembered
             else ForgetEffect.HIDDEN
         )
-        return Outcome.OK, f"{item.kind} {item.id} ({effect})", effect
+        forgot = Forgot(effect, item.kind, item.id, frozenset(item.source_refs))
+        return Outcome.OK, f"{item.kind} {item.id} ({effect})", forgot

@@ -97,9 +97,12 @@ def _count(mode: ModeResult, result: RunResult) -> None:
     mode.count("acknowledged writes checked recallable", result.checked_live)
     mode.count("gone memories checked absent", result.checked_gone)
     mode.count("erased memories checked off the disk", result.checked_erased)
+    mode.count("replaced values checked recalled as history", result.checked_history)
     mode.count("memories left undecided by overlapping calls", result.undecided)
     mode.count("restarts", result.restarts)
     mode.count("embedder switches", result.switches)
+    for figure, amount in result.ledger.figures().items():
+        mode.count(figure, amount)
     for outcome in ("ok", "fail", "unknown"):
         mode.count(
             f"calls {outcome}",

@@ -19,6 +19,7 @@ INVARIANTS = {
     "I6": "integrity (SQLite, doctor, vector projection)",
     "I7": "no forgotten plaintext on disk",
     "I8": "no hang",
+    "I9": "a replaced value is recalled as history, never as current",
     "TE": "every refusal is a typed error, and nothing crashes",
 }
 
@@ -35,7 +36,7 @@ def describe_error(error: BaseException) -> str:
 @attrs.frozen
 class Violation:
     invariant: str
-    """``I1`` … ``I8`` (:data:`INVARIANTS`)."""
+    """``I1`` … ``I9`` (:data:`INVARIANTS`)."""
     message: str
     mode: str
     seed: int

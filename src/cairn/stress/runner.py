@@ -32,6 +32,7 @@ from cairn.stress.checks import Finding, check_answers, check_directory, check_f
 from cairn.stress.embedders import DIMENSION, ReversedHashingEmbedder
 from cairn.stress.execute import Executor
 from cairn.stress.history import History
+from cairn.stress.ledger import Ledger, read_ledger
 from cairn.stress.load_server import ServerProcess, start_server
 from cairn.stress.markers import MARKER_PATTERN
 from cairn.stress.model import Expectations, Restored, expectations
@@ -80,9 +81,13 @@ class RunResult:
     checked_live: int = 0
     checked_gone: int = 0
     checked_erased: int = 0
+    checked_history: int = 0
+    """Replaced values checked to be recalled as history, not as current."""
     undecided: int = 0
     restarts: int = 0
     switches: int = 0
+    ledger: Ledger = attrs.field(factory=Ledger)
+    """What maintenance did, read from the memory as the run ended."""
 
     @property
     def failed(self) -> bool:
@@ -136,9 +141,11 @@ async def _check(
     result.checked_live = sum(len(v) for v in expected.live.values())
     result.checked_gone = sum(len(v) for v in expected.gone.values())
     result.checked_erased = len(expected.erased)
+    result.checked_history = expected.checked_history
     result.findings += await check_answers(api, expected, executor, wait_s=30.0)
     if memory is not None:
         await publish_projections(memory)
+        result.ledger = await read_ledger(memory)
         result.findings += await check_directory(memory, expected, executor)
         result.findings += await import_round_trip(memory, expected, executor)
 
@@ -202,9 +209,9 @@ class AgentBackups:
         await export_memory(self._live(), sink, agent)
         text = sink.getvalue()
         await trio.Path(path).write_text(text, encoding="utf-8")
+        markers, events = _recallable(text)
         held = Restored(
-            frozenset(_recallable_markers(text)),
-            frozenset(MARKER_PATTERN.findall(text)),
+            frozenset(markers), frozenset(MARKER_PATTERN.findall(text)), events
         )
         self.latest[agent] = (path, held)
         return held.recallable
@@ -217,20 +224,24 @@ class AgentBackups:
         return held
 
 
-def _recallable_markers(export: str) -> set[str]:
-    """Markers of what an export holds as recallable memory: active claims and turns
-    that are neither hidden nor withdrawn (directives are not memories)."""
+def _recallable(export: str) -> tuple[set[str], frozenset[str]]:
+    """Markers of what an export holds as recallable memory (active claims, superseded
+    ones, which recall shows as history, and turns that are neither hidden nor
+    withdrawn; directives are not memories), and the IDs of those turns."""
     held: set[str] = set()
+    events: set[str] = set()
     for line in export.splitlines()[1:]:
         record = json.loads(line)
         kind = record.get("type")
-        if kind == "claim" and record.get("lifecycle") != "active":
+        if kind == "claim" and record.get("lifecycle") not in {"active", "superseded"}:
             continue
         if kind == "event" and (record.get("hidden") or record.get("withdrawn")):
             continue
+        if kind == "event":
+            events.add(str(record.get("id")))
         if kind in {"claim", "event"}:
             held.update(MARKER_PATTERN.findall(str(record.get("text", ""))))
-    return held
+    return held, frozenset(events)
 
 
 async def run_in_process(data_dir: Path, workload: Workload) -> RunResult:

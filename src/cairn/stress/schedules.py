@@ -38,6 +38,7 @@ from cairn.stress.checks import check_answers, check_directory, check_files
 from cairn.stress.embedders import DIMENSION
 from cairn.stress.execute import Executor
 from cairn.stress.history import History
+from cairn.stress.ledger import read_ledger
 from cairn.stress.markers import MARKER_PATTERN, marker_tail
 from cairn.stress.model import Expectations, expectations
 from cairn.stress.report import describe_error
@@ -148,6 +149,7 @@ async def run_scheduled(
     result.checked_live = sum(len(v) for v in expected.live.values())
     result.checked_gone = sum(len(v) for v in expected.gone.values())
     result.checked_erased = len(expected.erased)
+    result.checked_history = expected.checked_history
     result.findings += await check_answers(memory, expected, executor, wait_s=30.0)
     result.findings += executor_findings(executor)
     return result
@@ -162,6 +164,7 @@ def _merged(every: Sequence[Expectations]) -> Expectations:
         merged.gone.update(expected.gone)
         merged.erased.update(expected.erased)
         merged.directives.update(expected.directives)
+        merged.history.update(expected.history)
     return attrs.evolve(merged, undecided=sum(e.undecided for e in every))
 
 
@@ -274,6 +277,9 @@ async def _run_batch(
         findings += await _check_batch(memory, batch)
     async with stress_memory(data, HashingEmbedder(DIMENSION)) as memory:
         findings += await _after_restart(memory, batch)
+        # One memory for the batch: what maintenance did is counted once, on its first
+        # trial.
+        batch.runs[0][1].ledger = await read_ledger(memory)
     batch.charge(findings)
 
 

@@ -5,8 +5,12 @@ another while the clients run concurrently, so operations of one agent race each
 (a clear against an ingest, a forget against the embedding of what it forgets). Between
 phases the runtime settles and may restart or switch its embedder. Every write carries
 a fresh marker (:mod:`cairn.stress.markers`) so the checker can tell exactly which write
-a recalled or stored text came from. The same seed gives the same operations, in the
-same order, for the same clients.
+a recalled or stored text came from, with two exceptions that give maintenance work: a
+*restatement* says an earlier turn's fact again, with the same marker, in a phrasing the
+merge pass takes for a near-duplicate ("I love M." / "I really love M."), and a *change*
+gives the agent's one changing attribute (its favourite colour) a new value, with a new
+marker, so the value before it becomes history. The same seed gives the same
+operations, in the same order, for the same clients.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from cairn.stress.markers import MarkerSource
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["Kind", "Operation", "Phase", "Workload", "generate"]
+__all__ = ["ATTRIBUTE", "Kind", "Operation", "Phase", "Workload", "generate"]
 
 
 class Kind(enum.StrEnum):
@@ -59,10 +63,23 @@ class Kind(enum.StrEnum):
     DRAIN = "drain"
     """Drain and resume the whole runtime while the other clients go on."""
     MAINTENANCE = "maintenance"
+    RESTATE = "restate"
+    """A new turn saying ``marker``'s fact again in another phrasing (same marker)."""
+    CHANGE = "change"
+    """A new turn giving the agent's changing attribute a new value (a new marker)."""
 
 
 WRITES = frozenset(
-    {Kind.INGEST, Kind.EVENT, Kind.REMEMBER, Kind.EDIT, Kind.FORK, Kind.DIRECTIVE}
+    {
+        Kind.INGEST,
+        Kind.EVENT,
+        Kind.REMEMBER,
+        Kind.EDIT,
+        Kind.FORK,
+        Kind.DIRECTIVE,
+        Kind.RESTATE,
+        Kind.CHANGE,
+    }
 )
 IN_PROCESS_ONLY = frozenset({Kind.EXPORT, Kind.IMPORT})
 """Operations only the embedded memory has (export and import are not IPC calls)."""
@@ -82,7 +99,10 @@ class Operation:
     replaces: str | None = None
     """Event ID an edit or deletion replaces."""
     original: Operation | None = None
-    """What a replay sends again (the operation that first sent the turn)."""
+    """What a replay sends again (the operation that first sent the turn); what a
+    restatement restates."""
+    attribute: str | None = None
+    """The changing attribute this write states a value of (:data:`ATTRIBUTE`)."""
 
     def describe(self) -> str:
         parts = [self.kind.value, self.agent]
@@ -119,6 +139,65 @@ class Workload:
         ]
 
 
+ATTRIBUTE = "favourite:colour"
+"""The attribute whose value changes: every agent's statements of it form one chain
+(the extractor keys them all ``(user, favourite:colour)``), the newest current."""
+
+
+@attrs.frozen
+class Phrasing:
+    """A fact in phrasings the merge pass takes for near-duplicates of each other
+    (cairn.maintenance.duplicates: only intensifiers differ), each extracted as a
+    different claim text; the first is the statement, the rest restate it."""
+
+    texts: tuple[str, ...]
+    attribute: str | None = None
+
+
+# Facts a later turn restates: keyed ``attitude:<marker>`` (the marker is the value),
+# so every restatement joins the same marker's own chain.
+_RESTATABLE = (
+    Phrasing(
+        (
+            "I love {m}.",
+            "I really love {m}.",
+            "I truly love {m}.",
+            "I absolutely love {m}.",
+        )
+    ),
+    Phrasing(
+        ("我喜欢 {m}。", "我很喜欢 {m}。", "我非常喜欢 {m}。", "我真的很喜欢 {m}。")
+    ),
+)
+# A value of the changing attribute, as a first statement and as a change; the English
+# ones can be restated, the Chinese ones have no phrasing the merge rule joins.
+_VALUES = (
+    Phrasing(
+        (
+            "My favourite colour is {m}.",
+            "My favourite colour is really {m}.",
+            "My favourite colour is truly {m}.",
+        ),
+        ATTRIBUTE,
+    ),
+    Phrasing(("我最喜欢的颜色是 {m}。",), ATTRIBUTE),
+)
+_CHANGES = (
+    Phrasing(
+        (
+            "My favourite colour is now {m}.",
+            "My favourite colour is really now {m}.",
+            "My favourite colour is truly now {m}.",
+        ),
+        ATTRIBUTE,
+    ),
+    Phrasing(("我现在最喜欢的颜色是 {m}。",), ATTRIBUTE),
+)
+# A remembered value: no key of its own; the challenge pass reads it and keys it, so it
+# supersedes the turns' values (and two of them, said at one moment, conflict).
+_REMEMBERED_VALUE = "My favourite colour is {m}."
+_REMEMBERED_VALUE_SHARE = 0.25
+
 _FACTS = (
     "My locker code word is {m}.",
     "I named my new bicycle {m} last weekend.",
@@ -154,8 +233,22 @@ _WEIGHTS = {
     Kind.CLEAR: 1,
     Kind.RETIRE: 1,
     Kind.DRAIN: 1,
-    Kind.MAINTENANCE: 2,
+    Kind.MAINTENANCE: 5,
+    Kind.RESTATE: 6,
+    Kind.CHANGE: 4,
 }
+# The share of ingests that state a fact a later turn may restate or a value of the
+# changing attribute (the others carry a fact no rule extracts, or an event claim).
+_PHRASED_SHARE = 0.5
+_PHRASED = (*_RESTATABLE, *_VALUES)
+
+
+@attrs.define
+class _Restatable:
+    """A planned turn whose fact can be said again, and the phrasings not used yet."""
+
+    turn: Operation
+    left: list[str]
 
 
 @attrs.define
@@ -167,6 +260,9 @@ class _Planner:
     turns: dict[str, list[Operation]] = attrs.field(factory=dict)
     remembered: dict[str, list[str]] = attrs.field(factory=dict)
     directives: dict[str, list[str]] = attrs.field(factory=dict)
+    restatable: dict[str, list[_Restatable]] = attrs.field(factory=dict)
+    values: dict[str, list[str]] = attrs.field(factory=dict)
+    """Per agent: markers of the changing attribute, in the order they were planned."""
     counter: int = 0
     sessions: int = 0
 
@@ -183,7 +279,74 @@ class _Planner:
             return kind if self.directives.get(agent) else Kind.DIRECTIVE
         if kind in {Kind.ARCHIVE, Kind.UNARCHIVE}:
             return kind if self.remembered.get(agent) else Kind.REMEMBER
+        if kind is Kind.RESTATE:
+            return kind if self.restatable.get(agent) else Kind.INGEST
         return kind
+
+    def _statement(
+        self, kind: Kind, agent: str, session: str, phrasing: Phrasing
+    ) -> Operation:
+        """A new turn stating ``phrasing``'s fact with a new marker."""
+        marker = self.marker()
+        values = self.values[agent]
+        written = Operation(
+            kind,
+            agent,
+            marker,
+            values[-1] if kind is Kind.CHANGE and values else None,
+            self._event_id(),
+            session,
+            phrasing.texts[0].format(m=marker),
+            attribute=phrasing.attribute,
+        )
+        if phrasing.attribute is not None:
+            values.append(marker)
+        if len(phrasing.texts) > 1:
+            restatements = [text.format(m=marker) for text in phrasing.texts[1:]]
+            self.restatable[agent].append(_Restatable(written, restatements))
+        return written
+
+    def _phrased(self, kind: Kind, agent: str, session: str) -> Operation | None:
+        """A restatement, a change, or an ingest of a phrased fact (``None``: none of
+        them, the caller plans ``kind`` itself)."""
+        if kind is Kind.RESTATE:
+            return self._restate(agent, session)
+        if kind is Kind.CHANGE:
+            return self._statement(kind, agent, session, self.rng.choice(_CHANGES))
+        if kind is Kind.INGEST and self.rng.random() < _PHRASED_SHARE:
+            return self._statement(kind, agent, session, self.rng.choice(_PHRASED))
+        return None
+
+    def _remember(self, agent: str) -> Operation:
+        marker = self.marker()
+        self.remembered[agent].append(marker)
+        if self.rng.random() < _REMEMBERED_VALUE_SHARE:
+            self.values[agent].append(marker)
+            text = _REMEMBERED_VALUE.format(m=marker)
+            return Operation(
+                Kind.REMEMBER, agent, marker, text=text, attribute=ATTRIBUTE
+            )
+        text = self.rng.choice(_REMEMBERED).format(m=marker)
+        return Operation(Kind.REMEMBER, agent, marker, text=text)
+
+    def _restate(self, agent: str, session: str) -> Operation:
+        pool = self.restatable[agent]
+        chosen = self.rng.choice(pool)
+        text = chosen.left.pop(self.rng.randrange(len(chosen.left)))
+        if not chosen.left:
+            pool.remove(chosen)
+        said = chosen.turn
+        return Operation(
+            Kind.RESTATE,
+            agent,
+            said.marker,
+            None,
+            self._event_id(),
+            session,
+            text,
+            original=said,
+            attribute=said.attribute,
+        )
 
     def next(self, *, drains: bool, in_process: bool) -> Operation:
         kinds = list(_WEIGHTS)
@@ -197,7 +360,13 @@ class _Planner:
         turns = self.turns.setdefault(agent, [])
         remembered = self.remembered.setdefault(agent, [])
         directives = self.directives.setdefault(agent, [])
+        self.restatable.setdefault(agent, [])
+        self.values.setdefault(agent, [])
         session = f"s{self.rng.randrange(3)}"
+        phrased = self._phrased(kind, agent, session)
+        if phrased is not None:
+            turns.append(phrased)
+            return phrased
         if kind is Kind.INGEST or kind is Kind.EVENT:
             marker = self.marker()
             template = self.rng.choice(_FACTS if kind is Kind.INGEST else _EVENTS)
@@ -213,10 +382,7 @@ class _Planner:
             turns.append(written)
             return written
         if kind is Kind.REMEMBER:
-            marker = self.marker()
-            remembered.append(marker)
-            text = self.rng.choice(_REMEMBERED).format(m=marker)
-            return Operation(kind, agent, marker, text=text)
+            return self._remember(agent)
         if kind is Kind.DIRECTIVE:
             marker = self.marker()
             directives.append(marker)
