@@ -1,7 +1,8 @@
 """Blocking fakes for the scripted race scenarios (tests/stress/test_races.py).
 
 Each fake wraps a real part (the ``HashingEmbedder`` of ``cairn.testing``, a text provider
-answering with verbatim claims) and parks the calls the test picks on a :class:`Gate`, so
+answering with verbatim claims, a maintenance pass) and parks the calls the test picks on
+a :class:`Gate`, so
 the test, not the scheduler, decides when each side of a race proceeds. A parked call can
 be shielded: like work already in a worker thread or on the wire, cancellation (a fence
 advancing, a stop) does not reach it, and its result arrives late, after whatever the test
@@ -32,6 +33,7 @@ from cairn.vectors.identity import EmbeddingIdentity
 __all__ = [
     "Gate",
     "GatedEmbedder",
+    "GatedPass",
     "GatedTextProvider",
     "TokenHold",
     "holding",
@@ -146,6 +148,41 @@ def verbatim_claims(events: list[dict[str, Any]]) -> dict[str, Any]:
         "directive_drafts": [],
         "discarded_event_ids": discarded,
     }
+
+
+@attrs.define(eq=False)
+class GatedPass:
+    """A real maintenance pass (cairn.maintenance.passes) whose first plan with work
+    parks on :attr:`gate`, inside the read snapshot it was planned on, until the test
+    opens it: whatever commits meanwhile is what the pass's ``apply`` must decide again
+    against (its plan reaches the writer only after the gate opens)."""
+
+    inner: Any
+    gate: Gate = attrs.Factory(lambda: Gate(lambda _: True))
+
+    @property
+    def name(self) -> str:
+        return str(self.inner.name)
+
+    @property
+    def sweeps(self) -> bool:
+        return bool(getattr(self.inner, "sweeps", False))
+
+    def plan(self, connection: Any, work: Any) -> Any:
+        # Runs in a reader's worker thread: the park itself runs in trio.
+        plan = self.inner.plan(connection, work)
+        if plan is not None and not self.gate.used:
+            trio.from_thread.run(self.gate.park, [])
+        return plan
+
+    def question(self, plan: Any) -> Any:
+        return self.inner.question(plan)
+
+    def answered(self, plan: Any, answer: Any) -> Any:
+        return self.inner.answered(plan, answer)
+
+    def apply(self, connection: Any, work: Any, plan: Any) -> Any:
+        return self.inner.apply(connection, work, plan)
 
 
 def _events_of(user_prompt: str) -> list[dict[str, Any]]:

@@ -12,7 +12,9 @@ One transaction, in the caller's writer (tests/runtime/test_forget_evidence.py):
 - the turns indexed and embedded *with* a forgotten turn as their context are re-indexed
   without it and lose their vector (re-embedded without it by the embedding sweep), so the
   forgotten words match nowhere;
-- the event rowid floor rises, so a deleted rowid is never given to a later turn.
+- the event rowid floor rises, so a deleted rowid is never given to a later turn;
+- both lexical indexes are purged (cairn.store.fts_purge): the turn's own rows, and what
+  claims learned from it left in the claim index, even claims gone before the forget.
 """
 
 from __future__ import annotations
@@ -233,8 +235,11 @@ def delete_evidence(
     )
     raise_event_rowid_floor(connection, max(int(str(row[0])) for row in rows))
     request_fts_purge(connection, "event_fts", now)
-    if removed:
-        request_fts_purge(connection, "claim_fts", now)
+    # Even when no claim goes now: the claim index may still hold the words of a claim
+    # learned from these rows and deleted earlier without a purge (one a merge absorbed,
+    # one a rewind deleted to derive again, a row re-keyed), whose tokens stay in the
+    # contentless index until it is rewritten.
+    request_fts_purge(connection, "claim_fts", now)
     return EvidenceRemoval(
         tuple(event_ids),
         tuple(int(str(row[0])) for row in rows),

@@ -7,6 +7,12 @@ apply to such tables. A forget or clear therefore records a purge request in its
 transaction, and :func:`run_fts_purges` rewrites the index with ``optimize`` (about 0.13 s
 per 100k rows measured here), after which ``PRAGMA secure_delete`` zeroes the freed pages.
 
+Rows are deleted without a purge where nothing is forgotten: a merge deletes the claim it
+absorbed, a rewind the claims it derives again, a re-key rewrites a claim's row. Their
+tokens stay until the next purge, so a forget of a turn purges the claim index as well as
+the turn's, whether or not it removes a claim itself: the claim merged away from that turn
+is already gone, and its words with the turn's must leave the disk.
+
 The WAL still holds older copies of those pages (and of the deleted rows) until a
 checkpoint copies the file's pages back and truncates the log. The purge's transaction
 marks that checkpoint owed (:func:`checkpoint_generation`); the runtime settles it once a
