@@ -7,6 +7,7 @@ import functools
 import inspect
 import os
 from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,9 @@ import trio.testing
 from hypothesis import settings
 
 from cairn import Memory, MemoryConfig, open_memory
+from cairn.clock import DomainClock
+from cairn.providers.embedding import EmbeddingProvider
+from cairn.providers.http.text import TextProvider
 from cairn.testing import FixedDomainClock, HashingEmbedder
 
 settings.register_profile("ci", max_examples=60, deadline=None)
@@ -33,6 +37,25 @@ TEST_CONFIG = MemoryConfig(
     # MockClock tests (tests/runtime/test_batches.py).
     extraction_linger_s=0.001,
 )
+
+
+def open_test_memory(
+    data_dir: Path,
+    config: MemoryConfig = TEST_CONFIG,
+    *,
+    clock: DomainClock | None = None,
+    embedder: EmbeddingProvider | None = None,
+    text_provider: TextProvider | None = None,
+) -> AbstractAsyncContextManager[Memory]:
+    """``open_memory`` as the tests open it: unless given, a fixed domain clock and the
+    hashing embedder, so no test reaches the configured model or the wall clock."""
+    return open_memory(
+        data_dir,
+        config,
+        clock=FixedDomainClock() if clock is None else clock,
+        embedder=HashingEmbedder() if embedder is None else embedder,
+        text_provider=text_provider,
+    )
 
 
 # Every async test body runs under a trio deadline (trio-websocket's charter): a hang is a
@@ -88,7 +111,5 @@ def data_dir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 async def memory(data_dir: Path, clock: FixedDomainClock) -> AsyncIterator[Memory]:
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as opened:
+    async with open_test_memory(data_dir, clock=clock) as opened:
         yield opened

@@ -22,11 +22,10 @@ import pytest
 import trio
 from tests.cli.conftest import write_jsonl
 from tests.cli.full_disk_cairn import full_disk_cairn
-from tests.conftest import TEST_CONFIG
+from tests.conftest import TEST_CONFIG, open_test_memory
 from tests.ipc.harness import SERVER_ENV, short_directory
 from tests.support.serve_hashing import hashing_cairn
 
-from cairn import open_memory
 from cairn.cli.app import EXIT_OK, EXIT_STOPPED
 from cairn.cli.commands_memory import ingest_file
 from cairn.domain.ids import AgentId
@@ -37,7 +36,6 @@ from cairn.ipc.server import serve_unix_socket
 from cairn.store.batches import count_pending
 from cairn.store.connection import open_connection
 from cairn.stress.vfs import Call, FaultPlan, FaultVFS
-from cairn.testing import FixedDomainClock, HashingEmbedder
 
 if TYPE_CHECKING:
     from cairn.api.protocol import MemoryApi
@@ -85,15 +83,21 @@ def _stored_and_pending(data: Path) -> tuple[int, int]:
         connection.close()
 
 
+def _ingest_on_a_full_disk(
+    tmp_path: Path, *options: str
+) -> tuple[Path, Path, subprocess.CompletedProcess[str]]:
+    """``cairn ingest`` of the rows on a disk that fills at its wait for idle: the data
+    directory, the input file and the finished run."""
+    data = tmp_path / "data"
+    path = write_jsonl(tmp_path / "turns.jsonl", _rows())
+    command = ("--data", str(data), "ingest", "--agent", "a", str(path), *options)
+    return data, path, _run(full_disk_cairn(*command), tmp_path)
+
+
 def test_ingest_stops_with_exit_5_when_extraction_cannot_commit(
     tmp_path: Path,
 ) -> None:
-    data = tmp_path / "data"
-    path = write_jsonl(tmp_path / "turns.jsonl", _rows())
-    result = _run(
-        full_disk_cairn("--data", str(data), "ingest", "--agent", "a", str(path)),
-        tmp_path,
-    )
+    data, path, result = _ingest_on_a_full_disk(tmp_path)
     assert result.returncode == EXIT_STOPPED, (result.stdout, result.stderr)
     assert "Traceback" not in result.stderr
     assert "background extraction cannot commit" in result.stderr
@@ -126,14 +130,7 @@ def test_ingest_stops_with_exit_5_when_extraction_cannot_commit(
 def test_ingest_json_reports_every_line_stored_and_the_stall_as_the_reason(
     tmp_path: Path,
 ) -> None:
-    data = tmp_path / "data"
-    path = write_jsonl(tmp_path / "turns.jsonl", _rows())
-    result = _run(
-        full_disk_cairn(
-            "--data", str(data), "ingest", "--agent", "a", str(path), "--json"
-        ),
-        tmp_path,
-    )
+    _, _, result = _ingest_on_a_full_disk(tmp_path, "--json")
     assert result.returncode == EXIT_STOPPED, (result.stdout, result.stderr)
     summary = json.loads(result.stdout)
     assert summary["ingested"] == LINES
@@ -172,12 +169,7 @@ async def test_ingest_through_a_server_stops_when_extraction_cannot_commit(
         with short_directory() as directory, trio.fail_after(90):
             socket_path = directory / "s.sock"
             async with (
-                open_memory(
-                    tmp_path / "data",
-                    config,
-                    clock=FixedDomainClock(),
-                    embedder=HashingEmbedder(),
-                ) as memory,
+                open_test_memory(tmp_path / "data", config) as memory,
                 trio.open_nursery() as nursery,
             ):
                 await nursery.start(serve_unix_socket, memory, socket_path)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import trio
 import trio.testing
-from tests.conftest import TEST_CONFIG
+from tests.conftest import open_test_memory
 from tests.fakes import GatedDocuments
 from tests.helpers import turn
 from tests.ipc.harness import (
@@ -27,7 +27,6 @@ from tests.ipc.harness import (
     start_socket_server,
 )
 
-from cairn import open_memory
 from cairn.errors import ConnectionLostError, TooManyConnectionsError
 from cairn.ipc import ServerLimits, open_unix_client
 from cairn.ipc.framing import encode_frame
@@ -44,7 +43,6 @@ from cairn.ipc.messages import (
     Welcome,
 )
 from cairn.ipc.server import FD_RESERVE, accept_connections, serve_unix_socket
-from cairn.testing import FixedDomainClock
 
 # What a local process opened in the incident: more than a default soft limit of 1024.
 FLOOD = 1100
@@ -215,12 +213,7 @@ async def test_a_connection_waiting_on_a_long_request_is_not_idle(
     with short_directory() as sockets, trio.fail_after(SERVER_TIMEOUT_S):
         path = sockets / "cairn.sock"
         async with (
-            open_memory(
-                tmp_path / "data",
-                TEST_CONFIG,
-                clock=FixedDomainClock(),
-                embedder=embedder,
-            ) as memory,
+            open_test_memory(tmp_path / "data", embedder=embedder) as memory,
             trio.open_nursery() as nursery,
         ):
             await nursery.start(serve_unix_socket, memory, path, limits)

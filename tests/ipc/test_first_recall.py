@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import trio
+from tests.conftest import open_test_memory
 from tests.helpers import turn
 from tests.ipc.harness import (
     SERVER_ENV,
@@ -21,12 +22,11 @@ from tests.ipc.harness import (
 )
 from tests.support.serve_cold import LOADED_ENV, cold_cairn
 
-from cairn import Degradation, MemoryConfig, RecallStatus, open_memory
+from cairn import Degradation, MemoryConfig, RecallStatus
 from cairn.ipc import open_stdio_client, open_unix_client
 from cairn.ipc.client import Client
 from cairn.retrieval.types import Recall
 from cairn.runtime.threads import run_in_thread
-from cairn.testing import FixedDomainClock, HashingEmbedder
 
 pytestmark = pytest.mark.subprocess
 
@@ -38,11 +38,8 @@ TRANSPORT_SLACK_S = 2.0
 
 async def _prepare(data_dir: Path) -> None:
     """Turns stored and embedded by an earlier run (same embedding identity)."""
-    async with open_memory(
-        data_dir,
-        MemoryConfig(recall_wait_s=30.0, extraction_linger_s=0.001),
-        clock=FixedDomainClock(),
-        embedder=HashingEmbedder(),
+    async with open_test_memory(
+        data_dir, MemoryConfig(recall_wait_s=30.0, extraction_linger_s=0.001)
     ) as memory:
         await memory.ingest(
             "a",

@@ -9,13 +9,11 @@ from pathlib import Path
 
 import pytest
 import trio
-from tests.conftest import TEST_CONFIG
+from tests.conftest import open_test_memory
 from tests.helpers import files_holding, turn
 from tests.ipc.harness import SERVER_TIMEOUT_S, short_directory, start_socket_server
 
-from cairn import open_memory
 from cairn.ipc import open_unix_client
-from cairn.testing import FixedDomainClock, HashingEmbedder
 
 pytestmark = pytest.mark.subprocess
 
@@ -54,9 +52,7 @@ async def _forget_and_kill(
 
 
 async def _reopened_clean(data_dir: Path, log: Path) -> None:
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir) as memory:
         assert files_holding(data_dir, FRAGMENTS, log) == {}
         recall = await memory.recall("a", "Zanzibarquokka vexillumtrombone", k=5)
         assert "Zanzibarquokka" not in recall.memory_block

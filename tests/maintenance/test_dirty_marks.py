@@ -6,13 +6,13 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from tests.conftest import TEST_CONFIG
+from tests.conftest import open_test_memory
 from tests.helpers import BASE_TIME, turn
 
-from cairn import Memory, open_memory
+from cairn import Memory
 from cairn.runtime.core import runtime_core
 from cairn.runtime.transfer import export_memory, import_memory
-from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.testing import FixedDomainClock
 
 LATER = BASE_TIME + dt.timedelta(days=3)
 
@@ -171,15 +171,11 @@ async def test_an_edit_drops_the_rows_of_claims_it_deletes_and_marks_the_kept(
 async def test_imported_claims_arrive_dirty(tmp_path: Path) -> None:
     clock = FixedDomainClock()
     export = tmp_path / "export.jsonl"
-    async with open_memory(
-        tmp_path / "one", TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as source:
+    async with open_test_memory(tmp_path / "one", clock=clock) as source:
         await source.remember("a", "The user grows basil on the balcony.", by="user")
         with export.open("w", encoding="utf-8") as sink:
             await export_memory(source, sink, "a")
-    async with open_memory(
-        tmp_path / "two", TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as target:
+    async with open_test_memory(tmp_path / "two", clock=clock) as target:
         summary = await import_memory(target, export)
         assert not summary.rejected
         assert list(await _dirty(target)) == ["The user grows basil on the balcony."]

@@ -7,11 +7,11 @@ import datetime as dt
 from pathlib import Path
 
 import attrs
-from tests.conftest import TEST_CONFIG
+from tests.conftest import TEST_CONFIG, open_test_memory
 from tests.helpers import turn
 from tests.maintenance.fake_passes import RecordingPass
 
-from cairn import Memory, open_memory
+from cairn import Memory
 from cairn.domain.claim import ClaimDraft, ClaimKind, SourceSpan
 from cairn.domain.ids import AgentId, EventId
 from cairn.domain.scope import Scope
@@ -21,7 +21,7 @@ from cairn.runtime.core import runtime_core
 from cairn.store.claims import insert_claims
 from cairn.store.connection import open_connection
 from cairn.store.evidence import insert_events
-from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.testing import FixedDomainClock
 from cairn.vectors.keys import EmbedTarget, vector_key
 
 A = AgentId("a")
@@ -42,9 +42,7 @@ async def _neighbours_of(
 async def test_neighbours_stay_in_the_seeds_scope_and_skip_archived_claims(
     tmp_path: Path, clock: FixedDomainClock
 ) -> None:
-    async with open_memory(
-        tmp_path / "data", TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(tmp_path / "data", clock=clock) as memory:
         step = RecordingPass()
         registry = runtime_core(memory).registry
         registry.services = attrs.evolve(
@@ -90,9 +88,7 @@ async def test_neighbours_are_bounded_per_seed_and_per_batch(
         maintenance_lexical_neighbours=1,
         maintenance_neighbour_budget=5,
     )
-    async with open_memory(
-        tmp_path / "data", config, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(tmp_path / "data", config, clock=clock) as memory:
         step = RecordingPass()
         registry = runtime_core(memory).registry
         registry.services = attrs.evolve(

@@ -12,10 +12,10 @@ from pathlib import Path
 import apsw
 import attrs
 import pytest
-from tests.conftest import TEST_CONFIG
+from tests.conftest import TEST_CONFIG, open_test_memory
 from tests.maintenance.fake_passes import RecordingPass
 
-from cairn import Memory, open_memory
+from cairn import Memory
 from cairn.domain.ids import AgentId
 from cairn.runtime.core import runtime_core
 from cairn.runtime.supervisor import AgentSupervisor
@@ -27,7 +27,7 @@ from cairn.store.dirty import (
     retry_seeds,
     settle_seeds,
 )
-from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.testing import FixedDomainClock
 
 A = AgentId("a")
 NOW = dt.datetime(2026, 3, 1, 12, tzinfo=dt.UTC)
@@ -155,9 +155,7 @@ CONFIG = attrs.evolve(
 async def small_batches(
     tmp_path: Path, clock: FixedDomainClock
 ) -> AsyncIterator[Memory]:
-    async with open_memory(
-        tmp_path / "data", CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as opened:
+    async with open_test_memory(tmp_path / "data", CONFIG, clock=clock) as opened:
         yield opened
 
 
@@ -236,9 +234,7 @@ async def test_a_seed_answered_retry_rotates_behind_unprocessed_work(
     tmp_path: Path, clock: FixedDomainClock
 ) -> None:
     config = attrs.evolve(CONFIG, maintenance_seed_batch=1)
-    async with open_memory(
-        tmp_path / "data", config, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(tmp_path / "data", config, clock=clock) as memory:
         step = RecordingPass(retry="retry")
         supervisor = await _with_passes(memory, step)
         rows = await _remember(

@@ -9,16 +9,15 @@ import io
 import json
 from pathlib import Path
 
-from tests.conftest import TEST_CONFIG
+from tests.conftest import open_test_memory
 from tests.helpers import turn
 
-from cairn import Memory, open_memory
+from cairn import Memory
 from cairn.domain.scope import Scope
 from cairn.runtime.core import runtime_core
 from cairn.runtime.transfer import export_memory, import_memory
 from cairn.runtime.upkeep import check
 from cairn.store.connection import open_connection
-from cairn.testing import FixedDomainClock, HashingEmbedder
 from cairn.vectors.keys import EmbedTarget, vector_key
 
 TEA_1 = "I really love oolong tea."
@@ -212,9 +211,7 @@ async def test_export_and_import_keep_the_merged_state(
     with first.open("w", encoding="utf-8") as sink:
         await export_memory(memory, sink, "a")
     target = tmp_path / "target"
-    async with open_memory(
-        target, TEST_CONFIG, clock=FixedDomainClock(), embedder=HashingEmbedder()
-    ) as copy:
+    async with open_test_memory(target) as copy:
         summary = await import_memory(copy, first)
         assert summary.records["merge"].imported == 1
         await copy.wait_idle("a")

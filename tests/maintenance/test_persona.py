@@ -10,10 +10,10 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from tests.conftest import TEST_CONFIG
+from tests.conftest import open_test_memory
 from tests.helpers import turn
 
-from cairn import Memory, open_memory
+from cairn import Memory
 from cairn.domain.ids import AgentId
 from cairn.ipc.messages import RecallResult
 from cairn.retrieval.render import (
@@ -25,7 +25,7 @@ from cairn.retrieval.render import (
 from cairn.retrieval.types import Recall
 from cairn.runtime.core import runtime_core
 from cairn.store.projections import Section
-from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.testing import FixedDomainClock
 
 T0 = dt.datetime(2026, 3, 2, 9, tzinfo=dt.UTC)
 NOW = T0 + dt.timedelta(days=21)
@@ -74,11 +74,8 @@ TURNS = [
 
 @pytest.fixture
 async def mei(tmp_path: Path) -> AsyncIterator[Memory]:
-    async with open_memory(
-        tmp_path / "data",
-        TEST_CONFIG,
-        clock=FixedDomainClock(NOW),
-        embedder=HashingEmbedder(),
+    async with open_test_memory(
+        tmp_path / "data", clock=FixedDomainClock(NOW)
     ) as memory:
         await memory.ingest("a", TURNS)
         await memory.wait_idle("a")

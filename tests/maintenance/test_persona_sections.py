@@ -9,10 +9,10 @@ from importlib import resources
 from pathlib import Path
 
 import apsw
-from tests.conftest import TEST_CONFIG
+from tests.conftest import open_test_memory
 from tests.helpers import turn
 
-from cairn import Memory, open_memory
+from cairn import Memory
 from cairn.domain.ids import AgentId
 from cairn.domain.scope import Scope, ScopeKind
 from cairn.maintenance.passes import Work
@@ -29,7 +29,7 @@ from cairn.store.projections import (
     load_projection,
     replace_projection,
 )
-from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.testing import FixedDomainClock
 
 AGENT = AgentId("a")
 MIGRATION = "0013_projections.sql"
@@ -227,9 +227,7 @@ async def test_a_pass_fenced_between_its_read_and_its_apply_keeps_its_seeds_dirt
 async def test_a_database_from_before_the_projection_gets_one_at_the_next_pass(
     data_dir: Path, clock: FixedDomainClock
 ) -> None:
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock) as memory:
         await memory.remember("a", "Ana grows tomatoes.", by="user")
         await _maintain(memory)  # settles the seed
     # As before migration 0013 (no projection table, no seed left), then its script.
@@ -241,9 +239,7 @@ async def test_a_database_from_before_the_projection_gets_one_at_the_next_pass(
         assert connection.execute("SELECT count(*) FROM dirty_work").fetchone()[0] == 0
         connection.execute(script)
     connection.close()
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock) as memory:
         await _maintain(memory)
         assert await _section(memory, Section.STABLE) == ["Ana grows tomatoes."]
 

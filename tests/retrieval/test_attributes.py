@@ -8,12 +8,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from tests.conftest import TEST_CONFIG
+from tests.conftest import TEST_CONFIG, open_test_memory
 from tests.helpers import turn
 
-from cairn import Memory, MemoryConfig, open_memory
+from cairn import Memory, MemoryConfig
 from cairn.retrieval.attributes import AskedQuestion
-from cairn.testing import FixedDomainClock, HashingEmbedder
 
 
 @pytest.mark.parametrize(
@@ -76,9 +75,7 @@ async def _ravi(path: Path, config: MemoryConfig) -> AsyncIterator[Memory]:
             at=start + dt.timedelta(minutes=10),
         )
     )
-    async with open_memory(
-        path, config, clock=FixedDomainClock(), embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(path, config) as memory:
         await memory.ingest("a", turns)
         await memory.wait_idle("a")
         yield memory

@@ -8,12 +8,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from tests.conftest import TEST_CONFIG
+from tests.conftest import open_test_memory
 from tests.helpers import turn
 
-from cairn import Memory, open_memory
+from cairn import Memory
 from cairn.errors import InvalidInputError
-from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.testing import FixedDomainClock
 
 MARCH = dt.datetime(2026, 3, 2, 9, tzinfo=dt.UTC)
 APRIL = dt.datetime(2026, 4, 20, 18, tzinfo=dt.UTC)
@@ -51,9 +51,7 @@ TURNS = [
 @pytest.fixture
 async def mei(tmp_path: Path) -> AsyncIterator[Memory]:
     clock = FixedDomainClock(dt.datetime(2026, 6, 1, 9, tzinfo=dt.UTC))
-    async with open_memory(
-        tmp_path / "data", TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(tmp_path / "data", clock=clock) as memory:
         await memory.ingest("a", TURNS)
         await memory.wait_idle("a")
         yield memory

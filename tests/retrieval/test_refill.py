@@ -10,11 +10,11 @@ from pathlib import Path
 import attrs
 import numpy as np
 import pytest
-from tests.conftest import TEST_CONFIG
+from tests.conftest import TEST_CONFIG, open_test_memory
 
-from cairn import Memory, open_memory
+from cairn import Memory
 from cairn.domain.scope import Scope
-from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.testing import HashingEmbedder
 
 # Only vectors can find these: the query text shares no word with them.
 QUERY = "zq"
@@ -23,11 +23,8 @@ FAR = "harbour ferry timetable for the weekend trip with my cousin"  # the agent
 
 
 async def _open(tmp_path: Path, **config: int) -> AsyncIterator[Memory]:
-    async with open_memory(
-        tmp_path / "data",
-        attrs.evolve(TEST_CONFIG, vector_candidates=5, **config),
-        clock=FixedDomainClock(),
-        embedder=HashingEmbedder(),
+    async with open_test_memory(
+        tmp_path / "data", attrs.evolve(TEST_CONFIG, vector_candidates=5, **config)
     ) as memory:
         yield memory
 

@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 
 import attrs
 import pytest
-from tests.conftest import TEST_CONFIG
+from tests.conftest import TEST_CONFIG, open_test_memory
 from tests.helpers import turn
 
 from cairn import open_memory
@@ -29,7 +29,7 @@ from cairn.domain.temporal import (
 from cairn.retrieval.temporal import eligibility
 from cairn.runtime.transfer import export_memory, import_memory
 from cairn.store.export import FORMAT, FORMAT_VERSION
-from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.testing import FixedDomainClock
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -267,9 +267,7 @@ async def test_the_rules_hold_through_a_real_recall(
         "".join(json.dumps(record) + "\n" for record in _records()), encoding="utf-8"
     )
     clock = FixedDomainClock(NOW)
-    async with open_memory(
-        tmp_path / "data", TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(tmp_path / "data", clock=clock) as memory:
         summary = await import_memory(memory, export)
         assert summary.records["claim"].imported == 8, summary
         await memory.wait_idle("a")
@@ -316,9 +314,7 @@ async def test_when_is_my_next_standup(
     said = _utc(2026, 12, 2, 10)  # Wednesday, 11:00 in Berlin
     clock = FixedDomainClock(said + dt.timedelta(hours=2))
     config = attrs.evolve(TEST_CONFIG, timezone=BERLIN)
-    async with open_memory(
-        tmp_path, config, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(tmp_path, config, clock=clock) as memory:
         (item,) = await _ingest_and_ask(
             memory,
             clock,
@@ -344,9 +340,7 @@ async def test_when_do_i_go_swimming(
     said = dt.datetime(2026, 12, 1, 20, tzinfo=dt.UTC)  # Wednesday 04:00 in Shanghai
     clock = FixedDomainClock(said + dt.timedelta(hours=6))
     config = attrs.evolve(TEST_CONFIG, timezone="Asia/Shanghai")
-    async with open_memory(
-        tmp_path, config, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(tmp_path, config, clock=clock) as memory:
         (item,) = await _ingest_and_ask(
             memory, clock, "我每周四下午去游泳。", said, "我什么时候去游泳？"
         )

@@ -13,15 +13,14 @@ import attrs
 import pytest
 import trio
 import trio.testing
-from tests.conftest import TEST_CONFIG
+from tests.conftest import TEST_CONFIG, open_test_memory
 from tests.helpers import turn
 
-from cairn import Memory, open_memory
+from cairn import Memory
 from cairn.api.status import AgentStatus
 from cairn.errors import AgentUnavailableError, RuntimeClosedError
 from cairn.runtime.core import runtime_core
 from cairn.runtime.projection import Projection
-from cairn.testing import FixedDomainClock, HashingEmbedder
 from cairn.vectors.manager import VectorStoreManager
 
 CONFIG = attrs.evolve(
@@ -80,9 +79,7 @@ async def test_a_failing_agent_is_contained_and_restarts(
 
     monkeypatch.setattr(Projection, "upsert", upsert)
     with trio.fail_after(600):
-        async with open_memory(
-            data_dir, CONFIG, clock=FixedDomainClock(), embedder=HashingEmbedder()
-        ) as memory:
+        async with open_test_memory(data_dir, CONFIG) as memory:
             await memory.ingest("b", [turn("b1", "I love oolong tea.")])
             await memory.wait_idle("b")
             supervisor = await runtime_core(memory).registry.get("a")
@@ -119,9 +116,7 @@ async def test_an_agent_that_keeps_failing_is_refused_with_a_typed_error(
 ) -> None:
     FaultyVectors(monkeypatch, "a")
     with trio.fail_after(3 * CONFIG.agent_failure_window_s):
-        async with open_memory(
-            data_dir, CONFIG, clock=FixedDomainClock(), embedder=HashingEmbedder()
-        ) as memory:
+        async with open_test_memory(data_dir, CONFIG) as memory:
             for attempt in range(CONFIG.agent_max_failures):
                 await _touch_failing(memory, "a", f"a{attempt}")
             assert (await _agent_status(memory, "a")).state.value == "unavailable"
@@ -140,9 +135,7 @@ async def test_idle_agents_stop_and_start_again_on_their_next_call(
 ) -> None:
     config = attrs.evolve(CONFIG, agent_idle_timeout_s=30.0)
     with trio.fail_after(600):
-        async with open_memory(
-            data_dir, config, clock=FixedDomainClock(), embedder=HashingEmbedder()
-        ) as memory:
+        async with open_test_memory(data_dir, config) as memory:
             registry = runtime_core(memory).registry
             for agent in ("a", "b", "c"):
                 await memory.ingest(agent, [turn(f"{agent}1", "I love oolong tea.")])

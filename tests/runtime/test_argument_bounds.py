@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tests.conftest import TEST_CONFIG
+from tests.conftest import TEST_CONFIG, open_test_memory
 from tests.helpers import turn
 from typer.testing import CliRunner
 
-from cairn import Memory, RecallStatus, open_memory
+from cairn import Memory, RecallStatus
 from cairn.api import bounds
 from cairn.cli.app import CliContext
 from cairn.cli.main import app
@@ -133,8 +133,8 @@ async def test_a_cairn_error_inside_recalls_tasks_reaches_the_caller_unwrapped(
 ) -> None:
     """Recall's candidate reads run in a nursery: what fails there must arrive typed,
     never as an ExceptionGroup (which the IPC server could only answer ``internal``)."""
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=_WrongDimensionQueries()
+    async with open_test_memory(
+        data_dir, clock=clock, embedder=_WrongDimensionQueries()
     ) as memory:
         await _seeded(memory)
         with pytest.raises(CairnError, match="expected a query of shape"):

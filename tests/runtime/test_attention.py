@@ -10,13 +10,12 @@ from pathlib import Path
 import pytest
 import trio
 import trio.testing
-from tests.conftest import TEST_CONFIG
+from tests.conftest import open_test_memory
 from tests.helpers import turn
 
-from cairn import AttentionKind, RecallStatus, open_memory
+from cairn import AttentionKind, RecallStatus
 from cairn.errors import InvalidInputError
 from cairn.runtime.core import runtime_core
-from cairn.testing import FixedDomainClock, HashingEmbedder
 
 
 async def _fetch_when_ready(memory, agent: str, request_id: str) -> None:
@@ -33,9 +32,7 @@ def _event(event_id: str, kind: str, text: str, *, task: str = "deploy", **kw):
 async def test_a_late_result_appears_once_ready_and_consume_hides_it(
     data_dir: Path, thread_safe_clock: trio.testing.MockClock
 ) -> None:
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir) as memory:
         await memory.ingest("a", [turn("e1", "I adopted a grey cat called Miso.")])
         await memory.wait_idle("a")
         pending = await memory.recall("a", "grey cat", session_id="s1", wait_s=0.0)
@@ -52,9 +49,7 @@ async def test_a_late_result_appears_once_ready_and_consume_hides_it(
         assert await memory.attention("a") == []
         assert await memory.consume_attention("a", [item.item_id]) == 0
     # Durable: consumed stays consumed after a restart.
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir) as memory:
         assert await memory.attention("a") == []
 
 

@@ -13,12 +13,12 @@ import attrs
 import pytest
 import trio
 import trio.testing
-from tests.conftest import TEST_CONFIG
+from tests.conftest import TEST_CONFIG, open_test_memory
 from tests.fakes import GatedDocuments
 from tests.helpers import turn
 from tests.runtime.scripted_text import ScriptedTextProvider, discard_all
 
-from cairn import Memory, open_memory
+from cairn import Memory
 from cairn.domain.claim import ClaimDraft, ClaimKind, SourceSpan
 from cairn.domain.ids import AgentId, EventId
 from cairn.errors import StaleLeaseError
@@ -26,7 +26,7 @@ from cairn.ingestion.validate import ValidatedBatch
 from cairn.runtime.core import runtime_core
 from cairn.runtime.writes import CommitBatch
 from cairn.store.batches import take_lease
-from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.testing import FixedDomainClock
 
 AGENT = AgentId("a")
 # Nothing is batched on its own: the tests take leases themselves.
@@ -49,9 +49,7 @@ async def _commit(memory: Memory, request: CommitBatch) -> Any:
 async def test_lease_takeover_refuses_the_stale_worker_and_receipts_repeat(
     tmp_path: Path,
 ) -> None:
-    async with open_memory(
-        tmp_path, HELD, clock=FixedDomainClock(), embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(tmp_path, HELD) as memory:
         await memory.ingest(AGENT, [turn("e1", "I love sailing."), turn("e2", "Hi.")])
         supervisor = await runtime_core(memory).registry.get(AGENT)
         now = trio.current_time()
@@ -127,13 +125,7 @@ async def test_failing_batches_back_off_then_dead_letter_then_replay(
     tmp_path: Path, thread_safe_clock: trio.testing.MockClock
 ) -> None:
     provider = ScriptedTextProvider(failures=10**6)
-    async with open_memory(
-        tmp_path,
-        TEST_CONFIG,
-        clock=FixedDomainClock(),
-        embedder=HashingEmbedder(),
-        text_provider=provider,
-    ) as memory:
+    async with open_test_memory(tmp_path, text_provider=provider) as memory:
         await memory.ingest(AGENT, [turn("e1", "I love sailing.")])
         start = trio.current_time()
         await memory.wait_idle(AGENT)
@@ -192,13 +184,7 @@ async def test_a_bad_proposal_consumes_nothing(
 ) -> None:
     provider = ScriptedTextProvider(answer=BAD_PROPOSALS[case])
     config = attrs.evolve(TEST_CONFIG, extraction_max_attempts=2)
-    async with open_memory(
-        tmp_path,
-        config,
-        clock=FixedDomainClock(),
-        embedder=HashingEmbedder(),
-        text_provider=provider,
-    ) as memory:
+    async with open_test_memory(tmp_path, config, text_provider=provider) as memory:
         await memory.ingest(
             AGENT,
             [
@@ -250,13 +236,7 @@ async def test_a_broken_date_drops_only_its_candidate(
         }
 
     provider = ScriptedTextProvider(answer=answer)
-    async with open_memory(
-        tmp_path,
-        TEST_CONFIG,
-        clock=FixedDomainClock(),
-        embedder=HashingEmbedder(),
-        text_provider=provider,
-    ) as memory:
+    async with open_test_memory(tmp_path, text_provider=provider) as memory:
         await memory.ingest(
             AGENT,
             [turn("e1", "I love sailing."), turn("e2", "I fly to Oslo next Friday.")],
@@ -312,9 +292,7 @@ async def _triggers(memory: Memory) -> list[str]:
 async def test_batches_form_by_linger_urgency_and_size(
     tmp_path: Path, thread_safe_clock: trio.testing.MockClock
 ) -> None:
-    async with open_memory(
-        tmp_path, LINGERING, clock=FixedDomainClock(), embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(tmp_path, LINGERING) as memory:
         await memory.ingest(AGENT, [turn("e1", "I love sailing.")])
         await trio.sleep(20)
         assert await _triggers(memory) == []
@@ -357,13 +335,7 @@ async def test_a_slow_text_provider_times_out_and_backs_off(
     config = attrs.evolve(
         TEST_CONFIG, extraction_timeout_s=5.0, extraction_max_attempts=2
     )
-    async with open_memory(
-        tmp_path,
-        config,
-        clock=FixedDomainClock(),
-        embedder=HashingEmbedder(),
-        text_provider=provider,
-    ) as memory:
+    async with open_test_memory(tmp_path, config, text_provider=provider) as memory:
         await memory.ingest(AGENT, [turn("e1", "I love sailing.")])
         start = trio.current_time()
         await memory.wait_idle(AGENT)
@@ -385,9 +357,7 @@ async def test_the_session_cursor_waits_for_embedding(
     tmp_path: Path, thread_safe_clock: trio.testing.MockClock
 ) -> None:
     embedder = GatedDocuments()
-    async with open_memory(
-        tmp_path, LINGERING, clock=FixedDomainClock(), embedder=embedder
-    ) as memory:
+    async with open_test_memory(tmp_path, LINGERING, embedder=embedder) as memory:
         await memory.ingest(AGENT, [turn("e1", "I love sailing.")])
         await trio.sleep(LINGERING.extraction_linger_s + 5)
         assert (
@@ -403,9 +373,7 @@ async def test_a_batch_keeps_to_its_byte_budget(
     tmp_path: Path, thread_safe_clock: trio.testing.MockClock
 ) -> None:
     config = attrs.evolve(LINGERING, extraction_batch_bytes=2500)
-    async with open_memory(
-        tmp_path, config, clock=FixedDomainClock(), embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(tmp_path, config) as memory:
         words = "word " * 199 + "end."  # 999 bytes
         await memory.ingest(AGENT, [turn(f"e{i}", words) for i in range(3)])
         await trio.sleep(1)
@@ -446,13 +414,7 @@ async def test_corrections_supersede_and_tombstones_suppress_in_the_batch_commit
     from cairn.store.tombstones import content_hash
 
     provider = ScriptedTextProvider(answer=_correcting)
-    async with open_memory(
-        tmp_path,
-        TEST_CONFIG,
-        clock=FixedDomainClock(),
-        embedder=HashingEmbedder(),
-        text_provider=provider,
-    ) as memory:
+    async with open_test_memory(tmp_path, text_provider=provider) as memory:
         await memory.ingest(AGENT, [turn("e1", "I live in Paris.")])
         await memory.wait_idle(AGENT)
         await memory.ingest(AGENT, [turn("e2", "Actually I live in Berlin.")])
@@ -492,9 +454,7 @@ async def test_corrections_supersede_and_tombstones_suppress_in_the_batch_commit
 
 
 async def test_an_edit_during_extraction_voids_the_batch(tmp_path: Path) -> None:
-    async with open_memory(
-        tmp_path, HELD, clock=FixedDomainClock(), embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(tmp_path, HELD) as memory:
         await memory.ingest(
             AGENT, [turn("e1", "I live in Paris."), turn("e2", "I love green tea.")]
         )
@@ -545,9 +505,7 @@ async def test_an_edit_during_extraction_voids_the_batch(tmp_path: Path) -> None
 async def test_a_session_declared_subagent_late_is_not_extracted(
     tmp_path: Path,
 ) -> None:
-    async with open_memory(
-        tmp_path, HELD, clock=FixedDomainClock(), embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(tmp_path, HELD) as memory:
         await memory.ingest(AGENT, [turn("x1", "I love black coffee.", session="sub")])
         await memory.declare_session(AGENT, "sub", subagent=True)
         await memory.wait_idle(AGENT)

@@ -9,13 +9,11 @@ from typing import Any
 
 import pytest
 import trio
-from tests.conftest import TEST_CONFIG
+from tests.conftest import open_test_memory
 from tests.helpers import turn
 from tests.runtime.scripted_text import ScriptedTextProvider, discard_all
 
-from cairn import open_memory
 from cairn.store.connection import open_connection
-from cairn.testing import FixedDomainClock, HashingEmbedder
 
 TURNS = [
     turn("e1", "I love hiking with my dog Rex."),
@@ -77,9 +75,7 @@ def _check_consistency(path: Path) -> dict[str, int]:
 async def test_cancel_at_every_await_of_ingest(tmp_path: Path, steps: int) -> None:
     data_dir = tmp_path / "data"
     completed = False
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir) as memory:
         with trio.CancelScope() as scope:
             instrument = CancelAfterSteps(trio.lowlevel.current_task(), scope, steps)
             trio.lowlevel.add_instrument(instrument)
@@ -95,9 +91,7 @@ async def test_cancel_at_every_await_of_ingest(tmp_path: Path, steps: int) -> No
     # request was queued: nothing accepted is left unextracted.
     assert counts["pending"] == 0
     # Reopen: whatever was accepted is finished by the next runtime, never duplicated.
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir) as memory:
         report = await memory.ingest("agent-a", TURNS)
         await memory.wait_idle("agent-a")
         assert report.ingested + report.duplicates == len(TURNS)
@@ -192,13 +186,7 @@ async def _run_pipeline(data_dir: Path, steps: int | None, extractor: str) -> in
         instrument = CancelAfterAnySteps(scope, steps or 10**9)
         trio.lowlevel.add_instrument(instrument)
         try:
-            async with open_memory(
-                data_dir,
-                TEST_CONFIG,
-                clock=FixedDomainClock(),
-                embedder=HashingEmbedder(),
-                text_provider=provider,
-            ) as memory:
+            async with open_test_memory(data_dir, text_provider=provider) as memory:
                 await memory.ingest("agent-a", PIPELINE_TURNS)
                 await memory.wait_idle("agent-a")
         finally:

@@ -9,10 +9,9 @@ from pathlib import Path
 import apsw
 import numpy as np
 import pytest
-from tests.conftest import TEST_CONFIG
+from tests.conftest import open_test_memory
 from tests.helpers import turn
 
-from cairn import open_memory
 from cairn.domain.claim import ClaimDraft, ClaimKind
 from cairn.domain.ids import AgentId
 from cairn.domain.outcomes import IntakeOutcome
@@ -47,9 +46,7 @@ def _count(path: Path, sql: str) -> int:
 async def test_clear_removes_claims_and_their_turns_and_keeps_directives(
     data_dir: Path, clock: FixedDomainClock
 ) -> None:
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock) as memory:
         await memory.ingest("a", TURNS)
         await memory.ingest("b", [turn("x1", "I love hiking too.")])
         await memory.add_directive("a", "Answer briefly.")
@@ -116,9 +113,7 @@ async def test_clear_removes_claims_and_their_turns_and_keeps_directives(
 async def test_pending_clear_fences_raw_writes_and_resumes_after_a_crash(
     data_dir: Path, clock: FixedDomainClock
 ) -> None:
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock) as memory:
         await memory.ingest("a", TURNS)
         await memory.wait_idle("a")
     db = data_dir / "cairn.db"
@@ -141,9 +136,7 @@ async def test_pending_clear_fences_raw_writes_and_resumes_after_a_crash(
             )
     finally:
         connection.close()
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock) as memory:
         # Whether or not the resumed job has finished yet, no cleared claim is recalled.
         recall = await memory.recall("a", "hiking ramen Lisbon", k=20)
         assert all(item.kind == "evidence" for item in recall.items)
@@ -186,9 +179,7 @@ def test_pending_clear_fences_the_embedding_paths(
 async def test_turns_ingested_during_a_clear_are_extracted_after_it(
     data_dir: Path, clock: FixedDomainClock
 ) -> None:
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock) as memory:
         await memory.ingest("a", TURNS)
         await memory.wait_idle("a")
     # A job persisted (as by a clear cut off by a crash): it resumes when the agent
@@ -199,9 +190,7 @@ async def test_turns_ingested_during_a_clear_are_extracted_after_it(
             start_clear(connection, AgentId("a"), clock.now())
     finally:
         connection.close()
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock) as memory:
         report = await memory.ingest(
             "a", [turn("n1", "I love playing the cello with my friends.")]
         )
@@ -218,9 +207,7 @@ async def test_a_resumed_clear_reembeds_the_reply_to_a_cleared_turn(
     data_dir: Path, clock: FixedDomainClock
 ) -> None:
     embedder = HashingEmbedder()
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=embedder
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock, embedder=embedder) as memory:
         await memory.ingest("a", [turn("q1", "My ferret is called Quillonberry.")])
         await memory.wait_idle("a")
     db = data_dir / "cairn.db"
@@ -250,9 +237,7 @@ async def test_a_resumed_clear_reembeds_the_reply_to_a_cleared_turn(
             )
     finally:
         connection.close()
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=embedder
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock, embedder=embedder) as memory:
         await memory.resume_interrupted_clears()
         await memory.wait_idle("a")
         found = await memory.recall("a", "Quillonberry ferret", k=5)

@@ -11,9 +11,8 @@ from pathlib import Path
 
 import apsw
 import pytest
-from tests.conftest import TEST_CONFIG
+from tests.conftest import open_test_memory
 
-from cairn import open_memory
 from cairn.domain.claim import ClaimDraft, ClaimKind
 from cairn.domain.ids import AgentId
 from cairn.domain.scope import Scope
@@ -22,7 +21,7 @@ from cairn.store.agents import ensure_agent
 from cairn.store.claims import insert_claims, load_claims
 from cairn.store.clear_jobs import CLEAR_BATCH
 from cairn.store.connection import open_connection
-from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.testing import FixedDomainClock
 
 pytestmark = pytest.mark.subprocess
 
@@ -135,9 +134,7 @@ async def test_clear_resumes_after_sigkill(
     db = data_dir / "cairn.db"
     _crash(data_dir, clock, step, deleted)
     _check_crashed_state(db, phase, count)
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock) as memory:
         early = await memory.recall("a", "zebra stripes", k=50)
         assert not [item for item in early.items if item.kind != "evidence"]
         await memory.resume_interrupted_clears()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import trio
-from tests.conftest import TEST_CONFIG
+from tests.conftest import TEST_CONFIG, open_test_memory
 from tests.ipc.harness import SERVER_TIMEOUT_S, short_directory, start_socket_server
 from typer.testing import CliRunner
 
@@ -20,14 +20,11 @@ from cairn.cli.main import app
 from cairn.errors import UnknownClaimError, UnknownConflictError
 from cairn.ipc import BlockingClient, open_unix_client
 from cairn.runtime.core import runtime_core
-from cairn.runtime.memory import open_memory
 from cairn.testing import FixedDomainClock, HashingEmbedder
 
 
 async def _make_conflict(data_dir: Path) -> tuple[str, tuple[str, str]]:
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir) as memory:
         await memory.remember("a", "I live in Berlin.", by="user")
         await memory.remember("a", "I live in Lisbon.", by="user")
         await memory.wait_idle("a")

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 import trio
-from tests.conftest import TEST_CONFIG
+from tests.conftest import open_test_memory
 
-from cairn import RecallStatus, open_memory
-from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn import RecallStatus
+from cairn.testing import HashingEmbedder
 
 pytestmark = pytest.mark.subprocess
 
@@ -35,9 +35,7 @@ async def test_the_record_survives_a_kill_right_after_the_recall_returns(
     request_id = printed["request_id"]
     assert "Miso" in printed["block"]
     embedder = HashingEmbedder()
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=embedder
-    ) as memory:
+    async with open_test_memory(data_dir, embedder=embedder) as memory:
         (record,) = await memory.recalls("a", session_id="s1")
         assert (record.request_id, record.turn_id, record.status) == (
             request_id,

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 import trio
 import trio.testing
-from tests.conftest import TEST_CONFIG
+from tests.conftest import open_test_memory
 from tests.helpers import turn
 
-from cairn import MemoryConfig, RecallStatus, open_memory
+from cairn import MemoryConfig, RecallStatus
 from cairn.errors import InvalidInputError, UnknownRequestError
 from cairn.runtime.core import runtime_core
-from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.testing import FixedDomainClock
 
 FACTS = [
     turn("e1", "I adopted a grey cat called Miso."),
@@ -37,18 +37,14 @@ async def _fetch_when_ready(memory, agent: str, request_id: str):
 async def test_an_on_time_answer_is_fetchable_by_its_request_id_after_a_restart(
     data_dir: Path,
 ) -> None:
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir) as memory:
         await memory.ingest("a", FACTS)
         await memory.wait_idle("a")
         answer = await memory.recall("a", "grey cat Miso", session_id="s1")
         assert answer.status is RecallStatus.OK
         assert "Miso" in answer.memory_block
         assert await memory.fetch_recall("a", answer.request_id) == answer
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir) as memory:
         assert await memory.fetch_recall("a", answer.request_id) == answer
         (record,) = await memory.recalls("a")
         assert record.request_id == answer.request_id
@@ -136,9 +132,7 @@ async def test_retention_prunes_records_by_age_with_what_names_them(
         recall_record_retention_s=86400.0,
         attention_retention_s=10 * 86400.0,
     )
-    async with open_memory(
-        data_dir, config, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, config, clock=clock) as memory:
         await memory.ingest("a", FACTS)
         await memory.wait_idle("a")
         old = await memory.recall("a", "cat Miso")
@@ -168,9 +162,7 @@ async def test_the_record_count_is_capped_per_agent(data_dir: Path) -> None:
         extraction_linger_s=0.001,
         recall_records_per_agent=2,
     )
-    async with open_memory(
-        data_dir, config, clock=FixedDomainClock(), embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, config) as memory:
         await memory.ingest("a", FACTS)
         await memory.wait_idle("a")
         answers = [
@@ -190,9 +182,7 @@ async def test_the_record_count_is_capped_per_agent(data_dir: Path) -> None:
 async def test_a_late_result_completes_its_record(
     data_dir: Path, thread_safe_clock: trio.testing.MockClock
 ) -> None:
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir) as memory:
         await memory.ingest("a", FACTS)
         await memory.wait_idle("a")
         pending = await memory.recall("a", "grey cat", wait_s=0.0, session_id="s1")

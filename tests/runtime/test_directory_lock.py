@@ -11,11 +11,9 @@ from pathlib import Path
 
 import pytest
 import trio
-from tests.conftest import TEST_CONFIG
+from tests.conftest import open_test_memory
 
-from cairn import open_memory
 from cairn.errors import DataDirectoryInUseError
-from cairn.testing import FixedDomainClock, HashingEmbedder
 
 HOLDER = """
 import sys, trio
@@ -44,12 +42,7 @@ async def test_a_directory_another_process_writes_is_refused(data_dir: Path) -> 
             line = await trio.to_thread.run_sync(holder.stdout.readline)  # noqa: TID251
         assert line.strip() == "open"
         with pytest.raises(DataDirectoryInUseError, match=f"pid {holder.pid}"):
-            async with open_memory(
-                data_dir,
-                TEST_CONFIG,
-                clock=FixedDomainClock(),
-                embedder=HashingEmbedder(),
-            ):
+            async with open_test_memory(data_dir):
                 pass  # pragma: no cover - refused before it opens
     finally:
         assert holder.stdin is not None
@@ -61,7 +54,5 @@ async def test_a_directory_another_process_writes_is_refused(data_dir: Path) -> 
         if holder.stdout is not None:
             holder.stdout.close()
     # Released with the other runtime: this process may open it now.
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir) as memory:
         assert (await memory.status()).agents == ()

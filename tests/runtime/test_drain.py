@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 import trio
 import trio.testing
+from tests.conftest import open_test_memory
 from tests.fakes import GatedDocuments
 from tests.helpers import turn
 
-from cairn import MemoryConfig, RecallStatus, open_memory
+from cairn import MemoryConfig, RecallStatus
 from cairn.domain.ids import AgentId
 from cairn.errors import DrainingError, DrainTimeoutError
 from cairn.runtime.core import runtime_core
-from cairn.testing import FixedDomainClock
 
 
 async def test_drain_times_out_keeps_accepted_work_and_resume_rearms(
@@ -24,9 +24,7 @@ async def test_drain_times_out_keeps_accepted_work_and_resume_rearms(
 ) -> None:
     embedder = GatedDocuments()
     config = MemoryConfig(drain_timeout_s=5.0, recall_wait_s=30.0)
-    async with open_memory(
-        tmp_path, config, clock=FixedDomainClock(), embedder=embedder
-    ) as memory:
+    async with open_test_memory(tmp_path, config, embedder=embedder) as memory:
         report = await memory.ingest("a", [turn("e1", "I adopted a grey cat, Miso.")])
         assert report.ingested == 1
         with pytest.raises(DrainTimeoutError):

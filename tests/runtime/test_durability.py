@@ -16,16 +16,14 @@ from typing import TYPE_CHECKING
 import attrs
 import pytest
 import trio
-from tests.conftest import TEST_CONFIG
+from tests.conftest import TEST_CONFIG, open_test_memory
 from tests.helpers import turn
 
-from cairn import open_memory
 from cairn.runtime.core import runtime_core
 from cairn.runtime.database import Database
 from cairn.runtime.threads import Limiters
 from cairn.store.connection import open_connection
 from cairn.stress.vfs import Call, FaultVFS, FileKind
-from cairn.testing import FixedDomainClock, HashingEmbedder
 
 if TYPE_CHECKING:
     from cairn import Memory
@@ -107,9 +105,7 @@ async def test_an_acknowledged_forget_survives_a_power_loss_under_the_normal_def
     data_dir, image = tmp_path / "data", tmp_path / "image"
     config = attrs.evolve(TEST_CONFIG, vfs=vfs.name)
     with trio.fail_after(60):
-        async with open_memory(
-            data_dir, config, clock=FixedDomainClock(), embedder=HashingEmbedder()
-        ) as memory:
+        async with open_test_memory(data_dir, config) as memory:
             stored = await memory.remember(
                 "a", "My locker word is qzxbvkdrtm.", by="user"
             )
@@ -132,9 +128,7 @@ async def test_an_acknowledged_clear_or_retire_survives_a_power_loss_under_norma
     data_dir, image = tmp_path / "data", tmp_path / "image"
     config = attrs.evolve(TEST_CONFIG, vfs=vfs.name)
     with trio.fail_after(60):
-        async with open_memory(
-            data_dir, config, clock=FixedDomainClock(), embedder=HashingEmbedder()
-        ) as memory:
+        async with open_test_memory(data_dir, config) as memory:
             await memory.ingest("a", [turn("t1", "My locker word is qzxbvkdrtm.")])
             await memory.remember("a", "My bike is called qlmnbvcxzt.", by="user")
             await memory.ingest("b", [turn("t1", "I like green tea.")])
@@ -145,9 +139,7 @@ async def test_an_acknowledged_clear_or_retire_survives_a_power_loss_under_norma
             await (memory.clear if operation == "clear" else memory.retire)("a")
             await runtime_core(memory).scrubber.wait_settled()
     assert image.exists()
-    async with open_memory(
-        image, TEST_CONFIG, clock=FixedDomainClock(), embedder=HashingEmbedder()
-    ) as reopened:
+    async with open_test_memory(image) as reopened:
         # The job found in the image resumes at open and finishes.
         await reopened.wait_cleared("a")
         for word in ("qzxbvkdrtm", "qlmnbvcxzt"):
@@ -163,9 +155,7 @@ async def test_an_acknowledged_ingest_survives_a_power_loss_only_under_full(
     data_dir, image = tmp_path / "data", tmp_path / "image"
     config = attrs.evolve(TEST_CONFIG, vfs=vfs.name, synchronous_full=full)
     with trio.fail_after(60):
-        async with open_memory(
-            data_dir, config, clock=FixedDomainClock(), embedder=HashingEmbedder()
-        ) as memory:
+        async with open_test_memory(data_dir, config) as memory:
             await memory.ingest("a", [turn("t0", "I like green tea.")])
             await _settled(memory, "a")
             vfs.record()
@@ -184,9 +174,7 @@ async def test_an_acknowledged_revoke_survives_a_power_loss_under_normal(
     data_dir, image = tmp_path / "data", tmp_path / "image"
     config = attrs.evolve(TEST_CONFIG, vfs=vfs.name)
     with trio.fail_after(60):
-        async with open_memory(
-            data_dir, config, clock=FixedDomainClock(), embedder=HashingEmbedder()
-        ) as memory:
+        async with open_test_memory(data_dir, config) as memory:
             directive_id = await memory.add_directive("a", "Always answer in French.")
             stored = await memory.remember("a", "I like green tea.", by="user")
             assert stored.claim_id is not None

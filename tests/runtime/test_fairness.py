@@ -10,14 +10,13 @@ import attrs
 import trio
 import trio.lowlevel
 import trio.testing
-from tests.conftest import TEST_CONFIG
+from tests.conftest import TEST_CONFIG, open_test_memory
 from tests.helpers import turn
 
-from cairn import open_memory
 from cairn.providers.embedding import Vectors
 from cairn.runtime.core import runtime_core
 from cairn.runtime.fairness import FairLimiter, Priority, Share
-from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.testing import HashingEmbedder
 
 
 async def _grant_order(limiter: FairLimiter, shares: list[Share]) -> list[str]:
@@ -115,9 +114,7 @@ async def test_a_large_intake_delays_another_agent_by_one_slice_at_most(
 ) -> None:
     model = SlowModel()
     with trio.fail_after(3600):
-        async with open_memory(
-            data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=model
-        ) as memory:
+        async with open_test_memory(data_dir, embedder=model) as memory:
             model.limiter = runtime_core(memory).limiters.background
             await memory.ingest("y", [turn("y0", "I love oolong tea.")])
             await memory.wait_idle("y")

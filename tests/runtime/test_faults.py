@@ -13,15 +13,13 @@ import attrs
 import pytest
 import trio
 import trio.testing
-from tests.conftest import TEST_CONFIG
+from tests.conftest import TEST_CONFIG, open_test_memory
 from tests.helpers import turn
 
-from cairn import open_memory
 from cairn.errors import DrainTimeoutError, MessageTooLargeError, StoreError
 from cairn.runtime.actors.write_coordinator import SharedWrite
 from cairn.runtime.core import runtime_core
 from cairn.store.agents import advance_epoch
-from cairn.testing import FixedDomainClock, HashingEmbedder
 from cairn.vectors.manager import VectorStoreManager
 
 
@@ -42,9 +40,7 @@ async def test_a_failing_projection_save_leaves_the_agent_serving(
 
     monkeypatch.setattr(VectorStoreManager, "publish", publish)
     with trio.fail_after(60):
-        async with open_memory(
-            data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=HashingEmbedder()
-        ) as memory:
+        async with open_test_memory(data_dir) as memory:
             await memory.ingest("a", [turn("a1", "I love oolong tea.")])
             await memory.wait_idle("a")
             supervisor = await runtime_core(memory).registry.get("a")
@@ -73,9 +69,7 @@ async def test_a_full_database_refuses_writes_and_keeps_reads_serving(
     data_dir: Path,
 ) -> None:
     with trio.fail_after(60):
-        async with open_memory(
-            data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=HashingEmbedder()
-        ) as memory:
+        async with open_test_memory(data_dir) as memory:
             await memory.ingest("a", [turn("a1", "I love oolong tea.")])
             await memory.wait_idle("a")
             writer = runtime_core(memory).database.writer
@@ -101,9 +95,7 @@ async def test_a_stale_commit_backs_off_instead_of_spinning(
     # on the same directory used to do): every commit of this agent is stale from now on.
     config = attrs.evolve(TEST_CONFIG, extraction_backoff_s=2.0, drain_timeout_s=5.0)
     with trio.fail_after(3600), pytest.raises(DrainTimeoutError):  # noqa: PT012 - raised on close
-        async with open_memory(
-            data_dir, config, clock=FixedDomainClock(), embedder=HashingEmbedder()
-        ) as memory:
+        async with open_test_memory(data_dir, config) as memory:
             supervisor = await runtime_core(memory).registry.get("a")
             await runtime_core(memory).shared.commit(
                 SharedWrite(
@@ -126,9 +118,7 @@ async def test_a_stale_commit_backs_off_instead_of_spinning(
 async def test_a_message_over_the_segment_cap_is_refused_whole(data_dir: Path) -> None:
     config = attrs.evolve(TEST_CONFIG, max_segments_per_message=3)
     with trio.fail_after(60):
-        async with open_memory(
-            data_dir, config, clock=FixedDomainClock(), embedder=HashingEmbedder()
-        ) as memory:
+        async with open_test_memory(data_dir, config) as memory:
             with pytest.raises(MessageTooLargeError, match="split it into several"):
                 await memory.ingest(
                     "a",

@@ -11,17 +11,18 @@ import attrs
 import pytest
 import trio
 import trio.testing
+from tests.conftest import open_test_memory
 from tests.fakes import ColdQueries
 from tests.helpers import turn
 
-from cairn import Degradation, Memory, MemoryConfig, RecallStatus, open_memory
+from cairn import Degradation, Memory, MemoryConfig, RecallStatus
 from cairn.domain.scope import RecallContext, Scope
 from cairn.errors import TransientProviderError
 from cairn.providers.embedding import Vectors
 from cairn.providers.gateway import WARM_UP_TEXT, WarmState
 from cairn.retrieval.types import Recall
 from cairn.runtime.core import runtime_core
-from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.testing import HashingEmbedder
 
 WAIT_S = 0.25
 CONFIG = MemoryConfig(recall_wait_s=WAIT_S, maintenance_interval_s=3600)
@@ -52,9 +53,7 @@ async def test_a_cold_embedder_gets_a_partial_answer_on_time_then_the_complete_o
     tmp_path: Path, thread_safe_clock: trio.testing.MockClock
 ) -> None:
     embedder = ColdQueries()
-    async with open_memory(
-        tmp_path, CONFIG, clock=FixedDomainClock(), embedder=embedder
-    ) as memory:
+    async with open_test_memory(tmp_path, CONFIG, embedder=embedder) as memory:
         await memory.ingest("a", TURNS[:2])
         await memory.wait_idle("a")
         first = await _timed_recall(memory, "a", "Miso camera")
@@ -87,9 +86,7 @@ async def test_pending_only_when_not_even_the_lexical_lists_are_ready(
     tmp_path: Path, thread_safe_clock: trio.testing.MockClock
 ) -> None:
     embedder = ColdQueries()
-    async with open_memory(
-        tmp_path, CONFIG, clock=FixedDomainClock(), embedder=embedder
-    ) as memory:
+    async with open_test_memory(tmp_path, CONFIG, embedder=embedder) as memory:
         await memory.ingest("a", TURNS[:1])
         await memory.wait_idle("a")
         await memory.recall("a", "start the agent", wait_s=60.0)  # partial, instant
@@ -124,9 +121,7 @@ async def test_the_query_embedder_warms_at_open_before_any_recall(
     tmp_path: Path, thread_safe_clock: trio.testing.MockClock
 ) -> None:
     embedder = ColdQueries()
-    async with open_memory(
-        tmp_path, CONFIG, clock=FixedDomainClock(), embedder=embedder
-    ) as memory:
+    async with open_test_memory(tmp_path, CONFIG, embedder=embedder) as memory:
         # open_memory returned while the model is still loading.
         with trio.fail_after(5):
             await embedder.queried.wait()
@@ -149,9 +144,7 @@ async def test_a_partial_answer_keeps_suppression_scope_and_budget(
     tmp_path: Path, thread_safe_clock: trio.testing.MockClock
 ) -> None:
     embedder = ColdQueries()
-    async with open_memory(
-        tmp_path, CONFIG, clock=FixedDomainClock(), embedder=embedder
-    ) as memory:
+    async with open_test_memory(tmp_path, CONFIG, embedder=embedder) as memory:
         await memory.ingest("a", TURNS)
         await memory.remember(
             "a", "Miso sleeps on the blue sofa.", by="user", scope=Scope.session("s9")
@@ -204,9 +197,7 @@ async def test_recalls_during_the_warm_up_wait_for_it_and_never_open_the_breaker
     config = attrs.evolve(
         CONFIG, query_deadline_floor_s=0.1, query_deadline_ceiling_s=0.1
     )
-    async with open_memory(
-        tmp_path, config, clock=FixedDomainClock(), embedder=embedder
-    ) as memory:
+    async with open_test_memory(tmp_path, config, embedder=embedder) as memory:
         await memory.ingest("a", TURNS[:2])
         await memory.wait_idle("a")
         firsts = [
@@ -237,9 +228,7 @@ async def test_a_failed_warm_up_is_logged_and_changes_nothing_else(
     thread_safe_clock: trio.testing.MockClock,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    async with open_memory(
-        tmp_path, CONFIG, clock=FixedDomainClock(), embedder=FailingWarmUp()
-    ) as memory:
+    async with open_test_memory(tmp_path, CONFIG, embedder=FailingWarmUp()) as memory:
         await memory.ingest("a", TURNS[:1])
         await memory.wait_idle("a")
         assert (await memory.status()).embedder_warm == "failed"

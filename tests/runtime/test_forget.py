@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 import trio
-from tests.conftest import TEST_CONFIG
+from tests.conftest import open_test_memory
 from tests.fakes import GatedDocuments
 from tests.helpers import turn
 
-from cairn import Memory, open_memory
+from cairn import Memory
 from cairn.domain.ids import AgentId
 from cairn.errors import (
     ClearPendingError,
@@ -25,7 +25,6 @@ from cairn.runtime.core import runtime_core
 from cairn.store.clear_jobs import start_clear
 from cairn.store.connection import open_connection
 from cairn.store.forget import RememberOutcome
-from cairn.testing import FixedDomainClock
 from cairn.vectors.keys import is_claim_key
 
 
@@ -236,9 +235,7 @@ async def test_a_vector_in_flight_for_a_forgotten_claim_never_reaches_the_projec
     data_dir: Path,
 ) -> None:
     embedder = GatedDocuments()
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=embedder
-    ) as memory:
+    async with open_test_memory(data_dir, embedder=embedder) as memory:
         supervisor = await runtime_core(memory).registry.get("a")
         await supervisor.projection.caught_up.wait()
         stored = await memory.remember("a", "My bike lock code is 4321.", by="user")

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import trio
 import trio.testing
-from tests.conftest import TEST_CONFIG
+from tests.conftest import open_test_memory
 from tests.helpers import BASE_TIME, turn
 
-from cairn import Memory, MemoryConfig, RecallStatus, open_memory
+from cairn import Memory, MemoryConfig, RecallStatus
 from cairn.domain.ids import AgentId
 from cairn.domain.outcomes import ForgottenKind, IntakeOutcome
 from cairn.domain.scope import RecallContext, Scope
@@ -173,9 +173,7 @@ async def test_one_segment_of_a_long_message_can_be_forgotten(
         "The second part names the vault combination zebra marigold. "
         "The third part is about cooking pasta on Sundays."
     )
-    async with open_memory(
-        data_dir, config, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, config, clock=clock) as memory:
         await memory.ingest("a", [turn("long", long_text)])
         await memory.wait_idle("a")
         shown = await memory.recall("a", "vault combination zebra marigold", k=5)
@@ -292,9 +290,7 @@ async def test_a_cached_late_recall_is_dropped_by_a_clear(
     tmp_path: Path, thread_safe_clock: trio.testing.MockClock
 ) -> None:
     embedder = _GatedEmbedder()
-    async with open_memory(
-        tmp_path, _LATE, clock=FixedDomainClock(), embedder=embedder
-    ) as memory:
+    async with open_test_memory(tmp_path, _LATE, embedder=embedder) as memory:
         await memory.ingest("a", [turn("e1", "I adopted a grey cat called Miso.")])
         await memory.wait_idle("a")
         stored = await memory.recall("a", "cat Miso")
@@ -337,9 +333,7 @@ async def test_a_suppressed_topic_drops_cached_late_results(
     tmp_path: Path, thread_safe_clock: trio.testing.MockClock
 ) -> None:
     embedder = _GatedEmbedder()
-    async with open_memory(
-        tmp_path, _LATE, clock=FixedDomainClock(), embedder=embedder
-    ) as memory:
+    async with open_test_memory(tmp_path, _LATE, embedder=embedder) as memory:
         await memory.ingest("a", [turn("e1", "My ex-partner Tomas moved to Porto.")])
         await memory.wait_idle("a")
         late = await memory.recall("a", "Tomas Porto")
@@ -401,15 +395,11 @@ async def test_scopes_are_never_merged_or_widened(memory: Memory) -> None:
 async def test_a_restart_keeps_the_forgotten_turn_out(
     data_dir: Path, clock: FixedDomainClock
 ) -> None:
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock) as memory:
         await memory.ingest("a", [turn("r1", FROG), turn("r2", "Thanks for that.")])
         await memory.wait_idle("a")
         await memory.forget("a", "r1")
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock) as memory:
         assert (await memory.ingest("a", [turn("r1", FROG)])).count(
             IntakeOutcome.SUPPRESSED
         ) == 1
@@ -434,9 +424,7 @@ async def test_a_forgotten_claims_turn_stays_hidden_where_an_export_is_imported(
     path = tmp_path / "export.jsonl"
     with path.open("w", encoding="utf-8") as out:
         await export_memory(memory, out, "a")
-    async with open_memory(
-        tmp_path / "elsewhere", TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as other:
+    async with open_test_memory(tmp_path / "elsewhere", clock=clock) as other:
         await import_memory(other, path)
         for query in ("Lisbon", "where does she live", "ramen"):
             found = await other.recall("a", query, k=20)

@@ -13,10 +13,10 @@ from pathlib import Path
 import attrs
 import pytest
 import trio
-from tests.conftest import TEST_CONFIG
+from tests.conftest import TEST_CONFIG, open_test_memory
 from tests.helpers import BASE_TIME, turn
 
-from cairn import Memory, Turn, open_memory
+from cairn import Memory, Turn
 from cairn.domain.evidence import EARLIEST_TIME, LATEST_TIME, EvidenceEvent, Role
 from cairn.domain.ids import AgentId, EventId, SessionId
 from cairn.domain.outcomes import IntakeOutcome, IntakeRejection
@@ -32,7 +32,7 @@ from cairn.runtime.transfer import export_memory, import_memory
 from cairn.store.agents import ensure_agent
 from cairn.store.connection import open_connection
 from cairn.store.evidence import insert_events, stored_turn
-from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.testing import FixedDomainClock
 
 WEST = dt.timezone(dt.timedelta(hours=-5))
 EAST = dt.timezone(dt.timedelta(hours=5))
@@ -200,9 +200,7 @@ async def test_a_caller_id_shaped_like_a_segment_id_never_blocks_a_later_long_me
     data_dir: Path, clock: FixedDomainClock
 ) -> None:
     config = attrs.evolve(TEST_CONFIG, event_max_bytes=64)
-    async with open_memory(
-        data_dir, config, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, config, clock=clock) as memory:
         first = await memory.ingest("a", [turn("x#seg1", "A short turn.")])
         (result,) = first.results
         assert result.outcome is IntakeOutcome.REJECTED
@@ -233,9 +231,7 @@ async def test_a_turn_stored_under_a_segment_shaped_id_before_still_replays_and_
     old = turn("x#seg1", "A short turn from before.")
     _store_directly(data_dir, old)
     config = attrs.evolve(TEST_CONFIG, event_max_bytes=64)
-    async with open_memory(
-        data_dir, config, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, config, clock=clock) as memory:
         replay = await memory.ingest("a", [old])
         assert replay.results[0].outcome is IntakeOutcome.DUPLICATE
         report = await memory.ingest(
@@ -257,16 +253,12 @@ async def test_an_export_with_segments_imports_again_into_a_fresh_directory(
 ) -> None:
     config = attrs.evolve(TEST_CONFIG, event_max_bytes=64)
     path = tmp_path / "export.jsonl"
-    async with open_memory(
-        tmp_path / "one", config, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(tmp_path / "one", config, clock=clock) as memory:
         await memory.ingest("a", [turn("x", LONG)])
         await memory.wait_idle("a")
         with path.open("w", encoding="utf-8") as out:
             await export_memory(memory, out, "a")
-    async with open_memory(
-        tmp_path / "two", config, clock=clock, embedder=HashingEmbedder()
-    ) as other:
+    async with open_test_memory(tmp_path / "two", config, clock=clock) as other:
         summary = await import_memory(other, path)
         assert summary.rejected == ()
         assert summary.records["event"].imported == 3

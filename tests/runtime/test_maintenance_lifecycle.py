@@ -6,27 +6,29 @@ provider too slow for its timeout leaves the pass to decide alone."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import attrs
 import pytest
 import trio
 import trio.testing
-from tests.conftest import TEST_CONFIG
+from tests.conftest import TEST_CONFIG, open_test_memory
 from tests.maintenance.fake_passes import (
     AskingPass,
     BlockingTextProvider,
     RecordingPass,
 )
 
-from cairn import Memory, MemoryConfig, open_memory
+from cairn import Memory, MemoryConfig
 from cairn.domain.ids import AgentId
 from cairn.errors import DrainTimeoutError
 from cairn.maintenance.passes import MaintenancePass
 from cairn.runtime.core import runtime_core
 from cairn.runtime.supervisor import AgentSupervisor
 from cairn.store.dirty import load_seeds
-from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.testing import FixedDomainClock
 
 A = AgentId("a")
 # Provider questions and batches would take (virtual) ages to time out on their own.
@@ -45,6 +47,27 @@ async def _with_passes(
         registry.services, maintenance_passes=lambda: passes
     )
     return await registry.get("a")
+
+
+@attrs.frozen
+class _Asking:
+    memory: Memory
+    supervisor: AgentSupervisor
+    provider: BlockingTextProvider
+    step: AskingPass
+
+
+@contextlib.asynccontextmanager
+async def _asking_about_bees(
+    data: Path, config: MemoryConfig
+) -> AsyncIterator[_Asking]:
+    """One statement to maintain, and a pass that asks a provider about it: the provider
+    answers only once the test sets its ``release``."""
+    provider, step = BlockingTextProvider(), AskingPass()
+    async with open_test_memory(data, config, text_provider=provider) as memory:
+        supervisor = await _with_passes(memory, step)
+        await memory.remember("a", "The user keeps bees.", by="user")
+        yield _Asking(memory, supervisor, provider, step)
 
 
 async def _maintained(memory: Memory) -> int:
@@ -72,8 +95,8 @@ async def test_stop_during_a_pass_commits_nothing_and_aborts_its_provider_call(
     data, clock = tmp_path / "data", FixedDomainClock()
     provider = BlockingTextProvider()
     step = AskingPass()
-    async with open_memory(
-        data, SLOW, clock=clock, embedder=HashingEmbedder(), text_provider=provider
+    async with open_test_memory(
+        data, SLOW, clock=clock, text_provider=provider
     ) as memory:
         supervisor = await _with_passes(memory, step)
         await memory.remember("a", "The user keeps bees.", by="user")
@@ -94,8 +117,8 @@ async def test_stop_during_a_pass_commits_nothing_and_aborts_its_provider_call(
     answering = BlockingTextProvider()
     answering.release.set()
     config = attrs.evolve(SLOW, maintenance_interval_s=5.0)
-    async with open_memory(
-        data, config, clock=clock, embedder=HashingEmbedder(), text_provider=answering
+    async with open_test_memory(
+        data, config, clock=clock, text_provider=answering
     ) as memory:
         again = AskingPass()
         await _with_passes(memory, again)
@@ -117,17 +140,8 @@ async def test_stop_during_a_pass_commits_nothing_and_aborts_its_provider_call(
 async def test_a_drain_fails_within_its_bound_beside_a_running_pass(
     tmp_path: Path, thread_safe_clock: trio.testing.MockClock
 ) -> None:
-    provider = BlockingTextProvider()
-    step = AskingPass()
-    async with open_memory(
-        tmp_path / "data",
-        SLOW,
-        clock=FixedDomainClock(),
-        embedder=HashingEmbedder(),
-        text_provider=provider,
-    ) as memory:
-        supervisor = await _with_passes(memory, step)
-        await memory.remember("a", "The user keeps bees.", by="user")
+    async with _asking_about_bees(tmp_path / "data", SLOW) as asking:
+        memory, supervisor, provider = asking.memory, asking.supervisor, asking.provider
         await memory.wait_idle("a")
         async with trio.open_nursery() as nursery:
             nursery.start_soon(supervisor.run_maintenance_pass)
@@ -140,7 +154,7 @@ async def test_a_drain_fails_within_its_bound_beside_a_running_pass(
             provider.release.set()
         # The pass finished whole; now the drain settles.
         await memory.drain(timeout_s=5.0)
-        assert step.answers == [{"same": True}]
+        assert asking.step.answers == [{"same": True}]
         assert await _maintained(memory) == 1
         assert await _dirty(memory) == []
 
@@ -151,9 +165,7 @@ async def test_a_drain_pauses_maintenance_and_resume_runs_the_pass_that_fell_due
     config = attrs.evolve(
         TEST_CONFIG, maintenance_interval_s=60.0, agent_idle_timeout_s=100_000.0
     )
-    async with open_memory(
-        tmp_path / "data", config, clock=FixedDomainClock(), embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(tmp_path / "data", config) as memory:
         step = RecordingPass()
         supervisor = await _with_passes(memory, step)
         await memory.remember("a", "The user keeps bees.", by="user")
@@ -185,9 +197,7 @@ async def test_a_full_batch_is_followed_after_the_cooldown_not_the_interval(
         maintenance_seed_batch=2,
         agent_idle_timeout_s=100_000.0,
     )
-    async with open_memory(
-        tmp_path / "data", config, clock=FixedDomainClock(), embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(tmp_path / "data", config) as memory:
         step = RecordingPass()
         supervisor = await _with_passes(memory, step)
         for text in ("bees", "figs", "cellos", "kites", "oboes"):
@@ -209,19 +219,10 @@ async def test_a_provider_too_slow_for_its_timeout_leaves_the_pass_to_decide_alo
         maintenance_interval_s=3600,
         maintenance_question_timeout_s=5.0,
     )
-    provider = BlockingTextProvider()
-    step = AskingPass()
-    async with open_memory(
-        tmp_path / "data",
-        config,
-        clock=FixedDomainClock(),
-        embedder=HashingEmbedder(),
-        text_provider=provider,
-    ) as memory:
-        supervisor = await _with_passes(memory, step)
-        await memory.remember("a", "The user keeps bees.", by="user")
+    async with _asking_about_bees(tmp_path / "data", config) as asking:
+        memory, provider, step = asking.memory, asking.provider, asking.step
         started = trio.current_time()
-        await supervisor.run_maintenance_pass()
+        await asking.supervisor.run_maintenance_pass()
         assert trio.current_time() - started == pytest.approx(5.0, abs=1.0)
         assert provider.cancelled == 1  # by its own timeout
         assert step.answers == [None]
@@ -233,19 +234,10 @@ async def test_a_batch_past_its_deadline_retries_its_seeds_later(
     tmp_path: Path, thread_safe_clock: trio.testing.MockClock
 ) -> None:
     config = attrs.evolve(SLOW, maintenance_pass_timeout_s=10.0)
-    provider = BlockingTextProvider()
-    step = AskingPass()
-    async with open_memory(
-        tmp_path / "data",
-        config,
-        clock=FixedDomainClock(),
-        embedder=HashingEmbedder(),
-        text_provider=provider,
-    ) as memory:
-        supervisor = await _with_passes(memory, step)
-        await memory.remember("a", "The user keeps bees.", by="user")
+    async with _asking_about_bees(tmp_path / "data", config) as asking:
+        memory, provider, step = asking.memory, asking.provider, asking.step
         started = trio.current_time()
-        await supervisor.run_maintenance_pass()
+        await asking.supervisor.run_maintenance_pass()
         assert trio.current_time() - started == pytest.approx(10.0, abs=1.0)
         assert provider.cancelled == 1  # by the batch's deadline
         assert step.answers == []
@@ -257,5 +249,5 @@ async def test_a_batch_past_its_deadline_retries_its_seeds_later(
             ).fetchall()
         )
         assert tuple(error) == (1, "MaintenanceDeadline")
-        assert supervisor.statistics().maintenance_seeds_retried == 1
+        assert asking.supervisor.statistics().maintenance_seeds_retried == 1
         assert (await memory.status()).agent("a").dirty_seeds == 1

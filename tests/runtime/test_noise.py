@@ -12,16 +12,15 @@ from typing import TYPE_CHECKING
 
 import apsw
 import pytest
-from tests.conftest import TEST_CONFIG
+from tests.conftest import open_test_memory
 from tests.helpers import turn
 
-from cairn import open_memory
 from cairn.runtime.transfer import export_memory, import_memory
 from cairn.store import connection as store_connection
 from cairn.store.connection import open_connection
 from cairn.store.evidence import event_fts_row, write_event_fts
 from cairn.store.search import LexicalSearcher
-from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.testing import HashingEmbedder
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -171,12 +170,7 @@ async def test_noise_is_counted_in_status_and_stays_noise_through_export_and_imp
     noise = {r["id"]: r.get("noise") for r in records if r.get("type") == "event"}
     assert noise == {"hb": "heartbeat", "ok": "acknowledgement", "fact": None}
 
-    async with open_memory(
-        tmp_path / "restored",
-        TEST_CONFIG,
-        clock=FixedDomainClock(),
-        embedder=HashingEmbedder(),
-    ) as restored:
+    async with open_test_memory(tmp_path / "restored") as restored:
         await import_memory(restored, backup)
         await restored.wait_idle("a")
         assert (await restored.status()).agent("a").events_noise == 2

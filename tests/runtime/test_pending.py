@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 import trio
 import trio.testing
+from tests.conftest import open_test_memory
 from tests.helpers import turn
 
-from cairn import Degradation, MemoryConfig, RecallStatus, open_memory
+from cairn import Degradation, MemoryConfig, RecallStatus
 from cairn.errors import UnknownRequestError
 from cairn.providers.embedding import Vectors
-from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.testing import HashingEmbedder
 
 
 class GatedEmbedder(HashingEmbedder):
@@ -48,9 +49,7 @@ async def test_missed_wait_budget_returns_partial_then_late_result(
     config = MemoryConfig(
         recall_wait_s=0.05, query_deadline_floor_s=30.0, query_deadline_ceiling_s=30.0
     )
-    async with open_memory(
-        tmp_path, config, clock=FixedDomainClock(), embedder=embedder
-    ) as memory:
+    async with open_test_memory(tmp_path, config, embedder=embedder) as memory:
         await memory.ingest("a", [turn("e1", "I adopted a grey cat called Miso.")])
         await memory.wait_idle("a")
         first = await memory.recall("a", "cat Miso")
@@ -79,9 +78,7 @@ async def test_embedding_deadline_degrades_to_lexical(
     config = MemoryConfig(
         recall_wait_s=0.05, query_deadline_floor_s=1.0, query_deadline_ceiling_s=1.0
     )
-    async with open_memory(
-        tmp_path, config, clock=FixedDomainClock(), embedder=embedder
-    ) as memory:
+    async with open_test_memory(tmp_path, config, embedder=embedder) as memory:
         await memory.ingest("a", [turn("e1", "I adopted a grey cat called Miso.")])
         await memory.wait_idle("a")
         first = await memory.recall("a", "cat Miso")

@@ -9,7 +9,8 @@ waited through.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import contextlib
+from collections.abc import AsyncIterator, Iterator
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
@@ -18,17 +19,16 @@ import apsw
 import attrs
 import pytest
 import trio
-from tests.conftest import TEST_CONFIG
+from tests.conftest import TEST_CONFIG, open_test_memory
 from tests.helpers import turn
 
-from cairn import open_memory
+from cairn.api.status import AgentStatistics
 from cairn.errors import ClearPendingError, PipelineStalledError, StoreError
 from cairn.runtime.core import runtime_core
 from cairn.runtime.memory import Memory
 from cairn.runtime.stall_watch import STALL_FAILURES, StallWatch
 from cairn.store.batches import count_pending
 from cairn.stress.vfs import Call, FaultPlan, FaultVFS
-from cairn.testing import FixedDomainClock, HashingEmbedder
 
 MARKERS = ("qzxbvkdrtm", "plmoknijbu", "wsxedcrfvt")
 # Real time: a stall is 3 failures 0.5 s and 1 s apart; a hang is cut off here.
@@ -52,19 +52,21 @@ def _open(data: Path, vfs: FaultVFS) -> AbstractAsyncContextManager[Memory]:
     # Extraction waits for the flush of the wait (no linger start): the fault is armed
     # between the stored turns and the first background commit.
     config = attrs.evolve(TEST_CONFIG, vfs=vfs.name, extraction_linger_s=3600.0)
-    return open_memory(
-        data, config, clock=FixedDomainClock(), embedder=HashingEmbedder()
-    )
+    return open_test_memory(data, config)
 
 
-async def _store_turns(memory: Memory) -> None:
-    await memory.ingest(
-        "a",
-        [
-            turn(f"t{number}", f"My locker word number {number} is {marker}.")
-            for number, marker in enumerate(MARKERS)
-        ],
-    )
+@contextlib.asynccontextmanager
+async def _stored(data: Path, vfs: FaultVFS) -> AsyncIterator[Memory]:
+    """The memory on ``data`` with a turn for each marker stored, none extracted yet."""
+    async with _open(data, vfs) as memory:
+        await memory.ingest(
+            "a",
+            [
+                turn(f"t{number}", f"My locker word number {number} is {marker}.")
+                for number, marker in enumerate(MARKERS)
+            ],
+        )
+        yield memory
 
 
 async def _pending(memory: Memory) -> int:
@@ -81,42 +83,59 @@ async def _all_recalled(memory: Memory) -> bool:
     return True
 
 
+async def _statistics(memory: Memory) -> AgentStatistics:
+    statistics = (await memory.status()).agent("a").statistics
+    assert statistics is not None
+    return statistics
+
+
+async def _stalled_wait(
+    memory: Memory, vfs: FaultVFS, plan: FaultPlan, match: str | None = None
+) -> PipelineStalledError:
+    """With ``plan`` armed, the wait for idle ends in a stall within a few backoffs:
+    never a hang."""
+    vfs.arm(plan)
+    with (
+        trio.fail_after(STALL_BOUND_S),
+        pytest.raises(PipelineStalledError, match=match) as raised,
+    ):
+        await memory.wait_idle("a")
+    return raised.value
+
+
+async def _settles_once_cleared(memory: Memory, vfs: FaultVFS) -> None:
+    """With the fault cleared, the same wait settles every stored turn, each recalled."""
+    vfs.clear()
+    with trio.fail_after(60):
+        await memory.wait_idle("a")
+    assert await _pending(memory) == 0
+    assert await _all_recalled(memory)
+
+
 async def test_wait_idle_raises_a_stall_when_extraction_cannot_commit(
     tmp_path: Path, vfs: FaultVFS
 ) -> None:
     with trio.fail_after(90):
-        async with _open(tmp_path, vfs) as memory:
-            await _store_turns(memory)
-            vfs.arm(_full_disk())
-            with (
-                trio.fail_after(STALL_BOUND_S),
-                pytest.raises(PipelineStalledError, match="extraction") as raised,
-            ):
-                await memory.wait_idle("a")
-            assert isinstance(raised.value, StoreError)
-            assert "StorageFullError" in str(raised.value)
+        async with _stored(tmp_path, vfs) as memory:
+            stall = await _stalled_wait(memory, vfs, _full_disk(), match="extraction")
+            assert isinstance(stall, StoreError)
+            assert "StorageFullError" in str(stall)
             assert vfs.fired >= STALL_FAILURES
             # Nothing stored is lost: the turns are there, still pending, and served.
             assert await _pending(memory) == len(MARKERS)
             assert await _all_recalled(memory)
-            vfs.clear()
             # The pipeline recovers by itself: the same wait now finishes the turns.
-            with trio.fail_after(60):
-                await memory.wait_idle("a")
-            assert await _pending(memory) == 0
-            statistics = (await memory.status()).agent("a").statistics
-            assert statistics is not None
+            await _settles_once_cleared(memory, vfs)
+            statistics = await _statistics(memory)
             assert statistics.extraction_batches >= 1
             assert statistics.vectors_embedded >= len(MARKERS)
-            assert await _all_recalled(memory)
 
 
 async def test_wait_idle_waits_through_a_one_off_write_failure(
     tmp_path: Path, vfs: FaultVFS
 ) -> None:
     with trio.fail_after(90):
-        async with _open(tmp_path, vfs) as memory:
-            await _store_turns(memory)
+        async with _stored(tmp_path, vfs) as memory:
             vfs.arm(_full_disk(persistent=False))
             with trio.fail_after(60):
                 await memory.wait_idle("a")
@@ -127,8 +146,7 @@ async def test_wait_idle_waits_through_a_one_off_write_failure(
 
 async def _writes_of_the_wait(tmp_path: Path, vfs: FaultVFS) -> int:
     """How many writes settling the stored turns makes (a dry run)."""
-    async with _open(tmp_path / "dry", vfs) as memory:
-        await _store_turns(memory)
+    async with _stored(tmp_path / "dry", vfs) as memory:
         vfs.arm(_full_disk(2**62))
         await memory.wait_idle("a")
         seen = vfs.seen
@@ -142,40 +160,23 @@ async def test_wait_idle_raises_a_stall_when_embedding_cannot_commit(
     with trio.fail_after(90):
         total = await _writes_of_the_wait(tmp_path, vfs)
         assert total > 2
-        async with _open(tmp_path / "data", vfs) as memory:
-            await _store_turns(memory)
+        async with _stored(tmp_path / "data", vfs) as memory:
             # The last writes are the vectors' commit: extraction has committed before.
-            vfs.arm(_full_disk(total))
-            with (
-                trio.fail_after(STALL_BOUND_S),
-                pytest.raises(PipelineStalledError, match="embedding"),
-            ):
-                await memory.wait_idle("a")
+            await _stalled_wait(memory, vfs, _full_disk(total), match="embedding")
             assert await _pending(memory) == 0  # extracted: only the vectors are owed
-            vfs.clear()
-            with trio.fail_after(60):
-                await memory.wait_idle("a")
-            statistics = (await memory.status()).agent("a").statistics
-            assert statistics is not None
-            assert statistics.vectors_embedded >= len(MARKERS)
-            assert await _all_recalled(memory)
+            await _settles_once_cleared(memory, vfs)
+            assert (await _statistics(memory)).vectors_embedded >= len(MARKERS)
 
 
 async def test_a_stall_from_before_a_wait_does_not_end_it_if_the_fault_cleared(
     tmp_path: Path, vfs: FaultVFS
 ) -> None:
     with trio.fail_after(90):
-        async with _open(tmp_path, vfs) as memory:
-            await _store_turns(memory)
-            vfs.arm(_full_disk())
-            with trio.fail_after(STALL_BOUND_S), pytest.raises(PipelineStalledError):
-                await memory.wait_idle("a")
-            vfs.clear()
+        async with _stored(tmp_path, vfs) as memory:
+            await _stalled_wait(memory, vfs, _full_disk())
             # The streak is still there until the next retry commits: a new wait waits
             # for that retry instead of giving up on the old failures.
-            with trio.fail_after(60):
-                await memory.wait_idle("a")
-            assert await _pending(memory) == 0
+            await _settles_once_cleared(memory, vfs)
 
 
 def test_a_step_is_stalled_only_by_failures_in_a_row_the_latest_after_the_mark() -> (
@@ -206,11 +207,8 @@ async def test_closing_with_a_stalled_pipeline_keeps_its_turns_for_the_next_star
     tmp_path: Path, vfs: FaultVFS
 ) -> None:
     with trio.fail_after(90):
-        async with _open(tmp_path, vfs) as memory:
-            await _store_turns(memory)
-            vfs.arm(_full_disk())
-            with trio.fail_after(STALL_BOUND_S), pytest.raises(PipelineStalledError):
-                await memory.wait_idle("a")
+        async with _stored(tmp_path, vfs) as memory:
+            await _stalled_wait(memory, vfs, _full_disk())
             closing = trio.current_time()
         # The disk is still full: the close did not wait out the drain timeout for work
         # that cannot commit, and raised nothing.
@@ -218,10 +216,7 @@ async def test_closing_with_a_stalled_pipeline_keeps_its_turns_for_the_next_star
         vfs.clear()
         async with _open(tmp_path, vfs) as reopened:
             assert await _pending(reopened) == len(MARKERS)
-            with trio.fail_after(60):
-                await reopened.wait_idle("a")
-            assert await _pending(reopened) == 0
-            assert await _all_recalled(reopened)
+            await _settles_once_cleared(reopened, vfs)
 
 
 async def _leased_batches(memory: Memory) -> int:
@@ -242,14 +237,8 @@ async def test_a_fence_move_while_a_leased_batch_cannot_be_recorded_keeps_the_ag
         # The first position whose stall leaves a batch leased: the lease committed,
         # the batch commit and the record of its failure are refused.
         for nth in range(2, total):
-            async with _open(tmp_path / f"data-{nth}", vfs) as memory:
-                await _store_turns(memory)
-                vfs.arm(_full_disk(nth))
-                with (
-                    trio.fail_after(STALL_BOUND_S),
-                    pytest.raises(PipelineStalledError),
-                ):
-                    await memory.wait_idle("a")
+            async with _stored(tmp_path / f"data-{nth}", vfs) as memory:
+                await _stalled_wait(memory, vfs, _full_disk(nth))
                 if not await _leased_batches(memory):
                     vfs.clear()
                     continue
@@ -259,10 +248,6 @@ async def test_a_fence_move_while_a_leased_batch_cannot_be_recorded_keeps_the_ag
                 supervisor.fence.advance(supervisor.fence.epoch + 1, "a switch")
                 await trio.sleep(1.0)
                 assert (await memory.status()).agent("a").state.value == "running"
-                vfs.clear()
-                with trio.fail_after(60):
-                    await memory.wait_idle("a")
-                assert await _pending(memory) == 0
-                assert await _all_recalled(memory)
+                await _settles_once_cleared(memory, vfs)
                 return
         pytest.fail("no position left a batch leased")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import trio
-from tests.conftest import TEST_CONFIG
+from tests.conftest import open_test_memory
 from tests.helpers import turn
 from tests.ipc.harness import (
     SERVER_ENV,
@@ -24,9 +24,8 @@ from tests.ipc.harness import (
 )
 from tests.support.serve_hashing import hashing_cairn
 
-from cairn import open_memory
 from cairn.ipc import open_unix_client
-from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.testing import FixedDomainClock
 
 SHARED_BITS = stat.S_IRWXG | stat.S_IRWXO
 
@@ -48,9 +47,7 @@ def _names(root: Path) -> set[str]:
 async def test_every_file_of_an_embedded_runtime_is_private_to_its_owner(
     data_dir: Path, clock: FixedDomainClock
 ) -> None:
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock) as memory:
         await memory.ingest(
             "a",
             [
@@ -122,17 +119,13 @@ def _loosen_as_an_older_cairn_did(data_dir: Path) -> None:
 async def test_an_older_directorys_loose_modes_are_made_private_at_open(
     data_dir: Path, clock: FixedDomainClock
 ) -> None:
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock) as memory:
         await memory.remember("a", "Ana keeps bees on the roof.", by="user")
         await memory.wait_idle("a")
     _loosen_as_an_older_cairn_did(data_dir)
     assert _shared(data_dir)
 
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock) as memory:
         assert (await memory.recall("a", "bees", k=5)).items
 
     assert _shared(data_dir) == {"data/notes.txt": "0644"}

@@ -8,15 +8,13 @@ import logging
 from pathlib import Path
 
 import pytest
-from tests.conftest import TEST_CONFIG
+from tests.conftest import open_test_memory
 from tests.helpers import turn
 from tests.providers.fakes import open_fake_server
 
-from cairn import open_memory
 from cairn.providers.http import open_http_client
 from cairn.providers.http.text import HttpTextConfig
 from cairn.providers.http.text_openai import OpenAICompatibleTextProvider
-from cairn.testing import FixedDomainClock, HashingEmbedder
 
 SECRETS = {
     "openai": "sk-proj-Qx7mN2pL9vR4tY6uI8oP0aS3dF5gH1jK",
@@ -64,13 +62,7 @@ async def test_secrets_reach_no_file_log_or_provider(
         provider = OpenAICompatibleTextProvider(
             client, HttpTextConfig(base_url=server.base_url, model="fake-chat")
         )
-        async with open_memory(
-            tmp_path,
-            TEST_CONFIG,
-            clock=FixedDomainClock(),
-            embedder=HashingEmbedder(),
-            text_provider=provider,
-        ) as memory:
+        async with open_test_memory(tmp_path, text_provider=provider) as memory:
             report = await memory.ingest("a", TURNS)
             assert [r.redactions >= 1 for r in report.results] == [True] * len(TURNS)
             await memory.wait_idle("a")

@@ -12,15 +12,14 @@ import httpx
 import msgspec
 import pytest
 import trio
-from tests.conftest import TEST_CONFIG
+from tests.conftest import open_test_memory
 from tests.providers.fakes import open_fake_server
 
-from cairn import Memory, open_memory
+from cairn import Memory
 from cairn.providers.http import RetryPolicy, open_http_client
 from cairn.providers.http.text import HttpTextConfig
 from cairn.providers.http.text_openai import OpenAICompatibleTextProvider
 from cairn.runtime.core import runtime_core
-from cairn.testing import FixedDomainClock, HashingEmbedder
 
 AGENT = "a"
 NO_WAIT = RetryPolicy(attempts=1, wait_initial_s=0.0, wait_max_s=0.0, wait_jitter_s=0.0)
@@ -59,13 +58,7 @@ async def test_a_reflection_the_model_draws_is_recalled_with_its_evidence(
                 client,
                 HttpTextConfig(base_url=server.base_url, model="fake", retry=NO_WAIT),
             )
-            async with open_memory(
-                tmp_path,
-                TEST_CONFIG,
-                clock=FixedDomainClock(),
-                embedder=HashingEmbedder(),
-                text_provider=provider,
-            ) as memory:
+            async with open_test_memory(tmp_path, text_provider=provider) as memory:
                 remembered = [
                     await memory.remember(AGENT, text, by="user") for text in SAID
                 ]
@@ -115,9 +108,7 @@ async def test_a_reflection_the_model_draws_is_recalled_with_its_evidence(
 
 
 async def test_without_a_text_provider_nothing_is_reflected(tmp_path: Path) -> None:
-    async with open_memory(
-        tmp_path, TEST_CONFIG, clock=FixedDomainClock(), embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(tmp_path) as memory:
         for text in SAID:
             await memory.remember(AGENT, text, by="user")
         await _maintain(memory)

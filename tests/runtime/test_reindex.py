@@ -7,13 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import trio
-from tests.conftest import TEST_CONFIG
+from tests.conftest import open_test_memory
 from tests.fakes import GatedDocuments
 from tests.helpers import turn
 
-from cairn import Degradation, open_memory
+from cairn import Degradation
 from cairn.runtime.core import runtime_core
-from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.testing import FixedDomainClock
 
 TURNS = [
     turn("e1", "I adopted a grey cat called Miso."),
@@ -24,15 +24,11 @@ TURNS = [
 
 async def test_model_switch_reindexes_without_mixing(data_dir: Path) -> None:
     clock = FixedDomainClock()
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock) as memory:
         await memory.ingest("a", TURNS)
         await memory.wait_idle("a")
     new_model = GatedDocuments(dimension=128)
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=new_model
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock, embedder=new_model) as memory:
         during = await memory.recall("a", "cat Miso")
         assert during.manifest is not None
         assert Degradation.REINDEXING in during.manifest.degradations

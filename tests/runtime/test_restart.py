@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import TEST_CONFIG
+from tests.conftest import open_test_memory
 from tests.helpers import turn
 
-from cairn import open_memory
 from cairn.runtime.core import runtime_core
 from cairn.testing import FixedDomainClock, HashingEmbedder
 
@@ -16,9 +15,7 @@ from cairn.testing import FixedDomainClock, HashingEmbedder
 async def test_restart_keeps_everything(
     data_dir: Path, clock: FixedDomainClock
 ) -> None:
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock) as memory:
         await memory.ingest(
             "agent-a",
             [
@@ -31,9 +28,7 @@ async def test_restart_keeps_everything(
         status_before = (await memory.status()).agent("agent-a")
 
     embedder = HashingEmbedder()
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=embedder
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock, embedder=embedder) as memory:
         after = await memory.recall("agent-a", "oolong tea Tomas Porto", k=10)
         status_after = (await memory.status()).agent("agent-a")
         supervisor = await runtime_core(memory).registry.get("agent-a")
@@ -50,17 +45,13 @@ async def test_restart_keeps_everything(
 async def test_lost_vector_file_is_rebuilt_from_blobs(
     data_dir: Path, clock: FixedDomainClock
 ) -> None:
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock) as memory:
         await memory.ingest("agent-a", [turn("e1", "I collect vintage postcards.")])
         await memory.wait_idle("agent-a")
     for vector_file in (data_dir / "vectors").rglob("*.vec"):
         vector_file.unlink()
     embedder = HashingEmbedder()
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=embedder
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock, embedder=embedder) as memory:
         recall = await memory.recall("agent-a", "postcards", k=5)
         supervisor = await runtime_core(memory).registry.get("agent-a")
         assert supervisor.projection.index is not None

@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 import trio
 import trio.testing
-from tests.conftest import TEST_CONFIG
+from tests.conftest import TEST_CONFIG, open_test_memory
 from tests.helpers import turn
 
-from cairn import Memory, MemoryConfig, RecallStatus, open_memory
+from cairn import Memory, MemoryConfig, RecallStatus
 from cairn.errors import UnknownRequestError
 from cairn.runtime.core import runtime_core
 from cairn.runtime.writes import StoreRecallResult
 from cairn.store.connection import open_connection
-from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.testing import FixedDomainClock
 
 
 def _count(db: Path, table: str, agent: str = "a") -> int:
@@ -58,9 +58,7 @@ async def test_a_wait_s_zero_flood_stays_under_the_cap(
         audit_rows_per_agent=300,
     )
     db = data_dir / "cairn.db"
-    async with open_memory(
-        data_dir, config, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, config, clock=clock) as memory:
         await memory.ingest("a", [turn("e1", "I adopted a grey cat called Miso.")])
         await memory.wait_idle("a")
         requests: list[str] = []
@@ -133,9 +131,7 @@ async def test_maintenance_prunes_expired_rows_a_bounded_number_per_pass(
         audit_rows_per_agent=80,  # and 10 more over the cap
         retention_batch=25,
     )
-    async with open_memory(
-        data_dir, config, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, config, clock=clock) as memory:
         supervisor = await runtime_core(memory).registry.get("a")
         await supervisor.run_maintenance_pass()
         assert _count(db, "recall_requests") == 120 - 25
@@ -166,9 +162,7 @@ async def test_recall_results_keep_the_newest_per_agent_at_insert(
     config = MemoryConfig(
         recall_wait_s=60.0, maintenance_interval_s=3600, recall_results_per_agent=3
     )
-    async with open_memory(
-        data_dir, config, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, config, clock=clock) as memory:
         supervisor = await runtime_core(memory).registry.get("a")
         # All at one instant (a fixed clock): insertion order decides, not the time.
         for n in range(10):

@@ -10,17 +10,17 @@ import sys
 from pathlib import Path
 
 import trio
-from tests.conftest import TEST_CONFIG
+from tests.conftest import open_test_memory
 from tests.helpers import turn
 
-from cairn import Memory, open_memory
+from cairn import Memory
 from cairn.domain.ids import AgentId
 from cairn.errors import ClearPendingError, RuntimeClosedError
 from cairn.runtime.core import runtime_core
 from cairn.store.connection import open_connection
 from cairn.store.forget import RememberOutcome
 from cairn.store.retire import namespace_tables
-from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.testing import FixedDomainClock
 from cairn.vectors.manager import agent_directory_name
 
 DRIVER = Path(__file__).with_name("clear_driver.py")
@@ -69,9 +69,7 @@ async def test_retire_then_recreate_starts_empty(
     data_dir: Path, clock: FixedDomainClock
 ) -> None:
     db = data_dir / "cairn.db"
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock) as memory:
         await _fill(memory, "a")
         await _fill(memory, "b")
         before_b = _namespace_counts(db, "b")
@@ -105,9 +103,7 @@ async def test_retire_cancels_owned_work(
     many = [
         turn(f"m{n}", f"Fact number {n}: I own a kite called K{n}.") for n in range(60)
     ]
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock) as memory:
         await memory.ingest("a", many)
         # Extraction, embedding and the projection's warm-up are still in flight.
         report = await memory.retire("a")
@@ -131,9 +127,7 @@ def _crash_retire(data_dir: Path) -> None:
 async def test_retire_killed_midway_finishes_at_next_open(
     data_dir: Path, clock: FixedDomainClock
 ) -> None:
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock) as memory:
         await _fill(memory, "a")
         await _fill(memory, "b")
     db = data_dir / "cairn.db"
@@ -143,9 +137,7 @@ async def test_retire_killed_midway_finishes_at_next_open(
     assert crashed["claims"] == 0  # the claim phase ran
     assert crashed["events"] == 0  # the claims phase deletes the turns too
     assert crashed["clear_jobs"] == 1
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock) as memory:
         await memory.resume_interrupted_clears()
         assert set(_namespace_counts(db, "a").values()) == {0}
         assert runtime_core(memory).registry.running_supervisor(AgentId("a")) is None

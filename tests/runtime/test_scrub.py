@@ -11,14 +11,14 @@ from pathlib import Path
 import apsw
 import trio
 import trio.testing
-from tests.conftest import TEST_CONFIG
+from tests.conftest import open_test_memory
 from tests.helpers import files_holding, turn
 
-from cairn import Memory, open_memory
+from cairn import Memory
 from cairn.runtime.core import runtime_core
 from cairn.runtime.scrubbing import QUIESCE_AFTER
 from cairn.store.connection import open_connection
-from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.testing import FixedDomainClock
 
 SECRET = "Zanzibarquokka ledgers hide the vexillumtrombone password"
 # Tails of the stems as FTS5 stores them (see tests.helpers.files_holding), and the words.
@@ -51,9 +51,7 @@ async def _remember_and_serve(memory: Memory) -> str:
 async def test_a_forget_leaves_no_copy_in_the_file_or_wal_while_running(
     data_dir: Path, clock: FixedDomainClock
 ) -> None:
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock) as memory:
         claim_id = await _remember_and_serve(memory)
         assert files_holding(data_dir, FRAGMENTS)  # the scan sees the text
         scrubber = runtime_core(memory).scrubber
@@ -73,9 +71,7 @@ async def test_a_forget_leaves_no_copy_in_the_file_or_wal_while_running(
 async def test_a_forgotten_turn_leaves_no_copy_in_the_file_or_wal_while_running(
     data_dir: Path, clock: FixedDomainClock
 ) -> None:
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock) as memory:
         await memory.ingest(
             "a",
             [
@@ -103,9 +99,7 @@ async def test_a_forgotten_turn_leaves_no_copy_in_the_file_or_wal_while_running(
 async def test_a_clear_leaves_no_copy_in_the_file_or_wal_while_running(
     data_dir: Path, clock: FixedDomainClock
 ) -> None:
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock) as memory:
         await _remember_and_serve(memory)
         for n in range(30):
             await memory.remember(
@@ -125,9 +119,7 @@ async def test_a_clear_leaves_no_copy_in_the_file_or_wal_while_running(
 async def test_a_retire_leaves_no_copy_in_the_file_or_wal_while_running(
     data_dir: Path, clock: FixedDomainClock
 ) -> None:
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock) as memory:
         await _remember_and_serve(memory)
         await memory.remember("b", "Agent b keeps a memory about gardening.", by="user")
         scrubber = runtime_core(memory).scrubber
@@ -144,9 +136,7 @@ async def test_a_busy_checkpoint_stays_owed_and_is_retried(
     data_dir: Path, clock: FixedDomainClock, thread_safe_clock: trio.testing.MockClock
 ) -> None:
     db = data_dir / "cairn.db"
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock) as memory:
         claim_id = await _remember_and_serve(memory)
         scrubber = runtime_core(memory).scrubber
         # Another process's read transaction, begun before the forget: no checkpoint

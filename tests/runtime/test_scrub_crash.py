@@ -10,13 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.conftest import TEST_CONFIG
+from tests.conftest import open_test_memory
 from tests.helpers import files_holding
 
-from cairn import open_memory
 from cairn.api.status import AgentState
 from cairn.store.connection import open_connection
-from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.testing import FixedDomainClock
 
 pytestmark = pytest.mark.subprocess
 
@@ -69,9 +68,7 @@ async def test_forgotten_text_is_off_the_disk_after_a_kill_and_reopen(
     else:
         # Killed before it: the scan does see the words (in the WAL, in the index).
         assert files_holding(data_dir, gone)
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock) as memory:
         # Scrubbed by the open path, for every agent: after a forget, "a" has not even
         # started (a pending clear job resumes it in the background).
         if operation == "forget":

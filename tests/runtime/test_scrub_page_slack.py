@@ -13,11 +13,10 @@ import struct
 from pathlib import Path
 
 import apsw
-from tests.conftest import TEST_CONFIG
+from tests.conftest import open_test_memory
 
-from cairn import open_memory
 from cairn.domain.evidence import Turn
-from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.testing import FixedDomainClock
 
 MARKERS = [f"qzxcvbnm{a}{b}" for a in "bcdfg" for b in "hjklm"]
 
@@ -55,9 +54,7 @@ async def test_a_forgotten_turn_left_in_a_pages_unused_gap_is_gone_after_the_for
         Turn(f"e{n}", "s0", "user", f"My locker code word is {marker}.")
         for n, marker in enumerate(MARKERS)
     ]
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock) as memory:
         await memory.ingest("a", turns)
         await memory.wait_idle("a")
     # The file's history: rows grow past their page and shrink back (as rows do when
@@ -90,16 +87,12 @@ async def test_a_forgotten_turn_left_in_a_pages_unused_gap_is_gone_after_the_for
     connection.close()
     assert stale, "the rebalancing left no copy in any page gap"
     turn, marker = stale[0]
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock) as memory:
         await memory.forget("a", turn.event_id)
         recall = await memory.recall("a", marker)
         assert marker not in recall.memory_block
     assert _files_holding(data_dir, marker.encode()) == []
     # The other turns are all still there.
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-    ) as memory:
+    async with open_test_memory(data_dir, clock=clock) as memory:
         kept = MARKERS[-1] if MARKERS[-1] != marker else MARKERS[0]
         assert kept in (await memory.recall("a", kept)).memory_block

@@ -9,14 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import TEST_CONFIG
+from tests.conftest import open_test_memory
 from tests.helpers import turn
 
-from cairn import Memory, open_memory
+from cairn import Memory
 from cairn.errors import InvalidInputError
 from cairn.runtime.core import runtime_core
 from cairn.runtime.transfer import export_memory, import_memory
-from cairn.testing import FixedDomainClock, HashingEmbedder
 
 AGENT = "a"
 
@@ -180,12 +179,7 @@ async def test_edited_and_deleted_messages_stay_withdrawn_through_export_and_imp
     assert events["m1"].get("withdrawn")
     assert events["m2"].get("withdrawn")
     assert not events["m3"].get("withdrawn")
-    async with open_memory(
-        tmp_path / "imported",
-        TEST_CONFIG,
-        clock=FixedDomainClock(),
-        embedder=HashingEmbedder(),
-    ) as imported:
+    async with open_test_memory(tmp_path / "imported") as imported:
         await import_memory(imported, export)
         await imported.wait_idle(AGENT)
         for withdrawn in ("Quillfeather", "Thornbramble"):

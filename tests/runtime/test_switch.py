@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import trio
-from tests.conftest import TEST_CONFIG
+from tests.conftest import TEST_CONFIG, open_test_memory
 from tests.helpers import turn
 from tests.providers.fakes import open_fake_server
 
@@ -100,9 +100,7 @@ async def test_a_b_a_switch_during_an_in_flight_batch_commits_nothing_stale(
     data_dir: Path,
 ) -> None:
     model_a, model_b = HeldOnce(), OtherModel()
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=model_a
-    ) as memory:
+    async with open_test_memory(data_dir, embedder=model_a) as memory:
         await memory.ingest("a", TURNS[:2])
         await memory.wait_idle("a")
         model_a.hold = True
@@ -139,9 +137,7 @@ async def test_a_b_a_switch_during_an_in_flight_batch_commits_nothing_stale(
 
 async def test_same_dimension_switch_never_mixes_spaces(data_dir: Path) -> None:
     model_a, model_b = HashingEmbedder(dimension=64), OtherModel(gated=True)
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=model_a
-    ) as memory:
+    async with open_test_memory(data_dir, embedder=model_a) as memory:
         await memory.ingest("a", TURNS)
         await memory.wait_idle("a")
         supervisor = await runtime_core(memory).registry.get("a")
@@ -195,9 +191,7 @@ async def test_query_embedded_by_the_old_model_never_searches_the_new_projection
     data_dir: Path,
 ) -> None:
     model_a, model_b = SlowQuery(), HashingEmbedder(dimension=48)
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=model_a
-    ) as memory:
+    async with open_test_memory(data_dir, embedder=model_a) as memory:
         await memory.ingest("a", TURNS)
         await memory.wait_idle("a")
         results = []
@@ -226,9 +220,7 @@ class FailingQueries(HashingEmbedder):
 
 async def test_switch_clears_the_breaker(data_dir: Path) -> None:
     failing = FailingQueries(dimension=64)
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=failing
-    ) as memory:
+    async with open_test_memory(data_dir, embedder=failing) as memory:
         await memory.ingest("a", TURNS)
         await memory.wait_idle("a")
         for _ in range(TEST_CONFIG.breaker_failures):
@@ -255,14 +247,10 @@ async def test_an_agent_not_running_at_a_switch_starts_with_the_new_embedder(
     # switch need not touch it: it starts fenced at its stored epoch, serving only the
     # new identity's projection (rebuilt for it in the background).
     model_a, model_b = HashingEmbedder(dimension=64), OtherModel()
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=model_a
-    ) as memory:
+    async with open_test_memory(data_dir, embedder=model_a) as memory:
         await memory.ingest("sleeping", TURNS)
         await memory.wait_idle("sleeping")
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=model_a
-    ) as memory:
+    async with open_test_memory(data_dir, embedder=model_a) as memory:
         assert await memory.use_embedder(model_b)  # "sleeping" has no supervisor yet
         await memory.wait_idle("sleeping")
         supervisor = await runtime_core(memory).registry.get("sleeping")
@@ -329,9 +317,7 @@ async def test_embedding_result_of_the_old_identity_is_refused_at_commit(
     """What cancellation misses (say, a batch already queued for the writer) the commit
     transaction refuses: the epoch moved on, even though A is the identity again."""
     model_a, model_b = HashingEmbedder(dimension=64), OtherModel()
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=model_a
-    ) as memory:
+    async with open_test_memory(data_dir, embedder=model_a) as memory:
         await memory.ingest("a", TURNS)
         await memory.wait_idle("a")
         supervisor = await runtime_core(memory).registry.get("a")
@@ -421,13 +407,7 @@ async def test_a_stop_cancels_a_hung_extraction_call(tmp_path: Path) -> None:
             model = OpenAICompatibleTextProvider(
                 client, HttpTextConfig(base_url=hung.base_url, model="fake-chat")
             )
-            async with open_memory(
-                data,
-                TEST_CONFIG,
-                clock=FixedDomainClock(),
-                embedder=HashingEmbedder(),
-                text_provider=model,
-            ) as memory:
+            async with open_test_memory(data, text_provider=model) as memory:
                 await memory.ingest("a", [turn("h1", "I love jasmine rice.")])
                 await hung.request_arrived.wait()  # the extraction call now hangs
         async with (
@@ -437,13 +417,7 @@ async def test_a_stop_cancels_a_hung_extraction_call(tmp_path: Path) -> None:
             model = OpenAICompatibleTextProvider(
                 client, HttpTextConfig(base_url=server.base_url, model="fake-chat")
             )
-            async with open_memory(
-                data,
-                TEST_CONFIG,
-                clock=FixedDomainClock(),
-                embedder=HashingEmbedder(),
-                text_provider=model,
-            ) as memory:
+            async with open_test_memory(data, text_provider=model) as memory:
                 await memory.wait_idle("a")
                 counts = (await memory.status()).agent("a")
     assert counts.events == 1
@@ -458,9 +432,7 @@ async def test_a_forget_after_a_switch_leaves_no_vector_of_it_in_any_projection_
     see the forget and keep the forgotten turn's vector on disk. Switching back rebuilds
     it from the blobs, without the forgotten one, and doctor calls the state healthy."""
     model_a, model_b = HashingEmbedder(dimension=64), OtherModel()
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=model_a
-    ) as memory:
+    async with open_test_memory(data_dir, embedder=model_a) as memory:
         await memory.ingest("a", TURNS)
         await memory.wait_idle("a")
         supervisor = await runtime_core(memory).registry.get("a")

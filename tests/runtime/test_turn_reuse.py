@@ -9,12 +9,12 @@ from pathlib import Path
 
 import trio
 import trio.testing
-from tests.conftest import TEST_CONFIG
+from tests.conftest import open_test_memory
 from tests.helpers import turn
 
-from cairn import RecallStatus, open_memory
+from cairn import RecallStatus
 from cairn.runtime.core import runtime_core
-from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.testing import HashingEmbedder
 
 FACTS = [
     turn("e1", "I adopted a grey cat called Miso."),
@@ -95,9 +95,7 @@ async def test_a_repeat_while_the_turn_is_pending_waits_for_the_same_work(
     data_dir: Path, thread_safe_clock: trio.testing.MockClock
 ) -> None:
     embedder = HashingEmbedder()
-    async with open_memory(
-        data_dir, TEST_CONFIG, clock=FixedDomainClock(), embedder=embedder
-    ) as memory:
+    async with open_test_memory(data_dir, embedder=embedder) as memory:
         await memory.ingest("a", FACTS)
         await memory.wait_idle("a")
         calls = embedder.calls

@@ -10,9 +10,9 @@ from pathlib import Path
 import apsw
 import pytest
 import trio
-from tests.conftest import TEST_CONFIG
+from tests.conftest import open_test_memory
 
-from cairn import RecallContext, open_memory
+from cairn import RecallContext
 from cairn.domain.claim import ClaimDraft, ClaimKind, Lifecycle
 from cairn.domain.ids import AgentId
 from cairn.domain.scope import Scope, ScopeKind
@@ -21,7 +21,7 @@ from cairn.store.claims import insert_claims, load_claims
 from cairn.store.clear_jobs import start_clear
 from cairn.store.connection import open_connection
 from cairn.store.repair import repair_claims
-from cairn.testing import FixedDomainClock, HashingEmbedder
+from cairn.testing import FixedDomainClock
 
 A = AgentId("a")
 
@@ -154,9 +154,7 @@ def test_scope_keys_are_repaired_without_widening(
     connection.close()
 
     async def check() -> None:
-        async with open_memory(
-            data_dir, TEST_CONFIG, clock=clock, embedder=HashingEmbedder()
-        ) as memory:
+        async with open_test_memory(data_dir, clock=clock) as memory:
             plain = await memory.recall("a", "zebras", k=10)
             assert [i.text for i in plain.items] == ["Agent note about zebras."]
             in_session = await memory.recall(
