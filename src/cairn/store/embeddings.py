@@ -149,17 +149,20 @@ def missing_targets(
     identity: EmbeddingIdentity,
     limit: int,
 ) -> list[tuple[EmbedTarget, int, str | None]]:
-    """Extracted events (text ``None``: the caller builds it from the event) and active
-    claims without evidence (with their text) that have no embedding of ``identity`` yet.
+    """Extracted events (text ``None``: the caller builds it from the event) and claims
+    without evidence (with their text) that recall reads, active or superseded, and that
+    have no embedding of ``identity`` yet.
 
-    Found at warm-up, so work lost in a crash between commit and embedding is redone.
+    Found at warm-up, so work lost in a crash between commit and embedding is redone, and
+    history that arrived without its vector (an import, a switch of embedder) is found by
+    the vector path as where it came from.
     """
     key = identity.key()
     rows = connection.execute(
         # Claims are found through the vector of the evidence they cite (design/vectors.md);
         # only a claim without evidence of its own needs a vector.
         "SELECT ?1, c.rowid, c.text FROM claims c WHERE c.agent_id = ?3"
-        " AND c.lifecycle = 'active'"
+        " AND c.lifecycle IN ('active', 'superseded')"
         # A claim under a pending clear is neither read nor embedded.
         " AND NOT EXISTS (SELECT 1 FROM clear_jobs j WHERE j.agent_id = c.agent_id"
         "  AND j.phase <> 'done' AND c.rowid <= j.rowid_cutoff)"
