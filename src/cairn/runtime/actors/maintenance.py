@@ -193,13 +193,16 @@ class MaintenanceActor:
         seeds settled). Paused or halted, it works nothing."""
         batches = 0
         settled = self.dirty.settled
-        while batches < max_batches and not self.paused:
-            before = self.dirty.batches
-            await self.run_pass()
-            if self.dirty.batches == before:
-                break  # no seed was ready: the queue is worked (or all wait to retry)
-            # A worked batch may queue more (a merge's survivor, a superseded value).
-            batches += 1
+        # Dirty batches only: the housekeeping (publish, audit, prune) stays the timer's,
+        # so a call of many batches saves the vector file once, not once a batch.
+        async with self._running:
+            while batches < max_batches and not self.paused:
+                before = self.dirty.batches
+                await self._step("dirty work", self._work_dirty)
+                if self.dirty.batches == before:
+                    break  # no seed was ready: the queue is worked (or all wait to retry)
+                # A worked batch may queue more (a merge's survivor, a superseded value).
+                batches += 1
         return batches, self.dirty.settled - settled
 
     async def _step(self, name: str, step: Callable[[], Awaitable[None]]) -> None:
