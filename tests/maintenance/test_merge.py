@@ -203,6 +203,59 @@ async def test_forgetting_the_absorbed_claims_only_turn_tombstones_it(
     assert set(refs) == {"e1"}
 
 
+async def test_forgetting_the_survivors_own_turn_brings_the_absorbed_claim_back(
+    memory: Memory, data_dir: Path
+) -> None:
+    await _merged_tea(memory)
+    ((survivor, _),) = await _tea_claims(memory)
+    assert "really" in survivor
+    (own_hash,) = _rows(
+        data_dir, "SELECT content_hash FROM claims WHERE agent_id = 'a'"
+    )
+    await memory.forget("a", "e1")
+    await memory.wait_idle("a")
+    # The survivor's wording was e1's alone: it goes (tombstoned), and what e2 said is
+    # learned again in e2's words, not kept in the forgotten turn's.
+    ((text, refs),) = await _tea_claims(memory)
+    assert "really" not in text
+    assert set(refs) == {"e2"}
+    assert own_hash in _rows(data_dir, "SELECT content_hash FROM tombstones")
+    assert _rows(data_dir, "SELECT count(*) FROM claim_merges") == [(0,)]
+    await _maintain(memory)
+    assert (await check(memory)).problems == ()
+
+
+async def test_the_absorbed_words_said_again_stay_with_the_absorbed_claim(
+    memory: Memory,
+) -> None:
+    await _merged_tea(memory)
+    await memory.ingest("a", [turn("e3", TEA_2 + " Always.", session="s3")])
+    await memory.wait_idle("a")
+    await memory.forget("a", "e1")
+    await memory.forget("a", "e2")
+    await memory.wait_idle("a")
+    # e3 said the absorbed claim's words: it is their evidence, not the survivor's.
+    ((text, refs),) = await _tea_claims(memory)
+    assert "really" not in text
+    assert set(refs) == {"e3"}
+
+
+async def test_a_remembered_claim_outlives_a_turn_that_said_it_too(
+    memory: Memory,
+) -> None:
+    remembered = await memory.remember(
+        "a", "Ana really loves oolong tea", kind="preference", by="user"
+    )
+    await memory.ingest("a", [turn("e2", TEA_1, session="s2")])
+    await _maintain(memory)
+    ((_, refs),) = await _tea_claims(memory)
+    assert set(refs) == {"e2"}
+    await memory.forget("a", "e2")
+    # It stands on the user's word, not on the turn: it only loses what it absorbed.
+    recall = await memory.recall("a", "oolong tea", k=20)
+    assert [i.id for i in recall.items if i.kind != "evidence"] == [remembered.claim_id]
+
+
 async def test_export_and_import_keep_the_merged_state(
     memory: Memory, tmp_path: Path
 ) -> None:

@@ -15,7 +15,7 @@ from cairn.domain.scope import Scope, ScopeKind
 from cairn.domain.temporal import Recurrence, TemporalSpan, TimePrecision
 from cairn.store.dirty import mark_dirty
 from cairn.store.fts import index_text, namespace
-from cairn.store.merge import merged_identity
+from cairn.store.merge import add_merged_sources, merged_identity
 from cairn.store.succession import order_succession, refresh_evidence_time
 from cairn.store.tombstones import claim_hashes, claim_is_tombstoned
 
@@ -93,6 +93,12 @@ def insert_claims(
         into = merged_identity(connection, agent_id, key, digest)
         if into is not None and into.survivor_lifecycle == "active":
             _add_sources(connection, into.survivor, draft, event_rowids)
+            add_merged_sources(
+                connection,
+                agent_id,
+                into,
+                [event_rowids[span.event_id] for span in draft.spans],
+            )
             refresh_evidence_time(connection, into.survivor)
             superseded += order_succession(
                 connection, agent_id, into.survivor, str(stamp)

@@ -9,6 +9,9 @@ One transaction, in the caller's writer (tests/runtime/test_forget_evidence.py):
   text keep a replay, an import and the same words under a new ID out;
 - a claim learned only from these rows is tombstoned and deleted; a claim other evidence
   still supports keeps that evidence and loses only this source;
+- a claim whose own wording came only from these rows goes too, though claims merged into
+  it left it their evidence: those claims are let go and their turns extracted again, so
+  what they said comes back in their own words and the forgotten wording nowhere;
 - the turns indexed and embedded *with* a forgotten turn as their context are re-indexed
   without it and lose their vector (re-embedded without it by the embedding sweep), so the
   forgotten words match nowhere;
@@ -29,9 +32,15 @@ from cairn import crashpoints
 from cairn.store.conflicts import reinstate_losers, superseded_by
 from cairn.store.dirty import mark_dirty
 from cairn.store.evidence import event_fts_row, write_event_fts
+from cairn.store.extraction_state import ExtractionState
 from cairn.store.forget_lineage import forget_derived_reflections
 from cairn.store.fts_purge import request_fts_purge
-from cairn.store.merge import release_merged_sources, tombstone_merged
+from cairn.store.merge import (
+    own_sources,
+    release_merged_sources,
+    release_survivor,
+    tombstone_merged,
+)
 from cairn.store.succession import chains_of, reorder_chains
 from cairn.store.tombstones import (
     event_content_hash,
@@ -41,7 +50,7 @@ from cairn.store.tombstones import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Collection, Sequence
 
     import apsw
 
@@ -141,6 +150,26 @@ def _reindex_replies(
     return tuple(int(row[0]) for row in replies)  # type: ignore[arg-type]
 
 
+def _extract_again(
+    connection: apsw.Connection, agent_id: AgentId, rowids: Collection[int]
+) -> None:
+    """Turns whose claims were let go with a forgotten survivor are extracted again
+    (their claims come back from their own words; what else they taught is stored and
+    found again as it is)."""
+    if not rowids:
+        return
+    connection.execute(
+        "UPDATE events SET extracted = ?, batch_id = NULL WHERE agent_id = ?"
+        " AND extracted = ? AND rowid IN (SELECT value FROM json_each(?))",
+        (
+            ExtractionState.PENDING.value,
+            agent_id,
+            ExtractionState.EXTRACTED.value,
+            json.dumps(sorted(rowids)),
+        ),
+    )
+
+
 def delete_evidence(
     connection: apsw.Connection,
     agent_id: AgentId,
@@ -180,24 +209,38 @@ def delete_evidence(
         "forget.after_tombstone" if tombstone_content else "clear.after_tombstone"
     )
 
-    # Claims citing the rows: those with no other evidence go (tombstoned), the rest keep it.
+    # Claims citing the rows: those with no other evidence go (tombstoned), the rest keep
+    # it. A claim whose own wording came only from these rows goes too, though claims
+    # merged into it left it other evidence: they are let go to be learned again from
+    # their own turns (cairn.store.merge.release_survivor). A claim standing on a word,
+    # not a turn (a remember, said again by a turn or merged with its claim), only loses
+    # these sources.
+    gone = set(rowids)
     removed: list[tuple[int, str]] = []
     kept: list[str] = []
     detached: list[int] = []
-    for claim_rowid, claim_id, provenance, content, other in connection.execute(
+    relearn: set[int] = set()
+    citing = connection.execute(
         "SELECT c.rowid, c.claim_id, c.provenance_key, c.content_hash,"
+        " c.origin = 'extracted',"
         " EXISTS (SELECT 1 FROM claim_sources o WHERE o.claim_rowid = c.rowid"
         "  AND o.event_rowid NOT IN (SELECT value FROM json_each(?2)))"
         " FROM claims c WHERE c.agent_id = ?1 AND c.rowid IN (SELECT s.claim_rowid"
         "  FROM claim_sources s WHERE s.event_rowid IN (SELECT value FROM json_each(?2)))",
         (agent_id, wanted),
-    ).fetchall():
-        if other:
+    ).fetchall()
+    own = own_sources(connection, [int(row[0]) for row in citing])  # type: ignore[arg-type]
+    for claim_rowid, claim_id, provenance, content, extracted, other in citing:
+        rowid = int(claim_rowid)  # type: ignore[arg-type]
+        wording_gone = bool(own[rowid]) and own[rowid] <= gone
+        if (other and not wording_gone) or not extracted:
             kept.append(str(claim_id))
-            detached.append(int(claim_rowid))  # type: ignore[arg-type]
+            detached.append(rowid)
             continue
         write_tombstone(connection, agent_id, str(provenance), str(content), stamp)
-        removed.append((int(claim_rowid), str(claim_id)))  # type: ignore[arg-type]
+        removed.append((rowid, str(claim_id)))
+        if other:
+            relearn.update(release_survivor(connection, agent_id, rowid, gone))
     removed += forget_derived_reflections(
         connection, agent_id, [claim_rowid for claim_rowid, _ in removed], stamp
     )
@@ -222,6 +265,8 @@ def delete_evidence(
     reinstate_losers(connection, agent_id, losers, stamp)
     # A claim that lost a source changed: its evidence (and evidence time) is less.
     mark_dirty(connection, agent_id, detached)
+
+    _extract_again(connection, agent_id, relearn - gone)
 
     reindexed = _reindex_replies(connection, agent_id, rowids)
     connection.execute(

@@ -15,6 +15,9 @@ That identity keeps the merge whole on every later path:
 - forgetting (:func:`tombstone_merged`, :func:`release_merged_sources`): forgetting the
   survivor tombstones the absorbed hashes too, and forgetting the turns the absorbed claim
   alone came from tombstones its hashes, exactly as if it had never been merged;
+  forgetting every turn the survivor's own wording came from (:func:`own_sources`) takes
+  the survivor, and the claims merged into it that still have turns are let go to be
+  learned again from them (:func:`release_survivor`);
   :func:`survivor_of` resolves a forget by the absorbed claim's old ID;
 - export and import (:func:`merge_records`, :func:`restore_merge`).
 """
@@ -38,7 +41,7 @@ from cairn.store.succession import (
 from cairn.store.tombstones import write_tombstone
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Collection, Iterable, Iterator, Sequence
 
     import apsw
 
@@ -48,6 +51,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MergeRow",
     "MergedIdentity",
+    "add_merged_sources",
     "adjacent_in_chain",
     "claim_vectors",
     "lexical_neighbours",
@@ -55,7 +59,9 @@ __all__ = [
     "merge_into",
     "merge_records",
     "merged_identity",
+    "own_sources",
     "release_merged_sources",
+    "release_survivor",
     "restore_merge",
     "sole_in_chain",
     "survivor_of",
@@ -310,6 +316,8 @@ class MergedIdentity:
     survivor: int
     survivor_lifecycle: str
     by_provenance: bool
+    provenance_key: str
+    """The merged-away claim's provenance key (its row in ``claim_merges``)."""
 
 
 def merged_identity(
@@ -318,7 +326,8 @@ def merged_identity(
     """The survivor holding a merged-away claim with this provenance key (the same
     extraction again) or content hash (the same words in the same scope)."""
     row = connection.execute(
-        "SELECT m.survivor_rowid, c.lifecycle, m.provenance_key = ?2 FROM claim_merges m"
+        "SELECT m.survivor_rowid, c.lifecycle, m.provenance_key = ?2, m.provenance_key"
+        " FROM claim_merges m"
         " JOIN claims c ON c.rowid = m.survivor_rowid"
         " WHERE m.agent_id = ?1 AND (m.provenance_key = ?2 OR m.content_hash = ?3)"
         " ORDER BY m.provenance_key = ?2 DESC, c.lifecycle = 'active' DESC LIMIT 1",
@@ -326,7 +335,75 @@ def merged_identity(
     ).fetchone()
     if row is None:
         return None
-    return MergedIdentity(int(row[0]), str(row[1]), bool(row[2]))
+    return MergedIdentity(int(row[0]), str(row[1]), bool(row[2]), str(row[3]))
+
+
+def add_merged_sources(
+    connection: apsw.Connection,
+    agent_id: AgentId,
+    identity: MergedIdentity,
+    event_rowids: Iterable[int],
+) -> None:
+    """The merged-away claim ``identity`` was said again by turns ``event_rowids`` (their
+    spans are the survivor's now): they are its sources too, so forgetting the survivor's
+    own turns leaves its wording to them (:func:`release_survivor`)."""
+    row = connection.execute(
+        "SELECT sources FROM claim_merges WHERE agent_id = ? AND provenance_key = ?",
+        (agent_id, identity.provenance_key),
+    ).fetchone()
+    if row is None:
+        return
+    sources = sorted({*json.loads(str(row[0])), *event_rowids})
+    connection.execute(
+        "UPDATE claim_merges SET sources = ? WHERE agent_id = ? AND provenance_key = ?",
+        (json.dumps(sources), agent_id, identity.provenance_key),
+    )
+
+
+def own_sources(
+    connection: apsw.Connection, claim_rowids: Sequence[int]
+) -> dict[int, set[int]]:
+    """The turns each claim's own wording came from: its sources less those it holds
+    for the claims merged into it (a turn both said counts as theirs)."""
+    own: dict[int, set[int]] = {rowid: set() for rowid in claim_rowids}
+    for claim_rowid, event_rowid in connection.execute(
+        "SELECT s.claim_rowid, s.event_rowid FROM json_each(?) AS c"
+        " CROSS JOIN claim_sources s ON s.claim_rowid = c.value"
+        " WHERE NOT EXISTS (SELECT 1 FROM claim_merges m, json_each(m.sources) e"
+        "  WHERE m.survivor_rowid = s.claim_rowid AND e.value = s.event_rowid)",
+        (json.dumps(list(claim_rowids)),),
+    ):
+        own[int(claim_rowid)].add(int(event_rowid))
+    return own
+
+
+def release_survivor(
+    connection: apsw.Connection,
+    agent_id: AgentId,
+    survivor: int,
+    gone: Collection[int],
+) -> list[int]:
+    """Survivor ``survivor`` is being forgotten with turns ``gone``, every turn its own
+    wording came from: the claims merged into it that still have other turns are let
+    go, untombstoned, to be learned again from those turns (returned, to extract
+    again), as if they had never merged. Their words were never the survivor's, and
+    the survivor's wording kept on their turns would keep the forgotten turn's words.
+    Claims merged into it with no other turn stay, to be tombstoned with it."""
+    turns: set[int] = set()
+    for provenance, sources in connection.execute(
+        "SELECT provenance_key, sources FROM claim_merges"
+        " WHERE agent_id = ? AND survivor_rowid = ?",
+        (agent_id, survivor),
+    ).fetchall():
+        left = {int(event) for event in json.loads(str(sources))} - set(gone)
+        if not left:
+            continue
+        turns |= left
+        connection.execute(
+            "DELETE FROM claim_merges WHERE agent_id = ? AND provenance_key = ?",
+            (agent_id, provenance),
+        )
+    return sorted(turns)
 
 
 def survivor_of(
