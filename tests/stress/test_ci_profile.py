@@ -17,8 +17,8 @@ pytestmark = pytest.mark.subprocess
 
 # A fixed seed: CI runs the same trials every time (a failure replays with it).
 SEED = 20261202
-# The whole profile takes about four minutes on a quiet 2-core machine (the schedules
-# mode about one).
+# The whole profile takes two to four minutes of CPU on a 2-core machine, the slowest
+# mode (schedules or workload) under a minute.
 BOUND_S = 600
 
 

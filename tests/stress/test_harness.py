@@ -8,10 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import open_test_memory
 
 from cairn.runtime.database import Database
 from cairn.runtime.memory import Memory
+from cairn.stress.checks import check_directory
+from cairn.stress.execute import Executor
 from cairn.stress.harness import run_stress
+from cairn.stress.history import History
+from cairn.stress.model import Expectations
 from cairn.stress.profiles import PROFILES, Profile
 from cairn.stress.workload import Kind, generate
 
@@ -110,3 +115,23 @@ async def test_maintenance_merges_and_supersedes_under_the_quick_profile(
     assert mode.figures["supersessions"] > 0
     assert mode.figures["remembered values keyed by the challenge pass"] > 0
     assert mode.figures["replaced values checked recalled as history"] > 0
+
+
+async def test_an_agent_never_stored_is_checked_without_an_export(
+    data_dir: Path,
+) -> None:
+    """An agent of the workload that was never stored (every write of it refused or cut
+    off, or it was retired) has nothing to export: the directory check goes on, and it
+    charges I1 only for what had to be recallable there."""
+    owners = {"qzghostmark": "ghost"}
+    executor = Executor(History(), owners, call_budget_s=30.0)
+    async with open_test_memory(data_dir) as memory:
+        quiet = Expectations(owners, {}, {}, set(), {}, 0)
+        assert not [
+            f for f in await check_directory(memory, quiet, executor) if "ghost" in f[1]
+        ]
+        owed = Expectations(owners, {"ghost": {"qzghostmark"}}, {}, set(), {}, 0)
+        assert (
+            "I1",
+            "ghost: qzghostmark must be recallable, but the agent is gone",
+        ) in (await check_directory(memory, owed, executor))

@@ -16,7 +16,7 @@ from cairn.domain.ids import AgentId
 from cairn.runtime.core import runtime_core
 from cairn.runtime.threads import run_in_thread
 from cairn.runtime.transfer import export_memory
-from cairn.runtime.upkeep import check
+from cairn.runtime.upkeep import check, known_agents
 from cairn.store.evidence import load_events
 from cairn.stress.embedders import embedders_by_key
 from cairn.stress.markers import holds_marker, marker_tail
@@ -112,7 +112,16 @@ async def check_directory(
     """What only the engine's own process can see: exports, stored vectors, receipts,
     integrity and the bytes of every file. Run on a settled, drained memory."""
     findings: list[Finding] = []
+    stored = set(await known_agents(memory))
     for agent in sorted(set(expected.owners.values())):
+        if agent not in stored:
+            # Retired, or never written (every write of it refused or cut off): nothing
+            # of it may be expected, and nothing of it is left to export.
+            findings.extend(
+                ("I1", f"{agent}: {marker} must be recallable, but the agent is gone")
+                for marker in sorted(expected.live.get(agent, ()))
+            )
+            continue
         sink = io.StringIO()
         await export_memory(memory, sink, agent)
         exported = sink.getvalue()
