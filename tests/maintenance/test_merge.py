@@ -256,6 +256,21 @@ async def test_a_remembered_claim_outlives_a_turn_that_said_it_too(
     assert [i.id for i in recall.items if i.kind != "evidence"] == [remembered.claim_id]
 
 
+async def test_a_models_remember_goes_with_the_only_turn_it_rests_on(
+    memory: Memory,
+) -> None:
+    await memory.remember(
+        "a", "Ana really loves oolong tea", kind="preference", by="model"
+    )
+    await memory.ingest("a", [turn("e2", TEA_1, session="s2")])
+    await memory.wait_idle("a")
+    ((_, refs),) = await _tea_claims(memory)
+    assert set(refs) == {"e2"}
+    await memory.forget("a", "e2")
+    # A model's guess said again by a turn rests on it: the user's word keeps nothing.
+    assert await _tea_claims(memory) == []
+
+
 async def test_export_and_import_keep_the_merged_state(
     memory: Memory, tmp_path: Path
 ) -> None:

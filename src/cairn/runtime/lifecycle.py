@@ -76,8 +76,9 @@ async def remember(
 async def forget(supervisor: AgentSupervisor, item_id: str) -> ForgetResult:
     forgotten = await supervisor.commit(Forget(item_id))
     crashpoints.reach("forget.after_commit")
-    # A claim let go with a forgotten survivor is learned again from its turns.
-    supervisor.wake_ingestion()
+    if forgotten.extract_again:
+        # Claims let go with a forgotten survivor are learned again from their turns.
+        supervisor.wake_ingestion()
     await supervisor.remove_vectors(
         forgotten.claim_rowids,
         forgotten.event_rowids,

@@ -79,6 +79,8 @@ class Forgotten:
     event_rowids: tuple[int, ...] = ()
     # Turns re-indexed without a forgotten context turn: their vectors are re-embedded.
     reembed_rowids: tuple[int, ...] = ()
+    # Turns re-opened for extraction (claims merged into a forgotten survivor).
+    extract_again: bool = False
 
 
 def _claim_row(
@@ -142,6 +144,11 @@ def forget_memory(
         removed.append("claims learned only from it")
     if removal.reindexed:
         removed.append("its words from the next turn's index entry")
+    if removal.extract_again:
+        removed.append(
+            "claims that took their words from it (what was merged into them is"
+            " learned again from its own turns)"
+        )
     kept = ["tombstones (hashes only): the turn is not stored again"]
     if removal.claims_kept:
         kept.insert(0, "claims other evidence still supports (this source detached)")
@@ -158,6 +165,7 @@ def forget_memory(
         claim_rowids=tuple(rowid for rowid, _ in removal.claims_removed),
         event_rowids=removal.event_rowids,
         reembed_rowids=removal.reindexed,
+        extract_again=bool(removal.extract_again),
     )
 
 

@@ -74,6 +74,9 @@ class EvidenceRemoval:
     claims_kept: tuple[str, ...]
     # Turns that were indexed with a forgotten one as context: re-indexed, to re-embed.
     reindexed: tuple[int, ...]
+    # Turns re-opened for extraction: claims merged into a forgotten survivor are learned
+    # again from them (cairn.store.merge.release_survivor).
+    extract_again: tuple[int, ...] = ()
 
 
 def resolve_evidence(
@@ -212,9 +215,10 @@ def delete_evidence(
     # Claims citing the rows: those with no other evidence go (tombstoned), the rest keep
     # it. A claim whose own wording came only from these rows goes too, though claims
     # merged into it left it other evidence: they are let go to be learned again from
-    # their own turns (cairn.store.merge.release_survivor). A claim standing on a word,
-    # not a turn (a remember, said again by a turn or merged with its claim), only loses
-    # these sources.
+    # their own turns (cairn.store.merge.release_survivor). A claim the user added stands
+    # on the user's word, not on a turn (one that said it too, or whose claim merged into
+    # it): it only loses these sources. A model's claim (a remember, a reflection) rests
+    # on the turns it cites like an extracted one.
     gone = set(rowids)
     removed: list[tuple[int, str]] = []
     kept: list[str] = []
@@ -222,7 +226,7 @@ def delete_evidence(
     relearn: set[int] = set()
     citing = connection.execute(
         "SELECT c.rowid, c.claim_id, c.provenance_key, c.content_hash,"
-        " c.origin = 'extracted',"
+        " c.origin = 'user',"
         " EXISTS (SELECT 1 FROM claim_sources o WHERE o.claim_rowid = c.rowid"
         "  AND o.event_rowid NOT IN (SELECT value FROM json_each(?2)))"
         " FROM claims c WHERE c.agent_id = ?1 AND c.rowid IN (SELECT s.claim_rowid"
@@ -230,10 +234,10 @@ def delete_evidence(
         (agent_id, wanted),
     ).fetchall()
     own = own_sources(connection, [int(row[0]) for row in citing])  # type: ignore[arg-type]
-    for claim_rowid, claim_id, provenance, content, extracted, other in citing:
+    for claim_rowid, claim_id, provenance, content, by_user, other in citing:
         rowid = int(claim_rowid)  # type: ignore[arg-type]
         wording_gone = bool(own[rowid]) and own[rowid] <= gone
-        if (other and not wording_gone) or not extracted:
+        if (other and not wording_gone) or by_user:
             kept.append(str(claim_id))
             detached.append(rowid)
             continue
@@ -266,7 +270,7 @@ def delete_evidence(
     # A claim that lost a source changed: its evidence (and evidence time) is less.
     mark_dirty(connection, agent_id, detached)
 
-    _extract_again(connection, agent_id, relearn - gone)
+    _extract_again(connection, agent_id, relearn)
 
     reindexed = _reindex_replies(connection, agent_id, rowids)
     connection.execute(
@@ -291,4 +295,5 @@ def delete_evidence(
         tuple(removed),
         tuple(kept),
         reindexed,
+        tuple(sorted(relearn)),
     )

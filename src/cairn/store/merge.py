@@ -41,7 +41,8 @@ from cairn.store.succession import (
 from cairn.store.tombstones import write_tombstone
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterable, Iterator, Sequence
+    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Set as AbstractSet
 
     import apsw
 
@@ -381,7 +382,7 @@ def release_survivor(
     connection: apsw.Connection,
     agent_id: AgentId,
     survivor: int,
-    gone: Collection[int],
+    gone: AbstractSet[int],
 ) -> list[int]:
     """Survivor ``survivor`` is being forgotten with turns ``gone``, every turn its own
     wording came from: the claims merged into it that still have other turns are let
@@ -395,7 +396,7 @@ def release_survivor(
         " WHERE agent_id = ? AND survivor_rowid = ?",
         (agent_id, survivor),
     ).fetchall():
-        left = {int(event) for event in json.loads(str(sources))} - set(gone)
+        left = {int(event) for event in json.loads(str(sources))} - gone
         if not left:
             continue
         turns |= left
