@@ -64,6 +64,7 @@ from cairn.runtime.threads import run_in_thread
 from cairn.runtime.transfer import export_memory, import_memory
 from cairn.runtime.upkeep import check
 from cairn.store.connection import open_connection
+from cairn.store.fts_purge import scrub_owed
 from cairn.stress.checks import files_holding
 from cairn.stress.markers import MarkerSource
 from cairn.stress.report import ModeResult, Violation
@@ -280,6 +281,25 @@ async def _operate(memory: Memory, operation: str, template: Template) -> None:
             await import_memory(memory, template.import_file)
         case _:
             raise ValueError(f"unknown operation {operation!r}")
+
+
+async def _operate_in_window(
+    memory: Memory, vfs: FaultVFS, operation: str, template: Template
+) -> None:
+    """The operation and the scrub it owes: a removal's checkpoint (where the file's own
+    writes and syncs happen) runs in the scrubber just after the call, and without this
+    window whether a fault reached it would depend on which task the scheduler ran first.
+    The window ends when nothing is owed, or once the armed fault has fired (a persistent
+    fault keeps the scrub owed; it settles once the fault is gone)."""
+    await _operate(memory, operation, template)
+    if operation not in _REMOVALS:
+        return
+    core = runtime_core(memory)
+    while not vfs.fired and await core.database.read(
+        lambda reader: scrub_owed(reader.connection)
+    ):
+        core.scrubber.wake()
+        await core.scrubber.wait_attempts(core.scrubber.attempts + 1)
 
 
 async def _recalls(memory: Memory, agent: str, marker: str) -> bool:
@@ -558,7 +578,9 @@ async def fault_trial(
             await memory.recall(agent, "warm up")
         vfs.arm(plan)
         outcome = await _call(
-            trial, functools.partial(_operate, memory, operation, template), operation
+            trial,
+            functools.partial(_operate_in_window, memory, vfs, operation, template),
+            operation,
         )
         fired = vfs.fired
         result.count("faults_fired" if fired else "faults_not_reached")
@@ -599,7 +621,7 @@ async def count_calls(
             await memory.recall(agent, "warm up")
         vfs.arm(FaultPlan(kind.calls, kind.file, nth=2**62))
         with trio.fail_after(OPERATION_BUDGET_S):
-            await _operate(memory, operation, template)
+            await _operate_in_window(memory, vfs, operation, template)
         seen = vfs.seen
         vfs.clear()
     return seen
