@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import uuid
 from typing import TYPE_CHECKING
 
 import attrs
 
 from cairn.domain.claim import Claim, ClaimDraft, ClaimKind, Lifecycle, Origin
-from cairn.domain.ids import AgentId, EventId
+from cairn.domain.ids import AgentId, EventId, opaque_id
 from cairn.domain.scope import Scope, ScopeKind
 from cairn.domain.temporal import Recurrence, TemporalSpan, TimePrecision
 from cairn.store.dirty import mark_dirty
@@ -120,7 +119,7 @@ def insert_claims(
             " created_at, updated_at, recurrence)"
             " VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                uuid.uuid4().hex,
+                opaque_id(),
                 agent_id,
                 draft.kind.value,
                 origin.value,

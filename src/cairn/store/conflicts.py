@@ -14,11 +14,11 @@ generation, so maintenance looks at them again.
 from __future__ import annotations
 
 import datetime as dt
-import uuid
 from typing import TYPE_CHECKING
 
 import attrs
 
+from cairn.domain.ids import opaque_id
 from cairn.domain.outcomes import Conflict
 from cairn.errors import InvalidTransitionError, UnknownClaimError, UnknownConflictError
 from cairn.store.dirty import mark_dirty
@@ -110,7 +110,7 @@ def open_conflict(
         "INSERT OR IGNORE INTO conflicts (conflict_id, agent_id, claim_a, claim_b, scope,"
         " scope_key, reason, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'open', ?)",
         (
-            uuid.uuid4().hex,
+            opaque_id(),
             agent_id,
             pair.first,
             pair.second,
@@ -144,7 +144,7 @@ def record_decision(
         " created_at, resolved_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, 'resolved', 'keep_one', ?, ?, ?, ?)",
         (
-            uuid.uuid4().hex,
+            opaque_id(),
             agent_id,
             pair.first,
             pair.second,

@@ -8,7 +8,6 @@ runtime only does so from the explicit user API (cairn.runtime.forgetting).
 from __future__ import annotations
 
 import datetime as dt
-import uuid
 from typing import TYPE_CHECKING
 
 from cairn.domain.directive import (
@@ -18,6 +17,7 @@ from cairn.domain.directive import (
     DirectiveStatus,
     topic_problem,
 )
+from cairn.domain.ids import opaque_id
 from cairn.errors import (
     InvalidInputError,
     InvalidTransitionError,
@@ -73,7 +73,7 @@ def create_directive(
     validate_directive(kind, text)
     if DirectiveStatus(status) is DirectiveStatus.REVOKED:
         raise InvalidInputError("a directive cannot be created revoked")
-    directive_id = uuid.uuid4().hex
+    directive_id = opaque_id()
     stamp = now.astimezone(dt.UTC).isoformat()
     connection.execute(
         "INSERT INTO directives (directive_id, agent_id, kind, text, status, created_at,"
