@@ -87,6 +87,7 @@ async def run(
     lexical_only: bool,
     weights: dict[str, float],
     data_dir: Path | None,
+    settings: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     files = sorted(folder.glob("*.json"))[:conversations]
     scores: dict[int, dict[str, list[float]]] = {
@@ -105,6 +106,7 @@ async def run(
     )
     if rrf_k is not None:
         config = attrs.evolve(config, rrf_k=int(rrf_k))
+    config = attrs.evolve(config, **(settings or {}))
     with tempfile.TemporaryDirectory(prefix="cairn-locomo-") as scratch:
         directory = data_dir or Path(scratch)
         clock = FixedDomainClock(dt.datetime(2024, 1, 1, tzinfo=dt.UTC))
@@ -149,6 +151,7 @@ async def run(
         "embedder": embedder_name,
         "lexical_only": lexical_only,
         "weights": config.fusion_weights() | {"rrf_k": config.rrf_k},
+        "list_session_cap": config.list_session_cap,
         "questions": len(latencies),
         "overall": summarise(overall),
         "per_category": {
@@ -180,6 +183,18 @@ def main() -> None:
         " claim_vector, event_vector)",
     )
     parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="a MemoryConfig field, e.g. list_session_cap=3",
+    )
+    parser.add_argument(
+        "--without-analysis",
+        action="store_true",
+        help="ablation: no query-analysis lists and no session coverage",
+    )
+    parser.add_argument(
         "--data",
         type=Path,
         default=None,
@@ -189,6 +204,19 @@ def main() -> None:
     weights = {
         name: float(value) for name, value in (w.split("=") for w in arguments.weight)
     }
+    settings: dict[str, Any] = {
+        name: json.loads(value) for name, value in (s.split("=") for s in arguments.set)
+    }
+    if arguments.without_analysis:
+        weights.update(
+            entity_lexical=0.0,
+            entity_vector=0.0,
+            entity_mention=0.0,
+            entity_graph=0.0,
+            current_state=0.0,
+            time_window=0.0,
+        )
+        settings.update(list_session_cap=None, off_focus_weight=1.0)
     result = trio.run(
         run,
         arguments.folder,
@@ -197,6 +225,7 @@ def main() -> None:
         arguments.lexical_only,
         weights,
         arguments.data,
+        settings,
     )
     json.dump(result, sys.stdout, indent=2)
     print()

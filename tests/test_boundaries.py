@@ -15,17 +15,22 @@ ROOT = Path(cairn.__file__).parent
 ALLOWED = {
     "domain": set(),
     # The public API's Protocols and reports: types only (recall's from retrieval.types).
-    "api": {"domain", "retrieval"},
-    "serde": {"domain", "retrieval"},
-    "store": {"domain", "vectors"},
+    "api": {"domain", "entities", "retrieval"},
+    "serde": {"domain", "entities", "retrieval"},
+    "store": {"domain", "entities", "vectors"},
     "vectors": {"domain"},
     "providers": {"domain", "vectors"},
     "ingestion": {"domain"},
-    "retrieval": {"domain", "store", "vectors"},
+    # Entity rules read turns; query analysis reads questions (with ingestion's times).
+    "entities": {"domain"},
+    "query": {"domain", "entities", "ingestion"},
+    "retrieval": {"domain", "entities", "query", "store", "vectors"},
     # Passes plan on a snapshot and apply in a transaction: synchronous, like store.
-    "maintenance": {"domain", "store", "vectors", "ingestion", "retrieval"},
+    "maintenance": {"domain", "entities", "store", "vectors", "ingestion", "retrieval"},
     "runtime": {
         "maintenance",
+        "entities",
+        "query",
         "api",
         "domain",
         "serde",
@@ -38,11 +43,20 @@ ALLOWED = {
     "testing": {"domain", "providers", "vectors"},
     # ipc serves the runtime. Tests inject their embedder through their own entry point
     # (tests/support/serve_hashing.py): no production layer imports cairn.testing.
-    "ipc": {"api", "domain", "runtime", "retrieval", "store", "providers"},
-    "hosts": {"api", "domain", "runtime", "retrieval", "store", "providers"},
+    "ipc": {"api", "domain", "entities", "runtime", "retrieval", "store", "providers"},
+    "hosts": {
+        "api",
+        "domain",
+        "entities",
+        "runtime",
+        "retrieval",
+        "store",
+        "providers",
+    },
     "cli": {
         "api",
         "domain",
+        "entities",
         "serde",
         "runtime",
         "retrieval",
@@ -56,6 +70,7 @@ ALLOWED = {
     "stress": {
         "api",
         "domain",
+        "entities",
         "serde",
         "runtime",
         "retrieval",

@@ -11,6 +11,13 @@ from cairn.errors import InvalidInputError
 __all__ = ["MemoryConfig"]
 
 
+def _positive_or_none(
+    instance: object, attribute: attrs.Attribute[Any], value: float | None
+) -> None:
+    if value is not None:
+        _positive(instance, attribute, value)
+
+
 def _positive(_: object, attribute: attrs.Attribute[Any], value: float) -> None:
     if value <= 0:
         raise ValueError(f"{attribute.name} must be positive")
@@ -62,6 +69,28 @@ class MemoryConfig:
     # Claims holding a value of the attribute the question asks for ("where does she
     # live" -> lives_in), newest first: the answer to a changed fact (design/recall.md).
     weight_claim_attribute: float = 1.0
+    # The query analysis's lists (cairn.retrieval.entity_lists): the question's words among
+    # the turns of the entities it names, the vector list's turns of those entities, the
+    # turns speaking of them, the claims of their relations (two hops), the current-state
+    # view's value of an attribute the question asks for, the tasks at the status a
+    # question asks about ("what is blocked?"), and
+    # the question's words among the turns of a time window it names.
+    weight_entity_lexical: float = 2.0
+    weight_entity_vector: float = 1.0
+    weight_entity_mention: float = 0.5
+    weight_entity_graph: float = 0.5
+    weight_current_state: float = 1.0
+    weight_task_state: float = 2.0
+    weight_time_window: float = 1.0
+    # A question naming an entity the agent knows: a turn neither said by it nor speaking
+    # of it ranks at this share of its score ("Thanks, Melanie!" says nothing of her).
+    off_focus_weight: float = 0.6
+    # A list or count question ("what activities…", "how many…") gathers across
+    # sessions: at most this many items of one session before every other session's
+    # (None: no such cap).
+    list_session_cap: int | None = attrs.field(
+        default=None, validator=_positive_or_none
+    )
     rrf_k: int = attrs.field(default=10, validator=_positive)
     # Ingestion: events are cut into segments of at most `event_max_bytes` UTF-8 bytes; a
     # batch holds up to `extraction_batch` events (and `extraction_batch_bytes` of text,
@@ -194,4 +223,11 @@ class MemoryConfig:
             "claim_vector": self.weight_claim_vector,
             "event_vector": self.weight_event_vector,
             "claim_attribute": self.weight_claim_attribute,
+            "entity_fts": self.weight_entity_lexical,
+            "entity_vector": self.weight_entity_vector,
+            "entity_mention": self.weight_entity_mention,
+            "entity_graph": self.weight_entity_graph,
+            "current_state": self.weight_current_state,
+            "task_state": self.weight_task_state,
+            "time_window": self.weight_time_window,
         }

@@ -94,6 +94,9 @@ class Candidates:
     anchors: dict[int, int] = attrs.field(factory=dict)
     # The learning layer's belief of each claim that has one (cairn.store.beliefs).
     beliefs: dict[int, Belief] = attrs.field(factory=dict)
+    # When the question names entities the agent knows: the candidate turns said by or
+    # speaking of them (cairn.retrieval.entity_lists); None when it names none.
+    focus_events: frozenset[int] | None = None
 
 
 @attrs.frozen

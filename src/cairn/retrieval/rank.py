@@ -251,9 +251,13 @@ def rank_candidates(
     *,
     as_of: bool = False,
     limit: int | None = None,
+    off_focus: float = 1.0,
+    sessions_cap: int | None = None,
 ) -> list[RecallItem]:
     """Ranked items at ``now`` (the recall's ``as_of`` moment when ``as_of``), at most
-    ``limit`` of them."""
+    ``limit`` of them. When the question names entities, a turn neither said by nor
+    speaking of them ranks at ``off_focus`` of its score; with ``sessions_cap``, no session's evidence beyond that many
+    groups ranks above another session's (a list question wants coverage)."""
     ranking = _Ranking(candidates, now, as_of)
     groups = ranking.groups
     scores = _fused_scores(candidates, weights, rrf_k)
@@ -277,9 +281,18 @@ def rank_candidates(
         for claim_rowid in candidates.claims_by_event.get(event_rowid, ()):
             ranking.place_claim(claim_rowid, 0.0)
     _rank_successors(ranking)
+    focus = candidates.focus_events
     for group in groups.values():
         ranking.mark_evidence(group)
+        if (
+            focus is not None
+            and group.event_rowid is not None
+            and group.event_rowid not in focus
+        ):
+            group.score *= off_focus
     ordered = sorted((group.order_key(key), group) for key, group in groups.items())
+    if sessions_cap is not None:
+        ordered = _covering(ordered, candidates, sessions_cap)
     items: list[RecallItem] = []
     seen: set[str] = set()
     for (negative_score, _, _), group in ordered:
@@ -298,6 +311,28 @@ def rank_candidates(
             if limit is not None and len(items) >= limit:
                 return items
     return items
+
+
+def _covering(
+    ordered: list[tuple[tuple[float, bool, str], _Group]],
+    candidates: Candidates,
+    cap: int,
+) -> list[tuple[tuple[float, bool, str], _Group]]:
+    """``ordered`` with each session's groups past the first ``cap`` moved after all
+    others, in their order (groups with no turn of their own keep their place)."""
+    seen: dict[str, int] = {}
+    first: list[tuple[tuple[float, bool, str], _Group]] = []
+    later: list[tuple[tuple[float, bool, str], _Group]] = []
+    for entry in ordered:
+        rowid = entry[1].event_rowid
+        event = None if rowid is None else candidates.events.get(rowid)
+        if event is None:
+            first.append(entry)
+            continue
+        count = seen.get(event.session_id, 0)
+        seen[event.session_id] = count + 1
+        (first if count < cap else later).append(entry)
+    return first + later
 
 
 # The claim lists are weighted low because a claim restates the turn it cites, which ranks

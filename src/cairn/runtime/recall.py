@@ -25,6 +25,7 @@ from cairn.config import MemoryConfig
 from cairn.domain.ids import AgentId
 from cairn.domain.scope import RecallContext
 from cairn.providers.gateway import QueryEmbeddingGateway
+from cairn.query.analysis import QueryAnalysis, analyse
 from cairn.retrieval.attributes import AskedQuestion, with_attribute_list
 from cairn.retrieval.budget import Demand, Shares, allocate
 from cairn.retrieval.candidates import (
@@ -34,6 +35,12 @@ from cairn.retrieval.candidates import (
     lexical_candidates,
     validate_with_refill,
     vector_candidates,
+)
+from cairn.retrieval.entity_lists import (
+    EntityFocus,
+    entity_focus,
+    focus_lists,
+    with_focus,
 )
 from cairn.retrieval.rank import rank_candidates
 from cairn.retrieval.render import (
@@ -152,11 +159,16 @@ class RecallRun:
         default=None, init=False
     )
     _index: ExactVectorIndex | None = attrs.field(default=None, init=False)
+    _analysis: QueryAnalysis = attrs.field(init=False)
+    _focus: EntityFocus = attrs.field(factory=EntityFocus, init=False)
 
     def __attrs_post_init__(self) -> None:
         # One moment for both answers: the partial one is the complete one minus vectors.
         self.now = self.services.clock.now()
         self._terms = list(query_terms(self.plan.query))
+        self._analysis = analyse(
+            self.plan.query, self.now, self.services.config.timezone
+        )
 
     def _request(
         self, query_vector: npt.NDArray[np.float32] | None = None
@@ -200,10 +212,22 @@ class RecallRun:
         return recall
 
     async def _read_lexical(self) -> None:
+        """The lexical lists, and the query analysis with the lists it adds (the names
+        it resolves are the agent's aliases in the same snapshot)."""
         request = self._request()
-        self._lexical = await self.services.database.read(
-            lambda reader: lexical_candidates(reader.lexical, request)
-        )
+        analysis = self._analysis
+        question = AskedQuestion.of(self.plan.query)
+        limit = self.services.config.lexical_candidates
+
+        def read(reader: Reader) -> tuple[ProposedLists, EntityFocus]:
+            proposed = lexical_candidates(reader.lexical, request)
+            focus = entity_focus(reader.connection, request.agent_id, analysis)
+            extra = focus_lists(
+                reader.lexical, request.agent_id, request.terms, focus, question, limit
+            )
+            return attrs.evolve(proposed, lists={**proposed.lists, **extra}), focus
+
+        self._lexical, self._focus = await self.services.database.read(read)
         self._lexical_read.set()
 
     async def _search_vectors(
@@ -263,6 +287,7 @@ class RecallRun:
         request = self._request(None if vector is None else self._query_vector)
         question = AskedQuestion.of(plan.query)
         as_of = plan.as_of is not None
+        focus = self._focus
 
         def validate_and_rank(
             reader: Reader,
@@ -293,6 +318,7 @@ class RecallRun:
             candidates = with_attribute_list(
                 candidates, question, request.moment, as_of=as_of
             )
+            candidates = with_focus(reader.connection, candidates, focus)
             ranked = rank_candidates(
                 candidates,
                 request.moment,
@@ -300,6 +326,12 @@ class RecallRun:
                 config.rrf_k,
                 as_of=as_of,
                 limit=plan.k,
+                off_focus=config.off_focus_weight,
+                sessions_cap=(
+                    config.list_session_cap
+                    if self._analysis.shape.wants_coverage
+                    else None
+                ),
             )
             epoch = forget_epoch(reader.connection, agent_id)
             return candidates, ranked[: plan.k], directives, sections, epoch

@@ -32,6 +32,7 @@ from cairn.domain.directive import DirectiveStatus
 from cairn.domain.evidence import SessionInfo, Turn
 from cairn.domain.identity import ExecutionIdentity
 from cairn.domain.ids import AgentId
+from cairn.entities.vocabulary import EventMentions
 from cairn.errors import RuntimeClosedError, StaleResultError
 from cairn.ingestion.intake import prepare_turns
 from cairn.ingestion.validate import ValidatedBatch
@@ -73,6 +74,7 @@ from cairn.store.directives import (
 )
 from cairn.store.dirty import DirtySeed, mark_dirty, retry_seeds, settle_seeds
 from cairn.store.embeddings import store_embeddings
+from cairn.store.entities import record_mentions, record_relations
 from cairn.store.evidence import insert_events
 from cairn.store.forget import forget_memory, remember_claim, set_archived
 from cairn.store.recall_records import complete_record, record_returned
@@ -450,6 +452,8 @@ class CommitBatch(_Fenced[BatchReceipt]):
 
     lease: Lease
     batch: ValidatedBatch
+    # Each turn's entity drafts (cairn.entities.extract), resolved in the same commit.
+    mentions: tuple[EventMentions, ...] = ()
 
     def apply(self, connection: apsw.Connection, context: WriteContext) -> BatchReceipt:
         agent_id = context.agent_id
@@ -464,6 +468,13 @@ class CommitBatch(_Fenced[BatchReceipt]):
         rowids = {event.event_id: event.rowid for event in lease.events}
         committed = insert_claims(
             connection, agent_id, batch.drafts, rowids, context.now
+        )
+        record_mentions(connection, agent_id, self.mentions, context.now)
+        record_relations(
+            connection,
+            agent_id,
+            (rowid for rowid, _ in committed.inserted),
+            context.now,
         )
         for text in batch.directive_drafts:
             create_directive(

@@ -41,6 +41,7 @@ _MIGRATIONS: tuple[tuple[str, Callable[[apsw.Connection], None] | None], ...] = 
     ("0013_projections.sql", None),
     ("0014_learning.sql", None),
     ("0015_evidence_class.sql", None),
+    ("0016_entities.sql", None),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 # A busy writer is normal (one writer connection, several readers): wait rather than fail.

@@ -33,12 +33,14 @@ from cairn.domain.evidence import EvidenceClass, EvidenceEvent, Role, Turn
 from cairn.domain.ids import AgentId, EventId, SessionId, validate_agent_id
 from cairn.domain.scope import Scope, ScopeKind
 from cairn.domain.temporal import Recurrence, TemporalSpan, TimePrecision
+from cairn.entities.extract import mentions_in
 from cairn.errors import InvalidInputError
 from cairn.store.agents import ensure_agent
 from cairn.store.claims import claim_fts_body
 from cairn.store.clear_jobs import pending_clear
 from cairn.store.directives import suppression_started, validate_directive
 from cairn.store.dirty import mark_dirty
+from cairn.store.entities import record_mentions
 from cairn.store.evidence import (
     IntakeOutcome,
     insert_events,
@@ -264,6 +266,10 @@ def _import_event(
     if result.outcome is IntakeOutcome.INGESTED and extracted:
         assert result.rowid is not None  # noqa: S101 - set for every inserted turn
         mark_extracted(connection, agent, [result.rowid])
+        if not withdrawn and not evidence_class.is_noise:
+            # It will not be extracted again: the entity rules read it now, as its
+            # extraction did where it was exported from.
+            _record_entities(connection, agent, result.rowid, received)
     if result.outcome is IntakeOutcome.INGESTED and withdrawn:
         connection.execute(
             "UPDATE events SET extracted = ? WHERE agent_id = ?"
@@ -277,6 +283,21 @@ def _import_event(
             (agent, result.rowid, _iso(received)),
         )
     return ImportOutcome(result.outcome, agent, result.reason)
+
+
+def _record_entities(
+    connection: apsw.Connection, agent: AgentId, first: int, now: dt.datetime
+) -> None:
+    rows = connection.execute(
+        "SELECT rowid, text, speaker, role FROM events"
+        " WHERE rowid = ?1 OR segment_of = ?1 ORDER BY rowid",
+        (first,),
+    )
+    drafts = [
+        (int(rowid), tuple(mentions_in(str(text), speaker, Role(role))))
+        for rowid, text, speaker, role in rows
+    ]
+    record_mentions(connection, agent, drafts, now)
 
 
 def _event_rowids(

@@ -195,6 +195,37 @@ class LexicalSearcher:
                 )
         return LexicalResult(hits, exhausted)
 
+    def search_events_within(
+        self,
+        agent_id: str,
+        terms: Sequence[str],
+        limit: int,
+        within: str,
+        parameters: Sequence[object],
+    ) -> LexicalResult:
+        """Ranked event hits among the rows ``within`` selects (an SQL subquery of event
+        rowids, its ``parameters`` bound after the query's own): the turns of one entity,
+        of one time window. Noise is left out; the context column ranks as above."""
+        kept, exhausted = self.prune("event_fts", [namespace(agent_id)], terms)
+        if not kept:
+            return LexicalResult([])
+        rows = self.connection.execute(
+            # "+rowid": filtered as FTS5 hands rows back in rank order; a bare rowid IN
+            # would make FTS5 probe each listed row, then sort them all.
+            "SELECT rowid, rank FROM event_fts"  # noqa: S608 - fixed clauses and ours
+            f" WHERE event_fts MATCH ? AND rank MATCH ? AND +rowid IN ({within})"
+            f"{_NOT_NOISE} ORDER BY {_order(exhausted=exhausted)} LIMIT ?",
+            (
+                _expression(kept),
+                f"bm25(1.0, {CONTEXT_WEIGHT!r})",
+                *parameters,
+                limit,
+            ),
+        )
+        return LexicalResult(
+            [LexicalHit(int(rowid), -float(rank)) for rowid, rank in rows], exhausted
+        )
+
     def _answered_turns(self, turns: Sequence[int]) -> dict[int, int]:
         """Replies to ``turns`` (events indexed with one of them as context): reply rowid
         to turn rowid. One seek each in the ``events_context`` index, never the table."""

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from cairn.domain.evidence import PreparedEvent, SessionInfo, SessionKind
 from cairn.errors import InvalidInputError
 from cairn.store.dirty import mark_dirty
+from cairn.store.entities import forget_mentions
 from cairn.store.extraction_state import ExtractionState
 from cairn.store.succession import chains_of, reorder_chains
 from cairn.vectors.keys import EmbedTarget
@@ -161,6 +162,20 @@ def rewind(
         )
     ]
     touched = json.dumps([*reopened, first])
+    # What the withdrawn turn said of entities goes now; re-opened turns are read again.
+    forget_mentions(
+        connection,
+        [
+            *reopened,
+            *(
+                int(r[0])
+                for r in connection.execute(
+                    "SELECT rowid FROM events WHERE rowid = ?1 OR segment_of = ?1",
+                    (first,),
+                )
+            ),
+        ],
+    )
     connection.execute(
         "UPDATE events SET extracted = ?, batch_id = NULL"
         " WHERE rowid IN (SELECT value FROM json_each(?))",

@@ -33,6 +33,7 @@ from cairn.clock import DomainClock, SystemDomainClock
 from cairn.config import MemoryConfig
 from cairn.domain.evidence import URGENT_KINDS
 from cairn.domain.ids import AgentId
+from cairn.entities.extract import mentions_in
 from cairn.errors import StaleLeaseError, StaleResultError, StoreError
 from cairn.ingestion.extract import ExtractionInput, RuleExtractor
 from cairn.ingestion.extraction_schema import (
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
     from cairn.domain.evidence import EvidenceEvent
+    from cairn.entities.vocabulary import EventMentions
 
 __all__ = ["IngestionActor"]
 
@@ -303,15 +305,31 @@ class IngestionActor:
             background=self.limiters.background,
         )
 
+    async def _mentions(self, lease: Lease) -> tuple[EventMentions, ...]:
+        """The entity drafts of the batch's turns (offline rules, whatever extracts the
+        claims): noise turns name no one."""
+        events = [event for event in lease.events if not event.evidence_class.is_noise]
+        return await run_in_thread(
+            lambda: tuple(
+                (event.rowid, tuple(mentions_in(event.text, event.speaker, event.role)))
+                for event in events
+            ),
+            limiter=self.limiters.cpu,
+            background=self.limiters.background,
+        )
+
     async def _process(self, lease: Lease) -> None:
         identity = self.fence.current()
         with self.fence.pass_scope(identity) as pass_scope:
             try:
                 batch = await self._extract(lease)
+                mentions = await self._mentions(lease)
             except Exception as error:  # noqa: BLE001 - any failure backs the batch off
                 await self._fail(lease, error)
                 return
-            request = CommitBatch(lease=lease, batch=batch, identity=identity)
+            request = CommitBatch(
+                lease=lease, batch=batch, identity=identity, mentions=mentions
+            )
             try:
                 receipt = await self.writes.commit(request)
                 crashpoints.reach("batch.after_commit")

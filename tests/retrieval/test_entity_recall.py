@@ -1,0 +1,153 @@
+"""Recall through the query analysis: entity-centred lists, the off-focus weight, time
+windows (cairn.retrieval.entity_lists). Each test also recalls with the analysis's lists
+and weights switched off, and shows that the answer is then missed."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import attrs
+from tests.conftest import TEST_CONFIG, open_test_memory
+from tests.helpers import BASE_TIME, turn
+
+from cairn import MemoryConfig, Turn
+from cairn.testing import FixedDomainClock
+
+WITHOUT_ANALYSIS = attrs.evolve(
+    TEST_CONFIG,
+    weight_entity_lexical=0.0,
+    weight_entity_vector=0.0,
+    weight_entity_mention=0.0,
+    weight_entity_graph=0.0,
+    weight_current_state=0.0,
+    weight_time_window=0.0,
+    off_focus_weight=1.0,
+)
+
+
+def _at(days: int) -> dt.datetime:
+    return BASE_TIME + dt.timedelta(days=days)
+
+
+def _conversation(name: str = "Ana", called: str = "Ana") -> list[Turn]:
+    """``name``'s hobbies, one per session, among Bo's turns that call her ``called``
+    and use the question's own words."""
+    turns: list[Turn] = []
+    sessions = [
+        (
+            "I signed up for a pottery class yesterday.",
+            f"{called}, which activities do you enjoy most?",
+        ),
+        (
+            "We went camping by the lake with the kids.",
+            f"{called}, I enjoy activities like chess, what about you?",
+        ),
+        (
+            "I swim laps every morning before work.",
+            f"{called}, do you enjoy outdoor activities in winter?",
+        ),
+    ]
+    for number, (ana, bo) in enumerate(sessions, start=1):
+        session = f"s{number}"
+        day = 10 * number
+        turns += [
+            turn(f"{session}-bo", bo, session=session, speaker="Bo", at=_at(day)),
+            turn(f"{session}-ana", ana, session=session, speaker=name, at=_at(day)),
+            turn(
+                f"{session}-bo2",
+                f"Thanks for telling me, {called}! I enjoy hearing about it.",
+                session=session,
+                speaker="Bo",
+                at=_at(day),
+            ),
+        ]
+    return turns
+
+
+async def _top(
+    data_dir: Path, config: MemoryConfig, turns: list[Turn], question: str, k: int
+) -> list[str]:
+    async with open_test_memory(
+        data_dir, config, clock=FixedDomainClock(_at(60))
+    ) as memory:
+        await memory.ingest("a", turns)
+        await memory.wait_idle("a")
+        recall = await memory.recall("a", question, k=10)
+    refs = dict.fromkeys(ref for item in recall.items for ref in item.source_refs)
+    return list(refs)[:k]
+
+
+ANSWERS = {"s1-ana", "s2-ana", "s3-ana"}
+
+
+async def test_an_entity_question_is_answered_from_three_sessions(
+    tmp_path: Path,
+) -> None:
+    question = "What activities does Ana enjoy?"
+    found = await _top(tmp_path / "on", TEST_CONFIG, _conversation(), question, 3)
+    assert set(found) == ANSWERS
+    # Without the analysis the turns calling her by name, with the question's words, win.
+    missed = await _top(
+        tmp_path / "off", WITHOUT_ANALYSIS, _conversation(), question, 3
+    )
+    assert set(missed) != ANSWERS
+
+
+async def test_a_nickname_in_the_question_finds_her_turns(tmp_path: Path) -> None:
+    # Bo only ever calls her Mel: the name is hers because it begins hers.
+    turns = _conversation(name="Melanie", called="Mel")
+    question = "What activities does Mel enjoy?"
+    assert set(await _top(tmp_path / "on", TEST_CONFIG, turns, question, 3)) == ANSWERS
+    missed = await _top(tmp_path / "off", WITHOUT_ANALYSIS, turns, question, 3)
+    assert set(missed) != ANSWERS
+
+
+async def test_a_chinese_question_finds_an_english_turn_through_the_place(
+    tmp_path: Path,
+) -> None:
+    turns = [
+        turn("t1", "I spent a week in Lisbon in March.", speaker="Ana", at=_at(1)),
+        *(
+            turn(
+                f"n{i}",
+                f"Ana, tell me more about the weather {i}.",
+                speaker="Bo",
+                at=_at(2),
+            )
+            for i in range(8)
+        ),
+    ]
+    question = "谁去过里斯本？"
+    assert (await _top(tmp_path / "on", TEST_CONFIG, turns, question, 1)) == ["t1"]
+    assert "t1" not in await _top(
+        tmp_path / "off", WITHOUT_ANALYSIS, turns, question, 1
+    )
+
+
+async def test_a_time_anchored_question_reads_its_window(tmp_path: Path) -> None:
+    now = dt.datetime(2026, 1, 5, 9, tzinfo=dt.UTC)
+    turns = [
+        turn(
+            "summer",
+            "We hiked in the Alps.",
+            at=dt.datetime(2025, 7, 12, tzinfo=dt.UTC),
+        ),
+        turn("spring", "We hiked in Wales.", at=dt.datetime(2025, 4, 2, tzinfo=dt.UTC)),
+        turn(
+            "winter", "We hiked in Norway.", at=dt.datetime(2025, 12, 20, tzinfo=dt.UTC)
+        ),
+    ]
+    question = "Where did we hike last summer?"
+
+    async def first(directory: Path, config: MemoryConfig) -> str:
+        async with open_test_memory(
+            directory, config, clock=FixedDomainClock(now)
+        ) as memory:
+            await memory.ingest("a", turns)
+            await memory.wait_idle("a")
+            recall = await memory.recall("a", question, k=3)
+        return recall.items[0].source_refs[0]
+
+    assert await first(tmp_path / "on", TEST_CONFIG) == "summer"
+    assert await first(tmp_path / "off", WITHOUT_ANALYSIS) != "summer"
