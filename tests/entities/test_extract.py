@@ -48,7 +48,7 @@ def test_a_lone_word_opening_a_sentence_is_only_tentative() -> None:
     assert "Call" not in drafts or drafts["Call"].tentative
 
 
-def test_my_sister_and_我妹妹_are_the_same_relative_of_the_same_speaker() -> None:
+def test_my_sister_in_english_and_chinese_is_one_relative_of_the_speaker() -> None:
     english = mentions_in("My sister Anna lives in Lisbon.", "Wang Fang", Role.USER)
     chinese = mentions_in("我妹妹下个月搬家。", "Wang Fang", Role.USER)
     sister = kin_key("Wang Fang", "sister")

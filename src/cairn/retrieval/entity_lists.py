@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from cairn.domain.evidence import EventKind
 from cairn.entities.vocabulary import MentionRole, fold
 from cairn.retrieval.keys import CandidateKey
 from cairn.store.entities import USER_SUBJECT, resolve_names
@@ -66,6 +67,15 @@ TIME_WINDOW = "time_window"
 # Hops of the graph neighbourhood read for a question's entities.
 GRAPH_HOPS = 2
 _FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself)\b|我")
+TASK_KINDS = frozenset(
+    {
+        EventKind.TASK_STARTED,
+        EventKind.TASK_FINISHED,
+        EventKind.TASK_FAILED,
+        EventKind.TASK_BLOCKED,
+        EventKind.NEEDS_INPUT,
+    }
+)
 _ROLES = json.dumps([MentionRole.SPEAKER.value, MentionRole.MENTION.value])
 _OF_ENTITIES = (
     "SELECT event_rowid FROM entity_mentions WHERE entity_rowid IN"
@@ -229,22 +239,45 @@ def focus_lists(
 def with_focus(
     connection: apsw.Connection, candidates: Candidates, focus: EntityFocus
 ) -> Candidates:
-    """``candidates`` knowing which of their turns are the focused entities' turns
-    (``focus_events``), with ``entity_vector``: the validated vector list's turns of
-    those entities, in its order."""
-    if not focus.entities or not candidates.events:
+    """``candidates`` knowing which of their turns the question is about
+    (``focus_events``): the focused entities' turns, and for a question about tasks of
+    a status only the task events that are their task's latest and of that status
+    ("backup blocked" is not once the backup resumed; "deploy started" is not for "what
+    is blocked?"). With ``entity_vector``: the validated vector list's turns of those
+    entities, in its order."""
+    if not (focus.entities or focus.task_statuses) or not candidates.events:
         return candidates
-    theirs = frozenset(
-        int(row[0])
-        for row in connection.execute(
-            "SELECT DISTINCT event_rowid FROM entity_mentions WHERE event_rowid IN"
-            " (SELECT value FROM json_each(?)) AND entity_rowid IN"
-            " (SELECT value FROM json_each(?)) AND role IN (SELECT value FROM json_each(?))",
-            (json.dumps(sorted(candidates.events)), json.dumps(focus.entities), _ROLES),
-        )
-    )
+    rowids = json.dumps(sorted(candidates.events))
+    theirs = frozenset(candidates.events)
     lists = candidates.lists
-    chosen = [key for key in lists.get("event_vector", []) if key.rowid in theirs]
-    if chosen:
-        lists = {**lists, ENTITY_VECTOR: chosen}
+    if focus.entities:
+        theirs = frozenset(
+            int(row[0])
+            for row in connection.execute(
+                "SELECT DISTINCT event_rowid FROM entity_mentions WHERE event_rowid IN"
+                " (SELECT value FROM json_each(?)) AND entity_rowid IN"
+                " (SELECT value FROM json_each(?))"
+                " AND role IN (SELECT value FROM json_each(?))",
+                (rowids, json.dumps(focus.entities), _ROLES),
+            )
+        )
+        chosen = [key for key in lists.get("event_vector", []) if key.rowid in theirs]
+        if chosen:
+            lists = {**lists, ENTITY_VECTOR: chosen}
+    if focus.task_statuses:
+        current = {
+            int(row[0])
+            for row in connection.execute(
+                "SELECT event_rowid FROM tasks WHERE event_rowid IN"
+                " (SELECT value FROM json_each(?))"
+                " AND status IN (SELECT value FROM json_each(?))",
+                (rowids, json.dumps(focus.task_statuses)),
+            )
+        }
+        replaced = {
+            rowid
+            for rowid, event in candidates.events.items()
+            if event.kind in TASK_KINDS and rowid not in current
+        }
+        theirs -= replaced
     return attrs.evolve(candidates, lists=lists, focus_events=theirs)
