@@ -81,6 +81,11 @@ class MemoryConfig:
     weight_entity_graph: float = 0.5
     weight_current_state: float = 1.0
     weight_task_state: float = 2.0
+    # With a text provider configured: how long a recall waits for the model's query
+    # contract (cairn.runtime.query_compiler); 0 keeps the analysis offline.
+    query_compile_s: float = attrs.field(
+        default=0.0, validator=attrs.validators.ge(0.0)
+    )
     weight_time_window: float = 1.0
     # A question naming an entity the agent knows: a turn neither said by it nor speaking
     # of it ranks at this share of its score ("Thanks, Melanie!" says nothing of her).

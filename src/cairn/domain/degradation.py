@@ -27,3 +27,6 @@ class Degradation(enum.StrEnum):
     """The answer was due before the vector side (query embedding, vector scan) was done:
     it is ranked from the lexical lists (a ``partial`` recall), and the complete result
     is stored under the recall's request ID for ``fetch_recall``."""
+    QUERY_ANALYSIS_OFFLINE = "query_analysis_offline"
+    """The text model's query contract missed its budget, failed or its breaker is open:
+    the recall used the offline query analysis alone."""

@@ -65,6 +65,7 @@ from cairn.retrieval.types import (
 from cairn.runtime.actors.maintenance import AuditBuffer
 from cairn.runtime.database import Database
 from cairn.runtime.projection import Projection
+from cairn.runtime.query_compiler import QueryCompiler
 from cairn.runtime.threads import run_in_thread
 from cairn.store.directives import active_directives
 from cairn.store.fts import query_terms
@@ -122,6 +123,7 @@ class RecallServices:
     clock: DomainClock
     audit: AuditBuffer
     vector_limiter: trio.CapacityLimiter
+    query_compiler: QueryCompiler | None = None
 
 
 def _shares(config: MemoryConfig) -> Shares:
@@ -161,6 +163,7 @@ class RecallRun:
     _index: ExactVectorIndex | None = attrs.field(default=None, init=False)
     _analysis: QueryAnalysis = attrs.field(init=False)
     _focus: EntityFocus = attrs.field(factory=EntityFocus, init=False)
+    _analysis_degradation: Degradation | None = attrs.field(default=None, init=False)
 
     def __attrs_post_init__(self) -> None:
         # One moment for both answers: the partial one is the complete one minus vectors.
@@ -193,6 +196,14 @@ class RecallRun:
         every candidate and ranks them."""
         degradations: list[Degradation] = []
         vector_lists: list[ProposedLists] = []
+        compiler = self.services.query_compiler
+        if compiler is not None and compiler.enabled:
+            self._analysis, offline = await compiler.compile(
+                self._analysis, self.plan.query, self.now
+            )
+            if offline is not None:
+                self._analysis_degradation = offline
+                degradations.append(offline)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._read_lexical)
             nursery.start_soon(self._search_vectors, vector_lists, degradations)
@@ -206,6 +217,8 @@ class RecallRun:
         read) ranked without the query vector. Cancel it at the deadline for ``pending``."""
         await self._lexical_read.wait()
         degradations = [Degradation.VECTOR_PENDING]
+        if self._analysis_degradation is not None:
+            degradations.append(self._analysis_degradation)
         if self.services.projection.reindexing:
             degradations.append(Degradation.REINDEXING)
         recall, _ = await self._answer(RecallStatus.PARTIAL, None, degradations)

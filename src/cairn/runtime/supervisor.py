@@ -53,6 +53,7 @@ from cairn.runtime.mailbox import Reply, WorkCounter
 from cairn.runtime.messages import EmbedJob
 from cairn.runtime.projection import Projection
 from cairn.runtime.providers import ActiveEmbedder
+from cairn.runtime.query_compiler import QueryCompiler
 from cairn.runtime.recall import (
     RecallPlan,
     RecallRun,
@@ -141,6 +142,9 @@ class AgentSupervisor:
     _contributions: Contributions
     _stall: StallWatch
     _accepting: bool = True
+    # The text model's query contract (off without a provider or a budget); its breaker
+    # lives as long as this agent runs.
+    _query_compiler: QueryCompiler | None = None
     # Calls in progress and the trio time of the last one: the registry stops an agent
     # that has had neither for its idle timeout.
     _calls: int = 0
@@ -409,6 +413,11 @@ class AgentSupervisor:
 
     def _recall_services(self) -> RecallServices:
         services = self._services
+        if self._query_compiler is None:
+            ingestion = self._ingestion
+            self._query_compiler = QueryCompiler(
+                lambda: ingestion.text_provider, services.config.query_compile_s
+            )
         return RecallServices(
             agent_id=self.agent_id,
             database=services.database,
@@ -418,6 +427,7 @@ class AgentSupervisor:
             clock=services.clock,
             audit=self._audit,
             vector_limiter=services.limiters.vector_search,
+            query_compiler=self._query_compiler,
         )
 
     async def _run_recall(self, run: RecallRun, reply: Reply[Recall]) -> None:

@@ -218,11 +218,21 @@ RELATION_KINDS: dict[str, tuple[EntityKind, ...]] = {
 USER_SUBJECT = "user"
 
 
-def _relation_of(predicate: str) -> str | None:
+# Keyed attributes of the rules (cairn.ingestion): "uses:editor" names a category, not
+# the object; any other "relation:object" predicate is a text model's relation.
+_KEYED_HEADS = frozenset({"uses", "favourite", "plan", "attitude"})
+
+
+def _relation_of(predicate: str) -> tuple[str, str | None] | None:
+    """(relation, the object's name when the predicate names it), or None."""
     if predicate in RELATION_KINDS:
-        return predicate
-    head, _, _ = predicate.partition(":")
-    return "uses" if head == "uses" else None
+        return predicate, None
+    head, _, rest = predicate.partition(":")
+    if head == "uses":
+        return "uses", None
+    if rest and head not in _KEYED_HEADS:
+        return head, rest
+    return None
 
 
 def _subject_entity(
@@ -270,9 +280,10 @@ def record_relations(
         if row is None or row[0] is None or row[1] is None:
             continue
         subject, predicate, text = str(row[0]), str(row[1]), str(row[2])
-        relation = _relation_of(predicate)
-        if relation is None:
+        related = _relation_of(predicate)
+        if related is None:
             continue
+        relation, named = related
         sources = [
             int(r[0])
             for r in connection.execute(
@@ -287,7 +298,7 @@ def record_relations(
         if subject_entity is None:
             continue
         kinds = RELATION_KINDS.get(relation)
-        folded_text = fold(text)
+        folded_text = fold(text) if named is None else fold(named)
         best: tuple[int, int] | None = None
         for entity, kind, folded in connection.execute(
             "SELECT DISTINCT m.entity_rowid, e.kind, a.folded FROM entity_mentions m"

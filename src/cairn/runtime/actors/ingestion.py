@@ -34,9 +34,11 @@ from cairn.config import MemoryConfig
 from cairn.domain.evidence import URGENT_KINDS
 from cairn.domain.ids import AgentId
 from cairn.entities.extract import mentions_in
+from cairn.entities.model import model_mentions
 from cairn.errors import StaleLeaseError, StaleResultError, StoreError
 from cairn.ingestion.extract import ExtractionInput, RuleExtractor
 from cairn.ingestion.extraction_schema import (
+    Citation,
     ExtractionAnswer,
     build_prompt,
     proposal_from_answer,
@@ -81,6 +83,10 @@ _URGENT = tuple(sorted(kind.value for kind in URGENT_KINDS))
 _CLEAR_RECHECK_S = 1.0
 # The step this actor's writes are reported under (cairn.runtime.stall_watch).
 STEP = "extraction"
+
+
+def _cited(sources: Sequence[Citation]) -> list[str]:
+    return [source.event_id for source in sources]
 
 
 @attrs.define(eq=False)
@@ -269,7 +275,10 @@ class IngestionActor:
         drafts = self.extractor.extract(inputs, timezone=self.timezone)
         return proposal_from_drafts(drafts, events)
 
-    async def _extract(self, lease: Lease) -> ValidatedBatch:
+    async def _extract(
+        self, lease: Lease
+    ) -> tuple[ValidatedBatch, list[EventMentions]]:
+        """The validated batch, and the text model's entity drafts (none from rules)."""
         timezone = self.timezone
         # Noise turns (cairn.ingestion.classify) reach no extractor, rule or model: they
         # are discarded by name, so the batch still accounts for every event.
@@ -277,6 +286,7 @@ class IngestionActor:
         noise = tuple(
             event.event_id for event in lease.events if event.evidence_class.is_noise
         )
+        drafted: list[EventMentions] = []
         if not events:
             proposal = Proposal()
         elif self.text_provider is None:
@@ -297,21 +307,44 @@ class IngestionActor:
                     max_tokens=self.config.extraction_max_tokens,
                 )
             proposal = proposal_from_answer(answer)
+            texts = {str(event.event_id): (event.rowid, event.text) for event in events}
+            drafted = model_mentions(
+                [
+                    (entity.name, entity.kind, entity.aliases, _cited(entity.sources))
+                    for entity in answer.entities
+                ]
+                + [
+                    (name, "person", (), _cited(relation.sources))
+                    for relation in answer.relations
+                    for name in (relation.subject, relation.object)
+                ],
+                texts,
+            )
         if noise:
             proposal = attrs.evolve(proposal, discarded=(*proposal.discarded, *noise))
-        return await run_in_thread(
+        batch = await run_in_thread(
             lambda: validate_proposal(proposal, lease.events, timezone),
             limiter=self.limiters.cpu,
             background=self.limiters.background,
         )
+        return batch, drafted
 
-    async def _mentions(self, lease: Lease) -> tuple[EventMentions, ...]:
-        """The entity drafts of the batch's turns (offline rules, whatever extracts the
-        claims): noise turns name no one."""
+    async def _mentions(
+        self, lease: Lease, drafted: list[EventMentions]
+    ) -> tuple[EventMentions, ...]:
+        """The entity drafts of the batch's turns: the offline rules' always, and the text
+        model's when it extracted the batch; noise turns name no one."""
         events = [event for event in lease.events if not event.evidence_class.is_noise]
+        model = dict(drafted)
         return await run_in_thread(
             lambda: tuple(
-                (event.rowid, tuple(mentions_in(event.text, event.speaker, event.role)))
+                (
+                    event.rowid,
+                    (
+                        *mentions_in(event.text, event.speaker, event.role),
+                        *model.get(event.rowid, ()),
+                    ),
+                )
                 for event in events
             ),
             limiter=self.limiters.cpu,
@@ -322,8 +355,8 @@ class IngestionActor:
         identity = self.fence.current()
         with self.fence.pass_scope(identity) as pass_scope:
             try:
-                batch = await self._extract(lease)
-                mentions = await self._mentions(lease)
+                batch, drafted = await self._extract(lease)
+                mentions = await self._mentions(lease, drafted)
             except Exception as error:  # noqa: BLE001 - any failure backs the batch off
                 await self._fail(lease, error)
                 return
