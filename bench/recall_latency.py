@@ -1,12 +1,15 @@
 """Recall latency and event-loop lag at scale, plus persisted ingest throughput.
 
 Loads N synthetic claims (with one evidence turn each, Zipf-distributed vocabulary so some
-query terms are very common) into one agent, with synthetic unit vectors stored under the
+query terms are very common, every turn said by Ana and about a third naming one of 200
+people) into one agent, with the entity mentions the offline rules read from each turn, with synthetic unit vectors stored under the
 embedded embedder's identity for every evidence turn (claims are found through the vectors
 of the turns they cite; the projection is rebuilt from those blobs, as after a
 restart). Then measures:
 
-* ``engine``: recall with the query vector given (no embedding) p50/p95/p99;
+* ``engine``: recall with the query vector given (no embedding) p50/p95/p99; half the
+  questions name Ana (the speaker of every turn: the entity lists' worst case), a quarter
+  one of the named people;
 * ``end_to_end``: recall including the embedded embedder's query embedding;
 * event-loop lag p99 while recalls and while ingests run;
 * persisted ingest: turns/s through ``Memory.ingest`` (evidence + FTS committed; extraction
@@ -30,12 +33,15 @@ import trio
 
 from cairn import MemoryConfig, Turn, open_memory
 from cairn.domain.claim import ClaimDraft, ClaimKind, SourceSpan
+from cairn.domain.evidence import Role
 from cairn.domain.ids import AgentId, EventId
+from cairn.entities.extract import mentions_in
 from cairn.ingestion.intake import prepare_turns
 from cairn.runtime.core import runtime_core
 from cairn.runtime.threads import run_in_thread
 from cairn.store.claims import insert_claims
 from cairn.store.embeddings import store_embeddings
+from cairn.store.entities import record_mentions
 from cairn.store.evidence import insert_events
 from cairn.store.extraction_state import ExtractionState
 from cairn.testing import FixedDomainClock, HashingEmbedder
@@ -52,6 +58,51 @@ def vocabulary(rng: np.random.Generator, size: int = 8_000) -> list[str]:
     while len(words) < size:
         words.add("".join(rng.choice(letters, rng.integers(3, 10))))
     return sorted(words)
+
+
+NAMES = [
+    f"{first}{second}"
+    for first in ("Al", "Be", "Cy", "Di", "Ed", "Fa", "Gu", "Ho", "Iv", "Jo")
+    for second in (
+        "bert",
+        "nora",
+        "rus",
+        "ane",
+        "win",
+        "tima",
+        "stav",
+        "ward",
+        "ana",
+        "seph",
+        "lia",
+        "ric",
+        "dith",
+        "mar",
+        "ton",
+        "sha",
+        "vin",
+        "lyn",
+        "dora",
+        "mund",
+    )
+]
+
+
+def named(rng: np.random.Generator, text: str) -> str:
+    """A third of the turns name someone."""
+    if rng.random() < 1 / 3:
+        return f"{text} with {NAMES[int(rng.integers(len(NAMES)))]}"
+    return text
+
+
+def question(rng: np.random.Generator, words: list[str]) -> str:
+    text = sentence(rng, words, int(rng.integers(3, 7)))
+    draw = rng.random()
+    if draw < 0.5:
+        return f"What did Ana say about {text}?"
+    if draw < 0.75:
+        return f"What about {NAMES[int(rng.integers(len(NAMES)))]} and {text}?"
+    return text
 
 
 def sentence(rng: np.random.Generator, words: list[str], length: int) -> str:
@@ -96,7 +147,9 @@ def bulk_load(
     identity = memory.embedder.identity
     for start in range(0, n, CHUNK):
         turns = [
-            Turn(f"t{i}", "s1", "user", sentence(rng, words, 14), now, "Ana")
+            Turn(
+                f"t{i}", "s1", "user", named(rng, sentence(rng, words, 14)), now, "Ana"
+            )
             for i in range(start, min(n, start + CHUNK))
         ]
         # As the engine does: evidence turns carry vectors, claims are found through them.
@@ -117,6 +170,18 @@ def bulk_load(
                 for turn in turns
             ]
             insert_claims(connection, AGENT, drafts, rowids, now)
+            record_mentions(
+                connection,
+                AGENT,
+                [
+                    (
+                        rowids[turn.event_id],
+                        tuple(mentions_in(turn.text, turn.speaker, Role.USER)),
+                    )
+                    for turn in turns
+                ],
+                now,
+            )
             connection.execute(
                 "UPDATE events SET extracted = ? WHERE agent_id = ?",
                 (ExtractionState.EXTRACTED.value, AGENT),
@@ -155,9 +220,7 @@ async def measure(n: int, queries: int, seed: int) -> dict[str, Any]:
             probe = LagProbe()
             nursery.start_soon(probe.run)
             await memory.recall(AGENT, "warm up the reader and the embedder")
-            texts = [
-                sentence(rng, words, int(rng.integers(3, 7))) for _ in range(queries)
-            ]
+            texts = [question(rng, words) for _ in range(queries)]
             vectors = rng.standard_normal((queries, 384)).astype(np.float32)
             engine, end_to_end = [], []
             probe.active = True

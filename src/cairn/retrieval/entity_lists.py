@@ -77,11 +77,16 @@ TASK_KINDS = frozenset(
     }
 )
 _ROLES = json.dumps([MentionRole.SPEAKER.value, MentionRole.MENTION.value])
+# Conditions on one FTS hit (cairn.store.search.search_events_within).
 _OF_ENTITIES = (
-    "SELECT event_rowid FROM entity_mentions WHERE entity_rowid IN"
-    " (SELECT value FROM json_each(?)) AND role IN (SELECT value FROM json_each(?))"
+    "EXISTS (SELECT 1 FROM entity_mentions m WHERE m.event_rowid = event_fts.rowid"
+    " AND m.entity_rowid IN (SELECT value FROM json_each(?))"
+    " AND m.role IN (SELECT value FROM json_each(?)))"
 )
-_IN_WINDOW = "SELECT rowid FROM events WHERE agent_id = ? AND occurred_at >= ? AND occurred_at < ?"
+_IN_WINDOW = (
+    "EXISTS (SELECT 1 FROM events w WHERE w.rowid = event_fts.rowid AND w.agent_id = ?"
+    " AND w.occurred_at >= ? AND w.occurred_at < ?)"
+)
 
 
 @attrs.frozen

@@ -200,20 +200,21 @@ class LexicalSearcher:
         agent_id: str,
         terms: Sequence[str],
         limit: int,
-        within: str,
+        condition: str,
         parameters: Sequence[object],
     ) -> LexicalResult:
-        """Ranked event hits among the rows ``within`` selects (an SQL subquery of event
-        rowids, its ``parameters`` bound after the query's own): the turns of one entity,
-        of one time window. Noise is left out; the context column ranks as above."""
+        """Ranked event hits that also meet ``condition`` (an SQL predicate on
+        ``event_fts.rowid``, its ``parameters`` bound after the query's own): the turns of
+        one entity, of one time window. Checked per hit as FTS5 hands them back in rank
+        order, until ``limit`` pass: the cost is in the hits read, never in how many
+        turns the condition would select (a speaker's, every turn). Noise is left out;
+        the context column ranks as above."""
         kept, exhausted = self.prune("event_fts", [namespace(agent_id)], terms)
         if not kept:
             return LexicalResult([])
         rows = self.connection.execute(
-            # "+rowid": filtered as FTS5 hands rows back in rank order; a bare rowid IN
-            # would make FTS5 probe each listed row, then sort them all.
             "SELECT rowid, rank FROM event_fts"  # noqa: S608 - fixed clauses and ours
-            f" WHERE event_fts MATCH ? AND rank MATCH ? AND +rowid IN ({within})"
+            f" WHERE event_fts MATCH ? AND rank MATCH ? AND {condition}"
             f"{_NOT_NOISE} ORDER BY {_order(exhausted=exhausted)} LIMIT ?",
             (
                 _expression(kept),

@@ -108,3 +108,7 @@ WHERE e.kind IN ('task_started', 'task_finished', 'task_failed', 'task_blocked',
         AND n.segment_of IS NULL AND n.extracted <> 3
         AND (n.occurred_at > e.occurred_at
              OR (n.occurred_at = e.occurred_at AND n.rowid > e.rowid)));
+
+-- The turns speaking of an entity (not merely said by it), without walking all of its
+-- mentions: a speaker of every turn has as many as there are turns.
+CREATE INDEX entity_mentions_role ON entity_mentions (entity_rowid, role, event_rowid);
