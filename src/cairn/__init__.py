@@ -28,6 +28,9 @@ if TYPE_CHECKING:
     from cairn.api.reports import ClearReport as ClearReport
     from cairn.api.reports import DrainReport as DrainReport
     from cairn.api.reports import EmbedderIdentity as EmbedderIdentity
+    from cairn.api.reports import Entity as Entity
+    from cairn.api.reports import EntityAlias as EntityAlias
+    from cairn.api.reports import EntityRelation as EntityRelation
     from cairn.api.reports import IngestReport as IngestReport
     from cairn.api.reports import KeptCounts as KeptCounts
     from cairn.api.reports import RecallRecord as RecallRecord
@@ -88,6 +91,9 @@ __all__ = [
     "DomainClock",
     "DrainReport",
     "EmbedderIdentity",
+    "Entity",
+    "EntityAlias",
+    "EntityRelation",
     "EventKind",
     "ForgetResult",
     "ForgottenKind",
@@ -129,6 +135,9 @@ _DEFINED_IN = {
     "ClearReport": "cairn.api.reports",
     "DrainReport": "cairn.api.reports",
     "EmbedderIdentity": "cairn.api.reports",
+    "Entity": "cairn.api.reports",
+    "EntityAlias": "cairn.api.reports",
+    "EntityRelation": "cairn.api.reports",
     "IngestReport": "cairn.api.reports",
     "KeptCounts": "cairn.api.reports",
     "RecallRecord": "cairn.api.reports",

@@ -125,6 +125,7 @@ ARGUMENTS = [
     ),
     Argument("recalls", "limit", _outside(1, MAX_LIST_LIMIT)),
     Argument("attention", "limit", _outside(1, MAX_LIST_LIMIT)),
+    Argument("entities", "limit", _outside(1, MAX_LIST_LIMIT)),
     Argument("consume_attention", "item_ids", _bad_item_ids()),
     Argument(
         "drain", "timeout_s", _bad_seconds(MAX_DRAIN_TIMEOUT_S, zero_allowed=False)
@@ -140,6 +141,7 @@ MISTYPED = [
     ("recall", "as_of", "yesterday", {"query": "tea"}),
     ("recalls", "limit", None, {}),
     ("attention", "limit", 1.5, {}),
+    ("entities", "limit", "10", {}),
     ("consume_attention", "item_ids", [1, "2"], {}),
     ("drain", "timeout_s", [1.0], {}),
 ]
@@ -256,7 +258,7 @@ def test_the_edges_of_every_range_are_accepted(raw: BlockingRawConnection) -> No
         message = {"type": "recall", "agent_id": AGENT, "query": "tea", **extra}
         _, answer = raw.request(message)
         assert isinstance(answer, RecallResult), answer
-    for kind in ("recalls", "attention"):
+    for kind in ("recalls", "attention", "entities"):
         for limit in (1, MAX_LIST_LIMIT):
             _, answer = raw.request({"type": kind, "agent_id": AGENT, "limit": limit})
             assert not isinstance(answer, Error), answer

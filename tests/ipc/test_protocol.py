@@ -22,6 +22,9 @@ from cairn import (
     Conflict,
     DrainReport,
     EmbedderIdentity,
+    Entity,
+    EntityAlias,
+    EntityRelation,
     IntakeOutcome,
     IntakeRejection,
     IntakeResult,
@@ -255,6 +258,39 @@ REPORTS: list[tuple[Call[Any, Any], Any]] = [
             resolved_at="2026-01-02T00:00:00+00:00",
         ),
     ),
+    (
+        requests.entities("a"),
+        [
+            Entity(
+                entity_id=2,
+                kind="person",
+                name="Melanie",
+                aliases=(
+                    EntityAlias("Melanie", "speaker", ("e2",)),
+                    EntityAlias("Mel", "nickname", ("e1", "e3")),
+                ),
+                mentions=3,
+                relations=(
+                    EntityRelation(
+                        "sister_of",
+                        "Caroline",
+                        outgoing=False,
+                        claim_id="c4",
+                        valid_from="2026-01-05T09:00:00+00:00",
+                    ),
+                    EntityRelation(
+                        "lives_in",
+                        "Lisbon",
+                        outgoing=True,
+                        claim_id="c5",
+                        valid_from="2025-03-01T00:00:00+00:00",
+                        valid_until="2026-01-01T00:00:00+00:00",
+                    ),
+                ),
+            ),
+            Entity(3, "place", "Lisbon", (EntityAlias("里斯本", "translation"),), 1),
+        ],
+    ),
 ]
 
 
@@ -301,6 +337,7 @@ def test_every_request_has_one_builder() -> None:
         requests.unarchive("a", "c1"),
         requests.conflicts("a", include_resolved=True),
         requests.resolve_conflict("a", "k1", keep="both"),
+        requests.entities("a", name="Mel", limit=5),
         requests.retire("a"),
         requests.add_directive("a", "x"),
         requests.directives_create("a", "x"),

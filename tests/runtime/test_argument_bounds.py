@@ -173,7 +173,7 @@ async def test_the_edges_of_each_recall_range_are_served(memory: Memory) -> None
 
 @pytest.mark.parametrize("limit", [0, -1, 1001, True, 10**30])
 async def test_a_list_limit_out_of_range_is_refused(memory: Memory, limit: Any) -> None:
-    for listing in (memory.recalls, memory.attention):
+    for listing in (memory.recalls, memory.attention, memory.entities):
         with pytest.raises(
             ArgumentOutOfRangeError, match=r"^limit must be an integer from 1 to 1000"
         ):

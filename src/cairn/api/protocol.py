@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         AttentionItem,
         ClearReport,
         DrainReport,
+        Entity,
         FeedbackReport,
         IngestReport,
         MaintenanceReport,
@@ -186,6 +187,11 @@ class MemoryApi(Protocol):
         self, agent_id: str, conflict_id: str, *, keep: str
     ) -> Conflict: ...
 
+    # -- entities ----------------------------------------------------------------------
+    async def entities(
+        self, agent_id: str, *, name: str | None = None, limit: int = 100
+    ) -> list[Entity]: ...
+
     async def retire(self, agent_id: str) -> RetireReport: ...
 
     async def add_directive(
@@ -313,6 +319,10 @@ class BlockingMemoryApi(Protocol):
     def resolve_conflict(
         self, agent_id: str, conflict_id: str, *, keep: str
     ) -> Conflict: ...
+
+    def entities(
+        self, agent_id: str, *, name: str | None = None, limit: int = 100
+    ) -> list[Entity]: ...
 
     def retire(self, agent_id: str) -> RetireReport: ...
 

@@ -24,6 +24,9 @@ __all__ = [
     "ClearReport",
     "DrainReport",
     "EmbedderIdentity",
+    "Entity",
+    "EntityAlias",
+    "EntityRelation",
     "FeedbackReport",
     "IngestReport",
     "KeptCounts",
@@ -261,3 +264,58 @@ class AttentionItem:
     request_id: str | None = None
     event_id: str | None = None
     text: str | None = None
+
+
+@attrs.frozen
+class EntityAlias:
+    """One name an entity goes by, and the turns that give it that name.
+
+    ``kind`` says where the name comes from: ``speaker`` (turns were said under it),
+    ``name``, ``translation`` (a form in another script: 里斯本 for Lisbon), ``nickname``
+    (the beginning of exactly one known person's name: "Mel" for Melanie) or ``kinship``
+    (someone's relative: "Caroline's sister"). ``sources`` are the event IDs of those
+    turns, oldest first (at most 20).
+    """
+
+    alias: str
+    kind: str
+    sources: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class EntityRelation:
+    """A relation a claim states between this entity and another.
+
+    ``outgoing``: this entity is the claim's subject, ``other`` its object (else the
+    reverse); ``other`` is that entity's canonical name. ``valid_from`` and
+    ``valid_until`` (ISO-8601) bound when it held; ``valid_until`` is ``None`` while it
+    still does.
+    """
+
+    relation: str
+    other: str
+    outgoing: bool
+    claim_id: str
+    valid_from: str | None = None
+    valid_until: str | None = None
+
+
+@attrs.frozen
+class Entity:
+    """A person, place, organisation, project or artefact the agent's turns speak of.
+
+    ``kind`` is ``person``, ``place``, ``organisation``, ``project`` or ``artefact``;
+    ``name`` is its canonical name (the first of a speaker name, a name, a translation,
+    a kinship reference, a nickname); ``aliases`` are every name it goes by, in the order
+    they were learned; ``mentions`` counts the turns said by it, speaking of it or
+    calling it by name. ``entity_id`` is the store's ID for it, never reused (an entity
+    whose every turn is forgotten goes with them, and found again is a new one) and
+    local to the data directory (an import numbers the entities it derives anew).
+    """
+
+    entity_id: int
+    kind: str
+    name: str
+    aliases: tuple[EntityAlias, ...]
+    mentions: int
+    relations: tuple[EntityRelation, ...] = ()

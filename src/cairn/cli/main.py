@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from cairn.cli import (  # noqa: F401
     commands_conflicts,
     commands_contributions,
+    commands_entities,
     commands_feedback,
     commands_forgetting,
     commands_ipc,

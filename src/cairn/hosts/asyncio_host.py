@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         AttentionItem,
         ClearReport,
         DrainReport,
+        Entity,
         FeedbackReport,
         IngestReport,
         MaintenanceReport,
@@ -286,6 +287,13 @@ class AsyncioMemory:
     ) -> Conflict:
         return await self._call(
             lambda memory: memory.resolve_conflict(agent_id, conflict_id, keep=keep)
+        )
+
+    async def entities(
+        self, agent_id: str, *, name: str | None = None, limit: int = 100
+    ) -> list[Entity]:
+        return await self._call(
+            lambda memory: memory.entities(agent_id, name=name, limit=limit)
         )
 
     async def archive(self, agent_id: str, claim_id: str) -> LifecycleResult:

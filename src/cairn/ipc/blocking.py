@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         AttentionItem,
         ClearReport,
         DrainReport,
+        Entity,
         FeedbackReport,
         IngestReport,
         MaintenanceReport,
@@ -333,6 +334,11 @@ class BlockingClient:
         self, agent_id: str, conflict_id: str, *, keep: str
     ) -> Conflict:
         return self.send(requests.resolve_conflict(agent_id, conflict_id, keep=keep))
+
+    def entities(
+        self, agent_id: str, *, name: str | None = None, limit: int = 100
+    ) -> list[Entity]:
+        return self.send(requests.entities(agent_id, name=name, limit=limit))
 
     def archive(self, agent_id: str, claim_id: str) -> LifecycleResult:
         return self.send(requests.archive(agent_id, claim_id))

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         AttentionItem,
         ClearReport,
         DrainReport,
+        Entity,
         FeedbackReport,
         IngestReport,
         MaintenanceReport,
@@ -338,6 +339,11 @@ class Client:
         return await self.send(
             requests.resolve_conflict(agent_id, conflict_id, keep=keep)
         )
+
+    async def entities(
+        self, agent_id: str, *, name: str | None = None, limit: int = 100
+    ) -> list[Entity]:
+        return await self.send(requests.entities(agent_id, name=name, limit=limit))
 
     async def archive(self, agent_id: str, claim_id: str) -> LifecycleResult:
         return await self.send(requests.archive(agent_id, claim_id))

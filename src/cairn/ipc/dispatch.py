@@ -41,6 +41,8 @@ from cairn.ipc.messages import (
     DirectivesRevokeResult,
     DrainRequest,
     DrainResult,
+    EntitiesRequest,
+    EntitiesResult,
     FeedbackRequest,
     FeedbackResult,
     FetchRecallRequest,
@@ -219,6 +221,14 @@ async def _resolve_conflict(
         request.agent_id, request.conflict_id, keep=request.keep
     )
     return ResolveConflictResult(id=request.id, conflict=conflict)
+
+
+@handles(EntitiesRequest)
+async def _entities(memory: Memory, request: EntitiesRequest) -> Response:
+    entities = await memory.entities(
+        request.agent_id, name=request.name, limit=request.limit
+    )
+    return EntitiesResult(id=request.id, entities=entities)
 
 
 @handles(ClearRequest)

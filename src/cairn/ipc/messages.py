@@ -11,8 +11,9 @@ Values with a public cairn type travel as that type's fields and decode back to 
 ``Recall`` and its items and manifest, ``IntakeResult``, ``RememberResult``,
 ``ForgetResult``, ``LifecycleResult``, ``Directive`` and the reports of cairn.api
 (``ClearReport``, ``RetireReport``, ``StatusReport``, ``DrainReport``,
-``ReconfigureReport``). A result Struct holds the public record itself, so the server and
-the clients cannot disagree on its shape. Timestamps are ISO-8601 strings with an offset.
+``ReconfigureReport``, ``Entity``). A result Struct holds the public record itself, so
+the server and the clients cannot disagree on its shape. Timestamps are ISO-8601 strings
+with an offset.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from cairn.api.reports import (
     AttentionItem,
     ClearReport,
     DrainReport,
+    Entity,
     FeedbackReport,
     MaintenanceReport,
     RecallRecord,
@@ -67,6 +69,8 @@ __all__ = [
     "DirectivesRevokeResult",
     "DrainRequest",
     "DrainResult",
+    "EntitiesRequest",
+    "EntitiesResult",
     "Error",
     "FeedbackRequest",
     "FeedbackResult",
@@ -126,7 +130,8 @@ __all__ = [
 # 5: error code ``out_of_range`` (an argument outside its range, cairn.api.bounds).
 # 6: conflicts, resolve_conflict, feedback; RecallItem.stage; error code ``unknown_conflict``.
 # 7: maintain.
-PROTOCOL_VERSION = 7
+# 8: entities.
+PROTOCOL_VERSION = 8
 
 
 class _Message(msgspec.Struct, tag_field="type", kw_only=True):
@@ -332,6 +337,14 @@ class ResolveConflictRequest(_Request, tag="resolve_conflict"):
     keep: str
 
 
+class EntitiesRequest(_Request, tag="entities"):
+    """The agent's entities (those known by ``name``), most mentioned first."""
+
+    agent_id: str
+    name: str | None = None
+    limit: int = 100
+
+
 class RetireRequest(_Request, tag="retire"):
     agent_id: str
 
@@ -484,6 +497,10 @@ class ResolveConflictResult(_Answer, tag="resolve_conflict_result"):
     conflict: outcomes.Conflict
 
 
+class EntitiesResult(_Answer, tag="entities_result"):
+    entities: list[Entity]
+
+
 class RetireResult(_Answer, tag="retire_result"):
     report: RetireReport
 
@@ -577,6 +594,7 @@ REQUESTS: tuple[type[_Request], ...] = (
     ConsumeAttentionRequest,
     ConflictsRequest,
     ResolveConflictRequest,
+    EntitiesRequest,
 )
 RESULTS: tuple[type[_Answer], ...] = (
     IngestResult,
@@ -613,6 +631,7 @@ RESULTS: tuple[type[_Answer], ...] = (
     ConsumeAttentionResult,
     ConflictsResult,
     ResolveConflictResult,
+    EntitiesResult,
 )
 
 Request = _Request

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         AttentionItem,
         ClearReport,
         DrainReport,
+        Entity,
         FeedbackReport,
         MaintenanceReport,
         RecallRecord,
@@ -70,6 +71,7 @@ __all__ = [
     "directives_propose",
     "directives_revoke",
     "drain",
+    "entities",
     "feedback",
     "fetch_recall",
     "forget",
@@ -370,6 +372,19 @@ def resolve_conflict(
         id=UNNUMBERED, agent_id=agent_id, conflict_id=conflict_id, keep=keep
     )
     return Call(request, wire.ResolveConflictResult, lambda r: r.conflict)
+
+
+# -- entities --------------------------------------------------------------------------
+def entities(
+    agent_id: str, *, name: str | None = None, limit: int = 100
+) -> Call[wire.EntitiesResult, list[Entity]]:
+    request = wire.EntitiesRequest(
+        id=UNNUMBERED,
+        agent_id=agent_id,
+        name=name,
+        limit=_integer(limit, bounds.check_limit),
+    )
+    return Call(request, wire.EntitiesResult, lambda r: r.entities)
 
 
 def consume_attention(

@@ -173,7 +173,18 @@ def _current_state(
     focus: EntityFocus,
     question: AskedQuestion,
 ) -> list[CandidateKey]:
-    subjects = set(focus.names)
+    # Claim subjects are stored as written: the entities' aliases as written, so the
+    # lookup is a seek in claims_subject, not a scan of every claim.
+    subjects: set[str] = set()
+    if focus.entities:
+        subjects.update(
+            str(row[0])
+            for row in connection.execute(
+                "SELECT DISTINCT alias FROM entity_aliases"
+                " WHERE entity_rowid IN (SELECT value FROM json_each(?))",
+                (json.dumps(focus.entities),),
+            )
+        )
     if _FIRST_PERSON.search(question.text):
         subjects.add(USER_SUBJECT)
     if not subjects:
@@ -181,7 +192,7 @@ def _current_state(
     keys: list[CandidateKey] = []
     for rowid, attribute in connection.execute(
         "SELECT claim_rowid, attribute FROM current_state WHERE agent_id = ?"
-        " AND lower(subject) IN (SELECT value FROM json_each(?))"
+        " AND subject IN (SELECT value FROM json_each(?))"
         " ORDER BY evidence_at DESC, claim_rowid DESC",
         (agent_id, json.dumps(sorted(subjects))),
     ):

@@ -55,6 +55,7 @@ from cairn.runtime.core import RuntimeCore
 from cairn.runtime.database import Database
 from cairn.runtime.directives import DirectiveBook
 from cairn.runtime.directory_lock import hold_directory
+from cairn.runtime.entities import read_entities
 from cairn.runtime.providers import (
     ActiveEmbedder,
     SharedHttpClient,
@@ -79,7 +80,7 @@ if TYPE_CHECKING:
     import datetime as dt
     from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 
-    from cairn.api.reports import AttentionItem, RecallRecord
+    from cairn.api.reports import AttentionItem, Entity, RecallRecord
     from cairn.domain.evidence import Turn
     from cairn.domain.outcomes import (
         Conflict,
@@ -423,6 +424,28 @@ class Memory:
         screen_identifier("claim ID", keep)
         async with self._core.admission.write(agent_id) as supervisor:
             return await supervisor.commit(ResolveConflict(conflict_id, keep))
+
+    # -- entities ------------------------------------------------------------------------
+    async def entities(
+        self, agent_id: str, *, name: str | None = None, limit: int = 100
+    ) -> list[Entity]:
+        """The people, places, organisations, projects and artefacts the agent's turns
+        speak of, most mentioned first: each with its canonical name, every alias
+        (speaker name, name, translation, nickname, kinship reference) with the turns
+        that give it, and the relations claims state between them. ``name`` keeps the
+        ones known by that name, any alias, folded as aliases are (case, width and a
+        trailing possessive do not count: ``"mel"`` finds Melanie by her nickname). A
+        blank ``name`` raises InvalidInputError, a ``limit`` outside 1 to 1000
+        ArgumentOutOfRangeError."""
+        bounds.check_limit(limit)
+        if name is not None and not name.strip():
+            raise InvalidInputError("the name must not be blank")
+        agent = (await self._core.registry.get(agent_id)).agent_id
+        return await self._core.database.read(
+            lambda reader: read_entities(
+                reader.connection, agent, name=name, limit=limit
+            )
+        )
 
     async def resume_interrupted_clears(self) -> None:
         """Finish clear and retire jobs a crash left pending, agent by agent (run at open)."""

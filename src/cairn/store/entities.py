@@ -512,7 +512,8 @@ def _relations_of(
         other = entity_name(connection, int(obj) if outgoing else int(subject))
         if other is None:
             continue
-        relations.append(
+        _add_relation(
+            relations,
             EntityRelation(
                 str(relation),
                 other,
@@ -520,6 +521,44 @@ def _relations_of(
                 str(claim_id),
                 None if valid_from is None else str(valid_from),
                 None if until is None and ended is None else str(until or ended),
-            )
+            ),
         )
     return tuple(relations)
+
+
+def _add_relation(relations: list[EntityRelation], edge: EntityRelation) -> None:
+    """Append ``edge``, or extend the same edge it restates: "I moved to Lisbon" and
+    then "我搬到里斯本了" are one stay in Lisbon, not a closed one and an open one. The
+    restated edge keeps its start and takes the later claim (the one holding now)."""
+    for index in range(len(relations) - 1, -1, -1):
+        earlier = relations[index]
+        if (earlier.relation, earlier.other, earlier.outgoing) != (
+            edge.relation,
+            edge.other,
+            edge.outgoing,
+        ):
+            continue
+        if _meets(earlier.valid_until, edge.valid_from):
+            relations[index] = attrs.evolve(
+                earlier,
+                claim_id=edge.claim_id,
+                valid_until=_later_end(earlier.valid_until, edge.valid_until),
+            )
+            return
+        break
+    relations.append(edge)
+
+
+def _meets(until: str | None, start: str | None) -> bool:
+    """Whether a span ending at ``until`` reaches one starting at ``start``."""
+    if until is None:
+        return True
+    if start is None:
+        return False
+    return dt.datetime.fromisoformat(until) >= dt.datetime.fromisoformat(start)
+
+
+def _later_end(first: str | None, second: str | None) -> str | None:
+    if first is None or second is None:
+        return None
+    return max(first, second, key=dt.datetime.fromisoformat)

@@ -40,7 +40,7 @@ from cairn.store.claims import claim_fts_body
 from cairn.store.clear_jobs import pending_clear
 from cairn.store.directives import suppression_started, validate_directive
 from cairn.store.dirty import mark_dirty
-from cairn.store.entities import record_mentions
+from cairn.store.entities import record_mentions, record_relations
 from cairn.store.evidence import (
     IntakeOutcome,
     insert_events,
@@ -524,6 +524,9 @@ def _import_claim(
             ),
         ),
     )
+    # The edges a claim states are derived, not exported: stated again here from the
+    # claim and the mentions its (already imported) turns re-derived.
+    record_relations(connection, agent, [rowid], _parse_time(created_at, "created_at"))
     mark_dirty(connection, agent, [rowid])
     return _ok(agent)
 
