@@ -63,6 +63,7 @@ ALLOWED = {
         "store",
         "providers",
         "ipc",
+        "hosts",
         "stress",
     },
     # The stress harness drives every surface (embedded, socket clients, real server

@@ -141,7 +141,9 @@ def test_round_trip_is_byte_identical_and_recalls_the_same(
     entities = [
         [
             {key: value for key, value in entity.items() if key != "entity_id"}
-            for entity in json_of(invoke("entities", "a", "--json", data=d))["entities"]
+            for entity in json_of(invoke("entities", "--agent", "a", "--json", data=d))[
+                "entities"
+            ]
         ]
         for d in (source, target)
     ]

@@ -108,26 +108,26 @@ def _cli(data_dir: Path, *args: str) -> tuple[int, str, str]:
 def test_entities_from_the_command_line(tmp_path: Path) -> None:
     found = trio.run(_converse, tmp_path)
 
-    code, out, _ = _cli(tmp_path, "entities", "a", "--json")
+    code, out, _ = _cli(tmp_path, "entities", "--agent", "a", "--json")
     assert code == 0
     listed = json.loads(out)["entities"]
     assert [entity["name"] for entity in listed] == [entity.name for entity in found]
     melanie = next(entity for entity in listed if entity["name"] == "Melanie")
     assert {"alias": "Mel", "kind": "nickname", "sources": ["t1"]} in melanie["aliases"]
 
-    code, out, _ = _cli(tmp_path, "entities", "a", "--name", "Lisbon")
+    code, out, _ = _cli(tmp_path, "entities", "--agent", "a", "--name", "Lisbon")
     assert code == 0
     assert out.startswith("Lisbon (place)")
     # Each form names the place in the other script too: both turns give both names.
     assert "里斯本 (translation): t4, t5" in out
     assert "lives_in <- Ana [" in out
-    code, out, _ = _cli(tmp_path, "entities", "a", "--name", "Nobody")
+    code, out, _ = _cli(tmp_path, "entities", "--agent", "a", "--name", "Nobody")
     assert (code, out.strip()) == (0, "(no entity known)")
 
-    code, _, err = _cli(tmp_path, "entities", "a", "--name", " ")
+    code, _, err = _cli(tmp_path, "entities", "--agent", "a", "--name", " ")
     assert code == 2
     assert "name must not be blank" in err
-    code, _, err = _cli(tmp_path, "entities", "a", "--limit", "0")
+    code, _, err = _cli(tmp_path, "entities", "--agent", "a", "--limit", "0")
     assert code == 2
     assert "limit must be an integer from 1 to 1000" in err
     assert "Traceback" not in err

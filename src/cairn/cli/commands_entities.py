@@ -74,7 +74,9 @@ def _show(found: list[Entity], as_json: bool) -> int:
 @app.command()
 def entities(
     context: typer.Context,
-    agent: Annotated[str, typer.Argument(help="Agent ID.", show_default=False)],
+    agent: Annotated[
+        str, typer.Option("--agent", help="Agent ID.", show_default=False)
+    ],
     name: Annotated[
         str | None,
         typer.Option(

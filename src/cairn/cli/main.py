@@ -20,6 +20,7 @@ from cairn.cli import (  # noqa: F401
     commands_forgetting,
     commands_ipc,
     commands_maintain,
+    commands_mcp,
     commands_memory,
     commands_providers,
     commands_status,
