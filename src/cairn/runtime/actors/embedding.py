@@ -293,43 +293,57 @@ class EmbeddingActor:
                 digests=tuple(embedding_digest(job.text) for job in batch),
                 identity=identity,
             )
-            try:
-                stored_pairs = await self.writes.commit(request)
-                crashpoints.reach("embedding.after_commit")
-                stored = set(stored_pairs)
-            except StaleResultError:
-                self.stale += len(batch)
-                return False
-            except StoreError as error:
-                # E.g. a full disk: the evidence is committed without vectors; the
-                # serving loop sweeps for it again after a backoff (and so does the
-                # next warm-up). Never the end of the agent.
-                self.failed += len(batch)
-                self.stall.failed(STEP, error)
-                if is_storage_fault(error):
-                    self._store_error = error
-                logger.warning(
-                    "storing %d vectors of agent %s failed: %s",
-                    len(batch),
-                    self.agent_id,
-                    type(error).__name__,
+            # Once sent, seen through to the projection: a restart (an import's backlog)
+            # that cancelled the wait for this answer would let the commit land between
+            # the next warm-up's coverage check and its sweep, its vectors stored in the
+            # table and never in the projection.
+            with trio.CancelScope(shield=True):
+                stored = await self._commit(request, len(batch))
+                if stored is None:
+                    return False
+                # Only what was stored, and nothing removed since (a forget or clear
+                # that landed after this commit): the projection never holds a vector
+                # its table does not.
+                keep = [
+                    position
+                    for position, job in enumerate(batch)
+                    if (job.target, job.rowid) in stored
+                    and not self.projection.was_removed(job.target, job.rowid)
+                ]
+                keys = np.array(
+                    [vector_key(batch[i].target, batch[i].rowid) for i in keep],
+                    dtype=np.int64,
                 )
-                return False
-            # Only what was stored, and nothing removed since (a forget or clear that
-            # landed after this commit): the projection never holds a vector its table
-            # does not.
-            keep = [
-                position
-                for position, job in enumerate(batch)
-                if (job.target, job.rowid) in stored
-                and not self.projection.was_removed(job.target, job.rowid)
-            ]
-            keys = np.array(
-                [vector_key(batch[i].target, batch[i].rowid) for i in keep],
-                dtype=np.int64,
-            )
-            self.stall.committed(STEP)
-            await self.projection.upsert(embedding_identity, keys, vectors[keep])
+                self.stall.committed(STEP)
+                await self.projection.upsert(embedding_identity, keys, vectors[keep])
             self.embedded += len(batch)
             completed = True
         return completed
+
+    async def _commit(
+        self, request: StoreEmbeddings, size: int
+    ) -> set[tuple[EmbedTarget, int]] | None:
+        """The pairs the commit stored, or None if it was refused (stale, or the store
+        failed: the evidence stays without vectors for a later sweep)."""
+        try:
+            stored_pairs = await self.writes.commit(request)
+            crashpoints.reach("embedding.after_commit")
+        except StaleResultError:
+            self.stale += size
+            return None
+        except StoreError as error:
+            # E.g. a full disk: the evidence is committed without vectors; the serving
+            # loop sweeps for it again after a backoff (and so does the next warm-up).
+            # Never the end of the agent.
+            self.failed += size
+            self.stall.failed(STEP, error)
+            if is_storage_fault(error):
+                self._store_error = error
+            logger.warning(
+                "storing %d vectors of agent %s failed: %s",
+                size,
+                self.agent_id,
+                type(error).__name__,
+            )
+            return None
+        return set(stored_pairs)
