@@ -3,10 +3,16 @@ a turn says ranks that turn above the reply that follows it, and still finds the
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
-from tests.helpers import turn
+from tests.helpers import BASE_TIME, turn
 
 from cairn import Memory
+from cairn.runtime.core import runtime_core
+from cairn.runtime.database import Reader
+from cairn.store.evidence import load_events
+from cairn.store.search import LexicalSearcher
 
 # The turn before the one that says it is long (its row is long), the reply is short: with
 # the preceding turn indexed as the reply's own words, bm25's length normalisation put the
@@ -69,3 +75,31 @@ async def test_the_turn_that_says_it_outranks_the_reply_after_it(
     assert any("t2" in item for item in refs)
     # ... but ranks below the turn that says the words.
     assert _first_position(refs, "t1") < _first_position(refs, "t2")
+
+
+@pytest.mark.parametrize(
+    ("gap", "answers"), [(dt.timedelta(minutes=2), True), (dt.timedelta(days=38), False)]
+)
+async def test_a_session_picked_up_weeks_later_starts_afresh(
+    memory: Memory, gap: dt.timedelta, answers: bool
+) -> None:
+    # Both said by Ana in one session: minutes apart the second is read with the first
+    # (a reply, found by its words too); weeks apart it is a new subject, and a question
+    # about Longjing must not find the move to Berlin.
+    await memory.ingest(
+        "a",
+        [
+            turn("t1", "My favourite tea is Longjing.", at=BASE_TIME),
+            turn("t2", "Big news: I moved to Berlin.", at=BASE_TIME + gap),
+        ],
+    )
+    await memory.wait_idle("a")
+
+    def read(reader: Reader) -> tuple[str | None, list[int]]:
+        (event,) = load_events(reader.connection, "a", [2]).values()
+        hits = LexicalSearcher(reader.connection).search_events("a", ["longjing"], 10)
+        return event.context, [hit.rowid for hit in hits.hits]
+
+    context, hits = await runtime_core(memory).database.read(read)
+    assert (context is not None) is answers
+    assert hits == ([1, 2] if answers else [1])

@@ -54,6 +54,7 @@ __all__ = [
     "EVENT_COLUMNS",
     "EVENT_FROM",
     "NOT_CLEARING",
+    "REPLY_GAP",
     "EventFtsRow",
     # Re-exported: the results intake returns (defined in cairn.domain.outcomes).
     "IntakeOutcome",
@@ -67,6 +68,12 @@ __all__ = [
     "stored_turn",
     "write_event_fts",
 ]
+
+# A turn answers the one before it in its session (its context: indexed and embedded with
+# it, design/recall.md) only when it came within this of it: a session picked up again
+# weeks later ("I moved to Berlin" after "my favourite tea is Longjing") starts afresh,
+# or the new turn would be found by the old one's words.
+REPLY_GAP = dt.timedelta(hours=12)
 
 
 def content_hash(event: Turn | PreparedEvent) -> str:
@@ -194,10 +201,14 @@ def _insert_row(
     segment_index: int,
 ) -> int:
     previous = connection.execute(
-        "SELECT rowid, text FROM events WHERE agent_id = ? AND session_id = ?"
-        " ORDER BY rowid DESC LIMIT 1",
+        "SELECT rowid, text, occurred_at FROM events WHERE agent_id = ?"
+        " AND session_id = ? ORDER BY rowid DESC LIMIT 1",
         (agent_id, event.session_id),
     ).fetchone()
+    if previous is not None and (
+        abs(occurred_at - dt.datetime.fromisoformat(str(previous[2]))) > REPLY_GAP
+    ):
+        previous = None
     connection.execute(
         "INSERT INTO events (rowid, agent_id, event_id, session_id, role, kind, speaker,"
         " text, content_hash, occurred_at, received_at, context_rowid, extracted,"
