@@ -42,6 +42,21 @@ def test_places_organisations_and_titles_get_their_kinds() -> None:
     assert drafts["Becoming Nicole"].kind is EntityKind.ARTEFACT
 
 
+def test_accented_names_a_following_head_and_no_redaction_marker() -> None:
+    drafts = _by_name(
+        mentions_in(
+            "I met José in München; we went to the Pergamon museum."
+            " My password is [REDACTED:password].",
+            "Lena",
+            Role.USER,
+        )
+    )
+    assert drafts["José"].kind is EntityKind.PERSON
+    assert drafts["München"].kind is EntityKind.PLACE
+    assert drafts["Pergamon"].kind is EntityKind.ORGANISATION
+    assert not any("REDACTED" in name for name in drafts)
+
+
 def test_a_lone_word_opening_a_sentence_is_only_tentative() -> None:
     drafts = _by_name(mentions_in("Call me tomorrow. Luna loves it.", "Ana", Role.USER))
     assert drafts["Luna"].tentative

@@ -19,6 +19,7 @@ from cairn.entities.lexicon import (
     KIN_ZH,
     NOT_NAMES,
     ORGANISATION_HEADS,
+    PLACE_HEADS,
     PLACE_PREPOSITIONS,
     PLACES,
     VOCATIVE_OPENERS,
@@ -36,10 +37,16 @@ __all__ = ["USER", "kin_key", "mentions_in"]
 # Whose relatives a speakerless user turn speaks of.
 USER = "user"
 
-_WORD = r"[A-Z][a-zA-Z'’.-]*[a-zA-Z]|[A-Z]"
+# Latin letters with their accents: "Charité", "München", "José" are names too.
+_UPPER = "A-ZÀ-ÖØ-Þ"
+_LETTER = "a-zA-Zà-öø-ÿÀ-ÖØ-ÞĀ-ž"
+_WORD = rf"[{_UPPER}][{_LETTER}'’.-]*[{_LETTER}]|[A-Z]"
 _NAME_RUN = re.compile(
     rf"(?<![\w'’])(?:{_WORD})(?:\s+(?:of\s+|the\s+|de\s+)?(?:{_WORD})){{0,3}}(?![\w])"
 )
+# What redaction left of a secret ("[REDACTED:password]", cairn.ingestion.redact) names
+# no one.
+_REDACTION = re.compile(r"\[REDACTED:[a-z_]+\]")
 _SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
 _QUOTED = re.compile(r"[\"“]([A-Z][^\"”]{1,60}?)[\"”]")
 _KIN_WORDS = "|".join(
@@ -114,11 +121,21 @@ def _is_vocative(sentence: str, start: int, end: int) -> bool:
     )
 
 
+_ORGANISATION_NOUNS = frozenset(head.casefold() for head in ORGANISATION_HEADS)
+_PLACE_NOUNS = frozenset(head.casefold() for head in PLACE_HEADS)
+
+
 def _kind_of(name: str, sentence: str, start: int) -> EntityKind:
     if name in PLACES:
         return EntityKind.PLACE
-    if name.rsplit(maxsplit=1)[-1] in ORGANISATION_HEADS:
+    last = name.rsplit(maxsplit=1)[-1]
+    # The head may follow uncapitalised: "the Pergamon museum", "Lake Tahoe" aside.
+    following = sentence[start + len(name) :].split()[:1]
+    head = following[0].strip(".,;:!?").casefold() if following else ""
+    if last in ORGANISATION_HEADS or head in _ORGANISATION_NOUNS:
         return EntityKind.ORGANISATION
+    if last in PLACE_HEADS or head in _PLACE_NOUNS:
+        return EntityKind.PLACE
     previous = sentence[:start].split()[-1:]
     if previous and previous[0].casefold() in PLACE_PREPOSITIONS:
         return EntityKind.PLACE
@@ -280,6 +297,7 @@ def mentions_in(text: str, speaker: str | None, role: Role) -> list[MentionDraft
     """Every entity draft of one turn (its speaker first), duplicates removed."""
     if role not in (Role.USER, Role.ASSISTANT):
         return []
+    text = _REDACTION.sub(" ", text)
     owner = _owner(speaker, role if role is Role.USER else Role.ASSISTANT)
     if role is Role.ASSISTANT and not speaker:
         owner = None  # an assistant's "my" is not anyone this memory keeps
