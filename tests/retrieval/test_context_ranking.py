@@ -78,7 +78,8 @@ async def test_the_turn_that_says_it_outranks_the_reply_after_it(
 
 
 @pytest.mark.parametrize(
-    ("gap", "answers"), [(dt.timedelta(minutes=2), True), (dt.timedelta(days=38), False)]
+    ("gap", "answers"),
+    [(dt.timedelta(minutes=2), True), (dt.timedelta(days=38), False)],
 )
 async def test_a_session_picked_up_weeks_later_starts_afresh(
     memory: Memory, gap: dt.timedelta, answers: bool
