@@ -155,7 +155,7 @@ async def test_clear_beside_a_live_server_is_done_by_the_server(
         before = await _seed(server, "A")
         assert before.claims > 0
 
-        done = await acairn(data, "clear", "A", "--yes", "--json")
+        done = await acairn(data, "clear", "--agent", "A", "--yes", "--json")
         assert done.returncode == 0, done.stderr.decode()
         report = json.loads(done.stdout)
         assert report["agent"] == "A"
@@ -244,7 +244,7 @@ def test_memory_commands_go_through_the_server(
     listed = cairn_json(data, "directives", "list", "--agent", "C")
     assert [d["directive_id"] for d in listed] == [added["directive_id"]]
 
-    replayed = cairn_json(data, "replay", "C")
+    replayed = cairn_json(data, "replay", "--agent", "C")
     assert replayed == {"agent": "C", "replayed_batches": 0, "dead_letters": 0}
 
     # The operator commands find the server without --socket.
@@ -254,7 +254,7 @@ def test_memory_commands_go_through_the_server(
     resumed = cairn(data, "drain", "--resume")
     assert json.loads(resumed.stdout) == {"resumed": True}
 
-    unknown = cairn(data, "clear", "nobody", "--yes")
+    unknown = cairn(data, "clear", "--agent", "nobody", "--yes")
     assert unknown.returncode == 2
     assert "no agent 'nobody'" in unknown.stderr
     assert server.process.poll() is None

@@ -207,7 +207,7 @@ def test_runtime_events_edits_and_replay(tmp_path: Path) -> None:
     summary = json.loads(result.stdout)
     assert summary["ingested"] == 3
     assert [r["line"] for r in summary["rejected"]] == [4]
-    replay = json.loads(cairn("replay", "A", "--json", data=data).stdout)
+    replay = json.loads(cairn("replay", "--agent", "A", "--json", data=data).stdout)
     assert replay == {"agent": "A", "replayed_batches": 0, "dead_letters": 0}
     status = json.loads(cairn("status", "--json", data=data).stdout)
     assert status["agents"]["A"]["extraction_dead_letters"] == 0
@@ -249,7 +249,9 @@ def test_forgetting_commands_say_what_they_changed(tmp_path: Path) -> None:
     )
     assert refused.returncode == 2
     assert "refused" in refused.stderr
-    cleared = json.loads(cairn("clear", "a", "--yes", "--json", data=data).stdout)
+    cleared = json.loads(
+        cairn("clear", "--agent", "a", "--yes", "--json", data=data).stdout
+    )
     assert cleared["claims_deleted"] == 1
     assert cleared["kept_counts"]["directives"] == 1
     assert "directives" in cleared["kept"]

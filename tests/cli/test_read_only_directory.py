@@ -134,7 +134,7 @@ def test_commands_that_must_write_are_refused_with_a_sentence_and_change_nothing
             "ingest": _cairn(data, "ingest", "--agent", "a", str(turns), reader=True),
             "remember": _cairn(data, "remember", "--agent", "a", "x", reader=True),
             "forget": _cairn(data, "forget", "--agent", "a", "t1", reader=True),
-            "clear": _cairn(data, "clear", "a", "--yes", reader=True),
+            "clear": _cairn(data, "clear", "--agent", "a", "--yes", reader=True),
             "recall": _cairn(data, "recall", "--agent", "a", "tea", reader=True),
             "doctor --repair": _cairn(data, "doctor", "--repair", reader=True),
             "serve": _cairn(

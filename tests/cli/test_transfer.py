@@ -341,7 +341,7 @@ def test_exit_codes_of_a_real_process(tmp_path: Path) -> None:
     assert partly.returncode == 3
     assert json.loads(partly.stdout)["rejected"][0]["line"] == 2
     assert cairn("import", str(tmp_path / "missing.jsonl")).returncode == 2
-    assert cairn("clear", "a").returncode == 2  # no --yes, not a terminal
+    assert cairn("clear", "--agent", "a").returncode == 2  # no --yes, not a terminal
     assert cairn("doctor", "--json").returncode == 0
     assert cairn("no-such-command").returncode == 2
 

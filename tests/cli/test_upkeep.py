@@ -61,12 +61,12 @@ def projection(data: Path, agent: str) -> Path:
 
 
 def test_clear_reports_what_was_and_was_not_removed(invoke: Invoke, data: Path) -> None:
-    refused = invoke("clear", "a")  # not a terminal and no --yes
+    refused = invoke("clear", "--agent", "a")  # not a terminal and no --yes
     assert refused.exit_code == 2
     assert "--yes" in refused.stderr
     assert json_of(invoke("status", "--json"))["agents"]["a"]["claims"] > 0
 
-    report = json_of(invoke("clear", "a", "--yes", "--json"))
+    report = json_of(invoke("clear", "--agent", "a", "--yes", "--json"))
     before, after = report["before"], report["after"]
     assert report["agent"] == "a"
     assert report["claims_deleted"] == before["claims"] > 0
@@ -81,7 +81,7 @@ def test_clear_reports_what_was_and_was_not_removed(invoke: Invoke, data: Path) 
     other = json_of(invoke("status", "--json"))["agents"]["b"]
     assert other["claims"] == before["claims"]
 
-    unknown = invoke("clear", "nobody", "--yes")
+    unknown = invoke("clear", "--agent", "nobody", "--yes")
     assert unknown.exit_code == 2
     assert "no agent" in unknown.stderr
 
@@ -114,7 +114,7 @@ def test_reindex_rebuilds_from_blobs_and_embeds_only_what_is_missing(
         embedder=lambda: embedder,
     )
     result = CliRunner().invoke(
-        app, ["reindex", "a", "--json"], obj=context, catch_exceptions=False
+        app, ["reindex", "--agent", "a", "--json"], obj=context, catch_exceptions=False
     )
     assert result.exit_code == 0, result.stderr
     (report,) = json_of(result)["agents"]
@@ -131,7 +131,7 @@ def test_reindex_rebuilds_from_blobs_and_embeds_only_what_is_missing(
     every = json_of(invoke("reindex", "--json"))["agents"]
     assert [entry["agent"] for entry in every] == ["a", "b"]
     assert all(entry["embedded"] == 0 for entry in every)
-    assert invoke("reindex", "nobody").exit_code == 2
+    assert invoke("reindex", "--agent", "nobody").exit_code == 2
 
 
 def test_doctor_finds_damage_and_repair_restores_recall(
@@ -267,11 +267,11 @@ def test_doctor_reports_dead_letters_and_replay_clears_them(
     report = json_of(found)
     assert report["events_in_dead_letters"]["a"] == dead_events
     assert report["events_pending_extraction"]["a"] == 0
-    assert any("cairn replay a" in problem for problem in report["problems"])
+    assert any("cairn replay --agent a" in problem for problem in report["problems"])
     status = json_of(invoke("status", "--json"))["agents"]["a"]
     assert status["extraction_dead_letters"] == 1
 
-    replayed = json_of(invoke("replay", "a", "--json"))
+    replayed = json_of(invoke("replay", "--agent", "a", "--json"))
     assert replayed == {"agent": "a", "replayed_batches": 1, "dead_letters": 0}
     assert json_of(invoke("doctor", "--json"))["ok"] is True
     assert sql(data, "SELECT count(*) FROM events WHERE extracted = 0")[0][0] == 0

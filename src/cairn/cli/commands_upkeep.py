@@ -49,7 +49,9 @@ def _counts(status: StatusReport, agent: str) -> dict[str, int]:
 @app.command()
 def clear(
     context: typer.Context,
-    agent: Annotated[str, typer.Argument(help="Agent ID.", show_default=False)],
+    agent: Annotated[
+        str, typer.Option("--agent", help="Agent ID.", show_default=False)
+    ],
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")
     ] = False,
@@ -98,7 +100,9 @@ def reindex(
     context: typer.Context,
     agent: Annotated[
         str | None,
-        typer.Argument(help="Agent ID (default: every agent).", show_default=False),
+        typer.Option(
+            "--agent", help="Agent ID (default: every agent).", show_default=False
+        ),
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -286,7 +290,9 @@ def doctor(
 @app.command()
 def replay(
     context: typer.Context,
-    agent: Annotated[str, typer.Argument(help="Agent ID.", show_default=False)],
+    agent: Annotated[
+        str, typer.Option("--agent", help="Agent ID.", show_default=False)
+    ],
     as_json: JsonOption = False,
 ) -> None:
     """Give AGENT's dead extraction batches (dead letters) fresh attempts and wait."""

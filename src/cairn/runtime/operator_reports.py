@@ -180,7 +180,7 @@ def _problems(report: DoctorReport) -> tuple[str, ...]:
         if count:
             problems.append(
                 f"{count} events of {agent} are in dead extraction batches"
-                f" (cairn replay {agent})"
+                f" (cairn replay --agent {agent})"
             )
     problems.extend(
         f"clear job {job.job_id} of {job.agent_id} is pending"
