@@ -85,6 +85,9 @@ async def test_the_tools_over_stdio(tmp_path: Path) -> None:
             assert audit["request_id"] == request_id
             assert claim_id in audit["manifest"]["selected_ids"]
 
+            # What recall shows can be archived: its IDs come with it, as data.
+            listed_ids = answer.split('kind="memory-ids"', 1)[1]
+            assert f"- {claim_id}: Ana's cat is called Miso." in listed_ids
             note = await _call(session, "cairn_forget", id=claim_id)
             assert "stays stored on this machine, out of recall" in note
             after = await _call(session, "cairn_recall", query="Ana's cat")
