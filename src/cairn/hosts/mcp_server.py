@@ -41,9 +41,9 @@ from cairn.hosts.mcp_tools import DEFAULT_MCP_AGENT, TOOL_NAMES, McpTools
 from cairn.retrieval.render import escape
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Sequence
+    from collections.abc import Awaitable, Callable
 
-    from cairn.retrieval.types import RecallItem
+    from cairn.retrieval.types import Recall
 
 __all__ = ["build_mcp_server"]
 
@@ -79,7 +79,7 @@ class _Tools:
         ]
         if not blocks:
             return "No memory matches this query."
-        ids = _memory_ids(recall.items)
+        ids = _memory_ids(recall)
         return "\n\n".join([*blocks, *ids, f"(request {recall.request_id})"])
 
     async def remember(
@@ -165,11 +165,17 @@ _IDS_CLOSE = "</context-data>"
 _ID_TEXT_CHARS = 80
 
 
-def _memory_ids(items: Sequence[RecallItem]) -> list[str]:
+def _memory_ids(recall: Recall) -> list[str]:
+    """The block of IDs of the claims the memory block shows (not those its byte budget
+    dropped)."""
+    manifest = recall.manifest
+    shown = (
+        set() if manifest is None else {*manifest.selected_ids, *manifest.section_ids}
+    )
     lines = [
         f"- {item.id}: {escape(item.text[:_ID_TEXT_CHARS])}"
-        for item in items
-        if item.kind != "evidence"
+        for item in recall.items
+        if item.kind != "evidence" and item.id in shown
     ]
     return [_IDS_OPEN + "\n".join(lines) + "\n" + _IDS_CLOSE] if lines else []
 
@@ -194,8 +200,8 @@ _DESCRIPTIONS = {
     ),
     "cairn_forget": (
         "Archive a memory by its ID (cairn_recall lists the IDs of what it recalled):"
-        " it stays stored on this"
-        " machine, out of recall, and can be restored. Arguments: id, agent (optional)."
+        " it stays stored on this machine, out of recall, and can be restored."
+        " Arguments: id, agent (optional)."
     ),
     "cairn_stats": (
         "How much the agent's memory holds (turns, memories, directives) and which"
