@@ -1,4 +1,4 @@
-"""The socket load test: 16 clients on a real ``cairn serve --socket`` for 10 seconds with
+"""The socket load test: 16 clients on a real ``cairn serve --socket`` for 8 + 10 seconds with
 malformed frames, a connection flood past the cap and a client that never reads beside
 them: no hang, no cross-agent read, RSS and descriptors flat after warm-up, typed
 refusals, a bounded non-reader. And the checks behind it find what they look for."""
@@ -27,15 +27,18 @@ from cairn.stress.profiles import PROFILES
 from cairn.stress.report import ModeResult
 
 LOAD_SECONDS = 10.0
+WARMUP_SECONDS = 8.0
 
 
 @pytest.mark.subprocess
 async def test_sixteen_clients_for_ten_seconds_stay_isolated_answered_and_bounded(
     tmp_path: Path,
 ) -> None:
-    profile = attrs.evolve(PROFILES["ci"], load_seconds=LOAD_SECONDS)
+    profile = attrs.evolve(
+        PROFILES["ci"], load_seconds=LOAD_SECONDS, load_warmup_seconds=WARMUP_SECONDS
+    )
     assert profile.load_clients == 16
-    with trio.fail_after(100):
+    with trio.fail_after(120):
         result = await run_load(tmp_path / "load", 13, profile)
     figures = result.figures
     report = "\n".join(

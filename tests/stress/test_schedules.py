@@ -43,6 +43,7 @@ SMALL = Profile(
     fault_indexes=1,
     fault_trials=0,
     load_seconds=0,
+    load_warmup_seconds=0,
     load_clients=0,
     schedule_seeds=2,
     schedule_operations=60,

@@ -34,7 +34,9 @@ class Profile:
     fault_trials: int
     """At most this many fault trials, a seeded sample of the rest (0: no limit)."""
     load_seconds: float
-    """How long the socket load test runs."""
+    """How long the socket load test runs once warm (resources sampled and compared)."""
+    load_warmup_seconds: float
+    """How long its clients run first, unmeasured: the server's caches fill meanwhile."""
     load_clients: int
     schedule_seeds: int
     """Scheduler seeds of the schedules mode, each with its own short workload."""
@@ -58,6 +60,7 @@ PROFILES: Final = {
             fault_indexes=1,
             fault_trials=12,
             load_seconds=5.0,
+            load_warmup_seconds=3.0,
             load_clients=8,
             schedule_seeds=4,
             schedule_operations=200,
@@ -75,6 +78,7 @@ PROFILES: Final = {
             fault_indexes=2,
             fault_trials=60,
             load_seconds=20.0,
+            load_warmup_seconds=10.0,
             load_clients=16,
             schedule_seeds=8,
             schedule_operations=200,
@@ -92,6 +96,7 @@ PROFILES: Final = {
             fault_indexes=0,
             fault_trials=0,
             load_seconds=600.0,
+            load_warmup_seconds=30.0,
             load_clients=16,
             schedule_seeds=500,
             schedule_operations=200,
