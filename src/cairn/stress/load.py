@@ -137,7 +137,7 @@ async def _run(
                 profile.load_clients,
                 deadline,
             )
-            load.start_soon(disturb, server, ledger, started, deadline)
+            load.start_soon(disturb, server, ledger, warm, deadline)
         ended = trio.current_time()
         nursery.cancel_scope.cancel()
     calls = ledger.result.operations

@@ -367,13 +367,14 @@ async def _bounded(
 
 
 async def disturb(
-    server: ServerProcess, ledger: Ledger, started: float, deadline: float
+    server: ServerProcess, ledger: Ledger, measured_from: float, deadline: float
 ) -> None:
-    """Probes all through the run, in turn, and a connection that never says hello;
-    the connection cap at 40 % of it, the client that never reads at 55 % (in the
+    """Probes all through the run (warm-up included), in turn, and a connection that
+    never says hello; the connection cap at 40 % of the measured window (from
+    ``measured_from`` to ``deadline``), the client that never reads at 55 % (in its
     middle third, so that what they leave behind shows in the last third's samples)."""
     names = [*PROBES, BURST]
-    span = deadline - started
+    started, span = measured_from, deadline - measured_from
     scheduled = [
         (started + 0.40 * span, _check_connection_cap),
         (started + 0.55 * span, _check_a_client_that_never_reads),
