@@ -145,6 +145,10 @@ class MemoryConfig:
     # for now waits `maintenance_retry_backoff_s` * 2^(attempts - 1) (capped) and is
     # settled as terminal after `maintenance_max_attempts`.
     maintenance_seed_batch: int = attrs.field(default=64, validator=_positive)
+    # A `maintain` call starts no new batch once it has run `maintain_budget_s` (the
+    # batch under way finishes): one call answers in bounded time however much is dirty,
+    # and its report's `remaining` says to call again.
+    maintain_budget_s: float = attrs.field(default=10.0, validator=_positive)
     maintenance_vector_neighbours: int = attrs.field(default=8, validator=_positive)
     maintenance_lexical_neighbours: int = attrs.field(default=8, validator=_positive)
     maintenance_neighbour_budget: int = attrs.field(default=256, validator=_positive)

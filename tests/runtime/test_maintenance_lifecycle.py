@@ -251,3 +251,32 @@ async def test_a_batch_past_its_deadline_retries_its_seeds_later(
         assert tuple(error) == (1, "MaintenanceDeadline")
         assert asking.supervisor.statistics().maintenance_seeds_retried == 1
         assert (await memory.status()).agent("a").dirty_seeds == 1
+
+
+async def test_a_maintain_call_starts_no_batch_past_its_budget_and_the_next_goes_on(
+    tmp_path: Path, thread_safe_clock: trio.testing.MockClock
+) -> None:
+    # Each batch waits out its provider question (5 s); the call's budget is 12 s.
+    config = attrs.evolve(
+        SLOW,
+        maintenance_interval_s=100_000.0,
+        maintenance_seed_batch=1,
+        maintenance_question_timeout_s=5.0,
+        maintain_budget_s=12.0,
+        agent_idle_timeout_s=1_000_000.0,
+    )
+    async with _asking_about_bees(tmp_path / "data", config) as asking:
+        memory, step = asking.memory, asking.step
+        for text in ("figs", "cellos", "kites", "oboes"):
+            await memory.remember("a", f"The user likes {text}.", by="user")
+        started = trio.current_time()
+        first = await memory.maintain("a")
+        # Batches start at 0, 5 and 10 s; at 15 s the budget is spent.
+        assert trio.current_time() - started == pytest.approx(15.0, abs=1.0)
+        assert (first.batches, first.settled, first.remaining) == (3, 3, 2)
+        # The batch the budget stopped short of was not charged an attempt.
+        assert [attempts for _, attempts in await _dirty(memory)] == [0, 0]
+        second = await memory.maintain("a")
+        assert (second.batches, second.settled, second.remaining) == (2, 2, 0)
+        assert len(step.answers) == 5
+        assert await _maintained(memory) == 5

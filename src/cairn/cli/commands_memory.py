@@ -229,10 +229,17 @@ async def ingest_file(
         raise intake.stalled(last_line, error) from error
     summary = intake.summary()
     if maintain:
-        report = await memory.maintain(agent)
+        # One call is bounded in time; a short-lived process consolidates everything it
+        # stored, so it calls again while calls settle something.
+        batches = settled = 0
+        while True:
+            report = await memory.maintain(agent)
+            batches, settled = batches + report.batches, settled + report.settled
+            if report.remaining == 0 or report.settled == 0:
+                break
         summary["maintenance"] = {
-            "batches": report.batches,
-            "settled": report.settled,
+            "batches": batches,
+            "settled": settled,
             "remaining": report.remaining,
         }
     return summary

@@ -322,12 +322,14 @@ class Memory:
     async def maintain(self, agent_id: str) -> MaintenanceReport:
         """Maintenance of the agent now instead of at its timer: dirty work through
         every pass (merge, challenge, reflection, learning, persona) until none is
-        waiting, at most ``MAINTAIN_BATCHES`` (64) batches (call again while
-        ``remaining`` is not 0: a seed that keeps failing stays dirty and rotates). A short-lived process (``cairn ingest``)
-        consolidates this way before it exits. A write: refused while draining, since
-        drain pauses maintenance."""
+        waiting, at most ``MAINTAIN_BATCHES`` (64) batches and no new one after
+        ``MemoryConfig.maintain_budget_s`` (call again while ``remaining`` is not 0: a
+        seed that keeps failing stays dirty and rotates). A short-lived process
+        (``cairn ingest``) consolidates this way before it exits. A write: refused while
+        draining, since drain pauses maintenance."""
+        budget_s = self._core.config.maintain_budget_s
         async with self._core.admission.write(agent_id) as supervisor:
-            batches, settled = await supervisor.maintain(MAINTAIN_BATCHES)
+            batches, settled = await supervisor.maintain(MAINTAIN_BATCHES, budget_s)
             agent = supervisor.agent_id
         remaining = await self._core.database.read(
             lambda reader: count_dirty(reader.connection, agent)

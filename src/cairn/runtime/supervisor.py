@@ -603,11 +603,11 @@ class AgentSupervisor:
         with self._call():
             await self._maintenance.run_pass()
 
-    async def maintain(self, max_batches: int) -> tuple[int, int]:
-        """Maintenance now, until no dirty work is waiting or ``max_batches`` batches
-        ran: (batches, seeds settled)."""
+    async def maintain(self, max_batches: int, budget_s: float) -> tuple[int, int]:
+        """Maintenance now, until no dirty work is waiting, ``max_batches`` batches ran
+        or ``budget_s`` has passed: (batches, seeds settled)."""
         with self._call():
-            return await self._maintenance.work_now(max_batches)
+            return await self._maintenance.work_now(max_batches, budget_s)
 
     def cancel(self, reason: str) -> None:
         """End the actors now, without draining (a retired agent's work is void)."""

@@ -187,16 +187,24 @@ class MaintenanceActor:
                 await self._step("dirty work", self._work_dirty)
             self.passes += 1
 
-    async def work_now(self, max_batches: int) -> tuple[int, int]:
+    async def work_now(self, max_batches: int, budget_s: float) -> tuple[int, int]:
         """Passes now, one after another, while dirty seeds are ready (at most
-        ``max_batches`` batches): what a ``maintain`` call asks. Returns (batches worked,
-        seeds settled). Paused or halted, it works nothing."""
+        ``max_batches`` batches, and none started once ``budget_s`` has passed): what a
+        ``maintain`` call asks. Returns (batches worked, seeds settled). Paused or
+        halted, it works nothing."""
         batches = 0
         settled = self.dirty.settled
+        # The budget is checked between batches, never inside one: a batch cut short
+        # would count an attempt against each of its seeds for no fault of theirs.
+        deadline = trio.current_time() + budget_s
         # Dirty batches only: the housekeeping (publish, audit, prune) stays the timer's,
         # so a call of many batches saves the vector file once, not once a batch.
         async with self._running:
-            while batches < max_batches and not self.paused:
+            while (
+                batches < max_batches
+                and not self.paused
+                and (batches == 0 or trio.current_time() < deadline)
+            ):
                 before = self.dirty.batches
                 await self._step("dirty work", self._work_dirty)
                 if self.dirty.batches == before:
