@@ -9,9 +9,11 @@ known."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 
 import pytest
+from tests.conftest import open_test_memory
 from tests.helpers import BASE_TIME, turn
 
 from cairn import Memory, RecallItem
@@ -22,6 +24,7 @@ from cairn.errors import (
     UnknownConflictError,
 )
 from cairn.runtime.core import runtime_core
+from cairn.runtime.transfer import export_memory, import_memory
 from cairn.store.connection import open_connection
 from cairn.testing import FixedDomainClock
 
@@ -293,3 +296,63 @@ async def test_forgetting_the_kept_claim_puts_the_users_loser_back_in_its_chain(
     (lisbon,) = await claim_items(memory, "live Berlin Lisbon")
     assert "Lisbon" in lisbon.text
     assert lisbon.standing == "current"
+
+
+async def test_conflicts_and_resolutions_survive_an_export_and_import(
+    memory: Memory, clock: FixedDomainClock, tmp_path: Path
+) -> None:
+    resolved_id = await _undecidable(memory)
+    items = await claim_items(memory, "live Berlin Lisbon")
+    (berlin,) = [item for item in items if "Berlin" in item.text]
+    clock.advance(DAY)
+    await memory.resolve_conflict("a", resolved_id, keep=berlin.id)
+    await memory.remember("a", "My favourite tea is oolong.", by="user")
+    await memory.remember("a", "My favourite tea is sencha.", by="user")
+    await settle(memory)
+    before = await memory.conflicts("a", include_resolved=True)
+    assert [c.status for c in before] == ["resolved", "open"]
+    export = tmp_path / "export.jsonl"
+    with export.open("w", encoding="utf-8") as sink:
+        await export_memory(memory, sink, "a")
+    async with open_test_memory(tmp_path / "copy", clock=clock) as copy:
+        summary = await import_memory(copy, export)
+        assert summary.records["conflict"].imported == 2
+        assert summary.rejected == ()
+        assert await copy.conflicts("a", include_resolved=True) == before
+        # Maintenance over the imported claims raises neither pair again, and an older
+        # value arriving does not make the user's loser current.
+        await copy.ingest(
+            "a",
+            [turn("t1", "I live in Madrid.", speaker=None, at=BASE_TIME - 30 * DAY)],
+        )
+        await settle(copy)
+        assert await copy.conflicts("a", include_resolved=True) == before
+        items = await claim_items(copy, "live Berlin Lisbon Madrid")
+        assert standing(items, "Berlin") == "current"
+        assert standing(items, "Lisbon") == "history"
+        # The same file again brings nothing twice.
+        again = await import_memory(copy, export)
+        assert again.records["conflict"].duplicate == 2
+        # A malformed conflict is a rejected line with its reason; nothing else changes.
+        lines = export.read_text(encoding="utf-8").splitlines()
+        good, unresolved = (
+            json.loads(line) for line in lines if '"type":"conflict"' in line
+        )
+        bad = [
+            {**good, "id": "new-1", "claims": [good["claims"][0]] * 2},
+            {**good, "id": "new-2", "status": "resolved", "resolved_at": None},
+            {**good, "id": "new-3", "kept": "nope"},
+            {**unresolved, "id": "new-4", "claims": ["c-unknown", good["claims"][1]]},
+            {**good, "id": "new-5", "reason": "Drop Table"},
+        ]
+        crafted = tmp_path / "crafted.jsonl"
+        crafted.write_text(
+            "\n".join([lines[0], *(json.dumps(record) for record in bad)]) + "\n",
+            encoding="utf-8",
+        )
+        summary = await import_memory(copy, crafted)
+        assert [r.type for r in summary.rejected] == ["conflict"] * len(bad)
+        reasons = " | ".join(str(r.reason) for r in summary.rejected)
+        for expected in ("two different", "resolved_at", "keep_one", "not stored"):
+            assert expected in reasons, reasons
+        assert await copy.conflicts("a", include_resolved=True) == before

@@ -1,8 +1,8 @@
 """Export of an agent's memory as JSON lines (format in design/cli.md).
 
 An export holds what cannot be derived: evidence (events), claims with their sources,
-lineage (derivations, and the identity of claims merged into others), directives and
-tombstones. Lexical and vector indexes are derived and rebuilt on import (FTS rows with
+lineage (derivations, and the identity of claims merged into others), the conflicts
+raised between claims and the user's resolutions of them, directives and tombstones. Lexical and vector indexes are derived and rebuilt on import (FTS rows with
 each row, vectors by the agent's warm-up). Records name each other by their stable IDs
 (event, claim, directive), never by rowid, and are written in a fixed order with fixed
 key order, so export → import into an empty directory → export gives the same bytes.
@@ -45,6 +45,7 @@ RECORD_TYPES: Final = (
     "claim",
     "derivation",
     "merge",
+    "conflict",
     "directive",
     "tombstone",
     "evidence_tombstone",
@@ -72,6 +73,7 @@ def iter_export(
         yield from claim_records(connection, agent)
         yield from _derivations(connection, agent)
         yield from merge_records(connection, agent, NOT_CLEARING)
+        yield from _conflicts(connection, agent)
         yield from _directives(connection, agent)
         yield from _tombstones(connection, agent)
         yield from _evidence_tombstones(connection, agent)
@@ -217,6 +219,50 @@ def _derivations(
             "child": child,
             "relation": relation,
             "created_at": created_at,
+        }
+
+
+def _conflicts(connection: apsw.Connection, agent: AgentId) -> Iterator[dict[str, Any]]:
+    # A resolution is the user's decision: without it an import would raise the pair
+    # again, and succession could make the claim the user rejected current again.
+    for row in connection.execute(
+        "SELECT f.conflict_id, a.claim_id, b.claim_id, f.scope, f.scope_key, f.reason,"
+        " f.status, f.resolution, k.claim_id, s.claim_id, f.created_at, f.resolved_at"
+        " FROM conflicts f JOIN claims a ON a.rowid = f.claim_a"
+        " JOIN claims b ON b.rowid = f.claim_b"
+        " LEFT JOIN claims k ON k.rowid = f.kept_rowid"
+        " LEFT JOIN claims s ON s.rowid = f.superseded_rowid"
+        " WHERE f.agent_id = ? ORDER BY f.rowid",
+        (agent,),
+    ):
+        (
+            conflict_id,
+            first,
+            second,
+            scope,
+            scope_key,
+            reason,
+            status,
+            resolution,
+            kept,
+            superseded,
+            created_at,
+            resolved_at,
+        ) = row
+        yield {
+            "type": "conflict",
+            "agent": agent,
+            "id": conflict_id,
+            "claims": [first, second],
+            "scope": scope,
+            "scope_key": scope_key,
+            "reason": reason,
+            "status": status,
+            "resolution": resolution,
+            "kept": kept,
+            "superseded": superseded,
+            "created_at": created_at,
+            "resolved_at": resolved_at,
         }
 
 

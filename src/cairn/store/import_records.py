@@ -67,6 +67,8 @@ if TYPE_CHECKING:
 __all__ = ["ImportOutcome", "ImportedDirectives", "import_record"]
 
 _HASH = re.compile(r"^[0-9a-f]{64}$")
+_CONFLICT_REASON = re.compile(r"^[a-z_]{1,40}$")
+_CONFLICT_ID = re.compile(r"^[0-9A-Za-z_-]{1,64}$")
 
 
 class ImportedDirectives(enum.StrEnum):
@@ -193,6 +195,7 @@ def import_record(
         "claim": _import_claim,
         "derivation": _import_derivation,
         "merge": _import_merge,
+        "conflict": _import_conflict,
         "tombstone": _import_tombstone,
         "evidence_tombstone": _import_evidence_tombstone,
     }[kind]
@@ -614,6 +617,97 @@ def _import_merge(
         created_at,
     )
     return _ok(agent) if stored else _duplicate(agent)
+
+
+def _import_conflict(
+    connection: apsw.Connection,
+    agent: AgentId,
+    record: dict[str, Any],
+    _validate: object,
+) -> ImportOutcome:
+    """A conflict between two claims, and the user's resolution if there is one: the
+    claims must be stored (their lifecycles, as exported, already say the outcome).
+    With the resolution stored, a later re-ordering of the attribute still leaves the
+    user's loser out, and maintenance does not raise the pair again."""
+    fields = _Fields(
+        record,
+        {
+            "id",
+            "claims",
+            "scope",
+            "scope_key",
+            "reason",
+            "status",
+            "resolution",
+            "kept",
+            "superseded",
+            "created_at",
+            "resolved_at",
+        },
+    )
+    conflict_id, reason = fields.text("id"), fields.text("reason")
+    if not _CONFLICT_ID.match(conflict_id):
+        raise InvalidInputError(f"malformed conflict ID {conflict_id!r}")
+    if not _CONFLICT_REASON.match(reason):
+        raise InvalidInputError(f"malformed conflict reason {reason!r}")
+    claims = record.get("claims")
+    if (
+        not isinstance(claims, list)
+        or len(claims) != 2
+        or not all(isinstance(claim, str) for claim in claims)
+        or claims[0] == claims[1]
+    ):
+        raise InvalidInputError("field 'claims' must be two different claim IDs")
+    scope, scope_key = fields.text("scope"), fields.maybe_text("scope_key")
+    ScopeKind(scope)  # a ValueError names the value
+    status, resolution = fields.text("status"), fields.maybe_text("resolution")
+    kept, superseded = fields.maybe_text("kept"), fields.maybe_text("superseded")
+    created_at, resolved_at = (
+        fields.time("created_at"),
+        fields.maybe_time("resolved_at"),
+    )
+    if status == "open":
+        if resolution is not None or resolved_at is not None or kept or superseded:
+            raise InvalidInputError("an open conflict carries no resolution")
+    elif status != "resolved" or resolved_at is None:
+        raise InvalidInputError("a conflict is 'open', or 'resolved' with resolved_at")
+    elif resolution == "keep_both":
+        if kept is not None or superseded is not None:
+            raise InvalidInputError("a conflict resolved keep_both keeps no one claim")
+    elif resolution != "keep_one" or {kept, superseded} != set(claims):
+        raise InvalidInputError(
+            "a conflict resolved keep_one names one of its claims kept and the other"
+            " superseded"
+        )
+    rowids = {claim: _claim_rowid(connection, agent, claim) for claim in claims}
+    first, second = sorted(rowids.values())
+    if connection.execute(
+        "SELECT 1 FROM conflicts WHERE conflict_id = ?"
+        " OR (agent_id = ? AND claim_a = ? AND claim_b = ?)",
+        (conflict_id, agent, first, second),
+    ).fetchone():
+        return _duplicate(agent)
+    connection.execute(
+        "INSERT INTO conflicts (conflict_id, agent_id, claim_a, claim_b, scope,"
+        " scope_key, reason, status, resolution, kept_rowid, superseded_rowid,"
+        " created_at, resolved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            conflict_id,
+            agent,
+            first,
+            second,
+            scope,
+            scope_key,
+            reason,
+            status,
+            resolution,
+            None if kept is None else rowids[kept],
+            None if superseded is None else rowids[superseded],
+            created_at,
+            resolved_at,
+        ),
+    )
+    return _ok(agent)
 
 
 def _import_directive(

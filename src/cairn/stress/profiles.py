@@ -77,10 +77,10 @@ PROFILES: Final = {
             crash_points=0,
             fault_indexes=2,
             fault_trials=60,
-            load_seconds=20.0,
-            load_warmup_seconds=10.0,
+            load_seconds=15.0,
+            load_warmup_seconds=8.0,
             load_clients=16,
-            schedule_seeds=8,
+            schedule_seeds=6,
             schedule_operations=200,
         ),
         Profile(
