@@ -146,6 +146,41 @@ def _until(day: int) -> str:
     return (JAN + dt.timedelta(days=day)).isoformat()
 
 
+def _moved_last_month(event: str, month_start: dt.datetime) -> ClaimDraft:
+    return ClaimDraft(
+        ClaimKind.STATE,
+        "Ana moved to Lisbon last month",
+        (SourceSpan(EventId(event), 0, 5),),
+        subject="Ana",
+        predicate="lives_in",
+        temporal=TemporalSpan(month_start, None, TimePrecision.MONTH, "UTC"),
+    )
+
+
+@pytest.mark.parametrize("porto_first", [True, False])
+def test_a_move_dated_only_by_its_month_follows_a_value_stated_within_that_month(
+    connection: apsw.Connection, porto_first: bool
+) -> None:
+    """Found in a user trial: "I live in Porto" said on October 1 at 9:00, "I moved to
+    Lisbon last month" said on November 20. The move fell somewhere in October, after
+    the user still lived in Porto: Lisbon is current (it was history "until October 1",
+    its month's first instant being taken as the move's)."""
+    october = dt.datetime(2025, 10, 1, tzinfo=dt.UTC)
+    porto_at = october + dt.timedelta(hours=9)
+    lisbon_at = dt.datetime(2025, 11, 20, 9, tzinfo=dt.UTC)
+    said = [
+        ("porto", porto_at, _lives_in("Porto", "porto")),
+        ("lisbon", lisbon_at, _moved_last_month("lisbon", october)),
+    ]
+    for event, at, draft in said if porto_first else reversed(said):
+        _say(connection, event, at, draft)
+    # Porto held until the move, which is known to its month only.
+    assert _chain(connection) == [
+        ("Ana moved to Lisbon last month", "active", None),
+        ("Ana lives in Porto", "superseded", october.isoformat()),
+    ]
+
+
 @pytest.mark.parametrize("order", list(itertools.permutations(range(3))))
 def test_a_restated_value_is_not_history_of_its_restatement(
     connection: apsw.Connection, order: tuple[int, ...]
@@ -240,6 +275,54 @@ def test_an_earlier_source_merged_into_a_value_moves_it_earlier(
         ("Ana lives in Berlin", "superseded"),
         ("Ana lives in Paris", "active"),
     ]
+
+
+def test_schema_17_orders_moves_dated_by_their_month_again(tmp_path: Path) -> None:
+    """A database from before schema 17, where the move dated "last month" took its
+    month's first instant and was made history of a value stated within that month,
+    comes out of the migration with the move current."""
+    path = tmp_path / "cairn.db"
+    connection = open_connection(path)
+    october = dt.datetime(2025, 10, 1, tzinfo=dt.UTC)
+    _say(
+        connection,
+        "porto",
+        october + dt.timedelta(hours=9),
+        _lives_in("Porto", "porto"),
+    )
+    _say(
+        connection,
+        "lisbon",
+        dt.datetime(2025, 11, 20, 9, tzinfo=dt.UTC),
+        _moved_last_month("lisbon", october),
+    )
+    porto_at = (october + dt.timedelta(hours=9)).isoformat()
+    with connection:  # as schema 16 left it
+        connection.execute(
+            "UPDATE claims SET lifecycle = 'superseded',"
+            " superseded_at = ? WHERE valid_from IS NOT NULL",
+            (porto_at,),
+        )
+        connection.execute(
+            "UPDATE claims SET lifecycle = 'active', superseded_at = NULL"
+            " WHERE valid_from IS NULL"
+        )
+        connection.pragma("user_version", 16)
+    assert _chain(connection)[0] == (
+        "Ana moved to Lisbon last month",
+        "superseded",
+        porto_at,
+    )
+    connection.close()
+    connection = open_connection(path)
+    try:
+        assert connection.pragma("user_version") == SCHEMA_VERSION
+        assert _chain(connection) == [
+            ("Ana moved to Lisbon last month", "active", None),
+            ("Ana lives in Porto", "superseded", october.isoformat()),
+        ]
+    finally:
+        connection.close()
 
 
 def test_schema_8_orders_existing_chains_by_evidence(tmp_path: Path) -> None:

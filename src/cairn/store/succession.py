@@ -10,7 +10,13 @@ any ingestion order gives the same current state (tests/store/test_succession.py
 
 A claim's evidence time (``claims.evidence_at``) is when its evidence says the value took
 effect: its ``valid_from`` when it has one, else the earliest of its source turns' ``at``,
-else when it was stored (a remembered claim). A plan's or an event's ``valid_from`` is when
+else when it was stored (a remembered claim). A ``valid_from`` of a week, month or year
+("moved to Lisbon last month") says only that the change fell somewhere in that period:
+the chain is ordered by the latest moment it can have been (the period's end or the
+statement, whichever is earlier), while its evidence time, and so the "until" of the
+value before it, stays the period's start. So "I live in Porto" said on October 1 is
+older than "I moved to Lisbon last month" said in November: the user still lived in
+Porto when they said so, so the move came after. A plan's or an event's ``valid_from`` is when
 the planned thing happens, not when the plan was made, so their evidence time is always the
 statement's: a trip moved *earlier* is still the newer plan.
 """
@@ -36,6 +42,7 @@ __all__ = [
     "backfill_succession",
     "chains_of",
     "order_succession",
+    "refresh_coarse_evidence_times",
     "refresh_evidence_time",
     "reorder_chains",
     "values_at",
@@ -51,11 +58,26 @@ def _utc(value: dt.datetime) -> str:
 
 _STATED = ",".join(f"'{kind.value}'" for kind in sorted(_STATED_KINDS))
 # The evidence time of the claims row in scope, from its own columns and its sources.
-_EVIDENCE_AT = (
-    f"CASE WHEN kind NOT IN ({_STATED}) AND valid_from IS NOT NULL THEN valid_from"  # noqa: S608 - our enum values
-    " ELSE coalesce((SELECT min(e.occurred_at) FROM claim_sources s"
+_STATEMENT_AT = (
+    "coalesce((SELECT min(e.occurred_at) FROM claim_sources s"
     "  JOIN events e ON e.rowid = s.event_rowid WHERE s.claim_rowid = claims.rowid),"
-    "  created_at) END"
+    "  created_at)"
+)
+# The end of a coarse valid_from's period, in the stored format (UTC, +00:00).
+_PERIOD_END = (
+    "strftime('%Y-%m-%dT%H:%M:%S+00:00', valid_from, CASE time_precision"
+    " WHEN 'week' THEN '+7 days' WHEN 'month' THEN '+1 month' ELSE '+1 year' END)"
+)
+_COARSE = "time_precision IN ('week', 'month', 'year')"
+_EVIDENCE_AT = (
+    f"CASE WHEN kind NOT IN ({_STATED}) AND valid_from IS NOT NULL THEN valid_from"
+    f" ELSE {_STATEMENT_AT} END"
+)
+# The order of a chain: the evidence time, but for a coarse valid_from the latest moment
+# the change can have been.
+_ORDER_AT = (
+    f"CASE WHEN kind NOT IN ({_STATED}) AND valid_from IS NOT NULL AND {_COARSE}"
+    f" THEN min({_PERIOD_END}, {_STATEMENT_AT}) ELSE evidence_at END"
 )
 
 
@@ -129,7 +151,7 @@ def order_succession(
             " WHERE agent_id = ? AND subject = ? AND predicate = ? AND scope = ?"
             " AND scope_key IS ? AND lifecycle IN ('active', 'superseded')"
             + (_NOT_RESOLVED_LOSER if honour_resolutions else "")
-            + f" ORDER BY evidence_at, {_STRENGTH}, rowid",
+            + f" ORDER BY {_ORDER_AT}, {_STRENGTH}, rowid",
             (agent_id, *anchor),
         )
     ]
@@ -274,6 +296,26 @@ def backfill_succession(connection: apsw.Connection) -> None:
             None,
             honour_resolutions=False,
             dirty=False,
+        )
+    connection.execute("DELETE FROM clear_fence_override")
+
+
+def refresh_coarse_evidence_times(connection: apsw.Connection) -> None:
+    """Schema 17: the chains holding a claim whose ``valid_from`` is a week, month or
+    year re-ordered by the period rule above (resolutions honoured; the clear fence
+    lifted for this transaction only)."""
+    connection.execute(
+        "INSERT OR IGNORE INTO clear_fence_override (agent_id)"
+        " SELECT DISTINCT agent_id FROM clear_jobs WHERE phase <> 'done'"
+    )
+    coarse = connection.execute(
+        "SELECT rowid, agent_id FROM claims"  # noqa: S608 - our SQL
+        f" WHERE valid_from IS NOT NULL AND {_COARSE} AND subject IS NOT NULL"
+        " AND predicate IS NOT NULL AND lifecycle IN ('active', 'superseded')"
+    ).fetchall()
+    for rowid, agent_id in coarse:
+        order_succession(
+            connection, AgentId(str(agent_id)), int(str(rowid)), None, dirty=False
         )
     connection.execute("DELETE FROM clear_fence_override")
 
