@@ -655,7 +655,7 @@ class MemoryMachine(RuleBasedStateMachine):
 # each take 40-80 s of CPU on a 2-core machine. Each step is real I/O, hence no deadline and no
 # "too slow" health check; a failure prints the program and its @reproduce_failure blob.
 MemoryMachine.TestCase.settings = settings(
-    max_examples=int(os.environ.get("CAIRN_STATEFUL_EXAMPLES", "50")),
+    max_examples=int(os.environ.get("CAIRN_STATEFUL_EXAMPLES", "35")),
     stateful_step_count=int(os.environ.get("CAIRN_STATEFUL_STEPS", "30")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
