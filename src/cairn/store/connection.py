@@ -15,7 +15,7 @@ from cairn import crashpoints
 from cairn.errors import SchemaVersionError
 from cairn.store.integrity import refill_event_fts
 from cairn.store.rekey import rekey_claims
-from cairn.store.succession import backfill_succession, refresh_coarse_evidence_times
+from cairn.store.succession import backfill_succession, reorder_coarse_chains
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -42,7 +42,7 @@ _MIGRATIONS: tuple[tuple[str, Callable[[apsw.Connection], None] | None], ...] = 
     ("0014_learning.sql", None),
     ("0015_evidence_class.sql", None),
     ("0016_entities.sql", None),
-    ("0017_coarse_evidence_time.sql", refresh_coarse_evidence_times),
+    ("0017_coarse_succession.sql", reorder_coarse_chains),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 # A busy writer is normal (one writer connection, several readers): wait rather than fail.

@@ -42,9 +42,9 @@ __all__ = [
     "backfill_succession",
     "chains_of",
     "order_succession",
-    "refresh_coarse_evidence_times",
     "refresh_evidence_time",
     "reorder_chains",
+    "reorder_coarse_chains",
     "values_at",
 ]
 
@@ -300,7 +300,7 @@ def backfill_succession(connection: apsw.Connection) -> None:
     connection.execute("DELETE FROM clear_fence_override")
 
 
-def refresh_coarse_evidence_times(connection: apsw.Connection) -> None:
+def reorder_coarse_chains(connection: apsw.Connection) -> None:
     """Schema 17: the chains holding a claim whose ``valid_from`` is a week, month or
     year re-ordered by the period rule above (resolutions honoured; the clear fence
     lifted for this transaction only)."""
