@@ -151,3 +151,35 @@ async def test_a_time_anchored_question_reads_its_window(tmp_path: Path) -> None
 
     assert await first(tmp_path / "on", TEST_CONFIG) == "summer"
     assert await first(tmp_path / "off", WITHOUT_ANALYSIS) != "summer"
+
+
+async def test_a_chinese_question_naming_the_user_answers_the_changed_fact_first(
+    tmp_path: Path,
+) -> None:
+    # The user is named in the question and speaks every user turn, so the entity lists
+    # find all of her turns: the one after the assistant's word for the computer, and
+    # those asking "什么" too, must not rank above the claim of what she uses now.
+    def said(number: int, text: str, day: int, role: str = "user") -> Turn:
+        speaker = "罗敏" if role == "user" else None
+        at = _at(day) + dt.timedelta(minutes=number)
+        return turn(f"t{number}", text, role=role, speaker=speaker, at=at)
+
+    turns = [
+        said(1, "阳台上的绿萝叶子发黄了怎么办？", 1),
+        said(2, "可能是浇水太多了，等土表面干了再浇。", 1, "assistant"),
+        said(3, "我用ThinkPad办公。", 1),
+        said(4, "那款电脑的键盘很好。", 1, "assistant"),
+        said(5, "同事要离职了，送什么礼物好？", 1),
+        said(6, "一本好看的笔记本或者一盆小绿植都很合适。", 1, "assistant"),
+        said(7, "脖子很僵硬，有什么拉伸动作？", 30),
+        said(8, "慢慢把头向一侧肩膀倾斜，保持二十秒。", 30, "assistant"),
+        said(9, "我换了一台MacBook，续航特别好。", 30),
+        said(10, "M系列芯片续航确实强。", 30, "assistant"),
+    ]
+    async with open_test_memory(
+        tmp_path / "data", TEST_CONFIG, clock=FixedDomainClock(_at(60))
+    ) as memory:
+        await memory.ingest("a", turns)
+        await memory.wait_idle("a")
+        recall = await memory.recall("a", "罗敏用什么电脑？", k=10)
+    assert "MacBook" in recall.items[0].text

@@ -45,6 +45,14 @@ def test_cjk_runs_become_bigrams_and_latin_stays_words() -> None:
     assert index_text("茶") == "茶"
 
 
+def test_a_chinese_question_word_is_no_term_and_no_bigram_straddles_it() -> None:
+    # 什么 is in every question the user asked, like "what" (a stopword); 用什 and 么编
+    # would match nothing the user meant.
+    assert " ".join(query_terms("高翔用什么编程语言？")) == "高翔 翔用 编程 程语 语言"
+    assert " ".join(query_terms("赵磊是做什么工作的？")) == "赵磊 磊是 是做 工作 作的"
+    assert query_terms("她为什么搬去了哪里") == ["搬去", "去了"]
+
+
 def test_namespace_is_consonants_only_and_distinct() -> None:
     prefixes = {namespace("a"), namespace("b"), namespace("a", "session", "s1")}
     assert len(prefixes) == 3
@@ -198,3 +206,30 @@ def test_a_reply_found_through_its_context_ranks_below_the_turn_it_answers(
     assert result.exhausted == (budget == 1)
     assert [hit.rowid for hit in result.hits] == [2, 3]
     assert result.hits[0].score >= result.hits[1].score
+
+
+def test_a_search_within_the_bodies_keeps_a_context_hit_only_as_the_answer_to_a_question(
+    connection: apsw.Connection,
+) -> None:
+    # The entity-centred list (cairn.retrieval.entity_lists) searches a speaker's own
+    # words: "送什么礼物好？" follows a remark about the computer but says nothing of it,
+    # while "MacBook，用了两年了。" answers a question about it.
+    _add_turns(
+        connection,
+        "a",
+        [
+            "那款电脑的键盘很好。",
+            "送什么礼物好？",
+            "你平时用什么电脑？",
+            "MacBook，用了两年了。",
+        ],
+    )
+    searcher = LexicalSearcher(connection)
+    everything = "event_fts.rowid > 0"
+    terms = query_terms("罗敏用什么电脑？")
+    both = searcher.search_events_within("a", terms, 5, everything, ())
+    assert sorted(hit.rowid for hit in both.hits) == [1, 2, 3, 4]
+    bodies = searcher.search_events_within(
+        "a", terms, 5, everything, (), body_only=True
+    )
+    assert sorted(hit.rowid for hit in bodies.hits) == [1, 3, 4]

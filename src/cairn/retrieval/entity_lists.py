@@ -226,7 +226,12 @@ def focus_lists(
     rest.extend(term for term in focus.expansion if term not in rest)
     if focus.entities and rest:
         result = lexical.search_events_within(
-            agent_id, rest, limit, _OF_ENTITIES, (json.dumps(focus.entities), _ROLES)
+            agent_id,
+            rest,
+            limit,
+            _OF_ENTITIES,
+            (json.dumps(focus.entities), _ROLES),
+            body_only=True,
         )
         lists[ENTITY_FTS] = [CandidateKey.event(hit.rowid) for hit in result.hits]
     if focus.entities:

@@ -34,6 +34,13 @@ _CJK_RUN = re.compile(
     r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+"
 )
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+# Chinese question words, the counterpart of "what", "who", "where" among the English
+# stopwords: a query's CJK run is cut at them before it is read as bigrams, so "高翔用什么
+# 编程语言" searches 高翔, 编程, 语言 … and not 什么 (in every question the user asked) or
+# the 用什 and 么编 that straddle it. Longest first, as the alternation is tried in order.
+_ZH_QUESTION_WORDS = re.compile(
+    "为什么|什么|怎么样|怎么|怎样|哪里|哪儿|哪些|哪个|多少|为何|何时|哪|谁|几|吗|呢|啥"
+)
 
 STOPWORDS = frozenset(
     [
@@ -230,7 +237,7 @@ def index_text(text: str, prefix: str = "") -> str:
 def query_terms(text: str) -> list[str]:
     """Distinct, non-stopword terms of a query in first-seen order."""
     seen: dict[str, None] = {}
-    for token in tokens(text):
+    for token in tokens(_ZH_QUESTION_WORDS.sub(" ", text)):
         bare = token.replace("’", "'").split("'")[0]
         if bare and bare not in STOPWORDS and (len(bare) > 1 or _CJK_RUN.match(bare)):
             seen.setdefault(bare, None)

@@ -202,19 +202,33 @@ class LexicalSearcher:
         limit: int,
         condition: str,
         parameters: Sequence[object],
+        *,
+        body_only: bool = False,
     ) -> LexicalResult:
         """Ranked event hits that also meet ``condition`` (an SQL predicate on
         ``event_fts.rowid``, its ``parameters`` bound after the query's own): the turns of
         one entity, of one time window. Checked per hit as FTS5 hands them back in rank
         order, until ``limit`` pass: the cost is in the hits read, never in how many
         turns the condition would select (a speaker's, every turn). Noise is left out;
-        the context column ranks as above."""
+        the context column ranks as above. With ``body_only`` a hit matched by its
+        context alone counts only when that context asked a question: a speaker's "送什么
+        礼物好？" is not about the computer the remark before it praised, while "Yes, every
+        week!" after "Do you paint?" is about painting."""
         kept, exhausted = self.prune("event_fts", [namespace(agent_id)], terms)
         if not kept:
             return LexicalResult([])
+        # bm25 of the body alone is negative iff the body holds a term (FTS5 floors idf);
+        # the OR reads the turn before only for a context-only hit.
+        body = (
+            " AND (bm25(event_fts, 1.0, 0.0) < 0 OR EXISTS (SELECT 1 FROM events r"
+            " JOIN events q ON q.rowid = r.context_rowid WHERE r.rowid = event_fts.rowid"
+            " AND (instr(q.text, '?') > 0 OR instr(q.text, '？') > 0)))"
+            if body_only
+            else ""
+        )
         rows = self.connection.execute(
             "SELECT rowid, rank FROM event_fts"  # noqa: S608 - fixed clauses and ours
-            f" WHERE event_fts MATCH ? AND rank MATCH ? AND {condition}"
+            f" WHERE event_fts MATCH ? AND rank MATCH ? AND {condition}{body}"
             f"{_NOT_NOISE} ORDER BY {_order(exhausted=exhausted)} LIMIT ?",
             (
                 _expression(kept),
