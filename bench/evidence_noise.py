@@ -148,6 +148,7 @@ async def measure(rows: list[dict[str, Any]], k: int) -> dict[str, Any]:
         "hard_cases_kept": _rate([plain[r["id"]] for r in hard]),
         "junk_retained_by": _rates(junk, plain),
         "valid_kept_by": _rates(valid, plain),
+        "valid_missed": [r["id"] for r in valid if not plain[r["id"]]],
         "stored_as_noise": stored_noise,
     }
     if asked is not None:

@@ -181,6 +181,61 @@ def test_a_move_dated_only_by_its_month_follows_a_value_stated_within_that_month
     ]
 
 
+def _moved_on(city: str, event: str, day: dt.datetime) -> ClaimDraft:
+    return ClaimDraft(
+        ClaimKind.STATE,
+        f"Ana moved to {city}",
+        (SourceSpan(EventId(event), 0, 5),),
+        subject="Ana",
+        predicate="lives_in",
+        temporal=TemporalSpan(day, None, TimePrecision.DAY, "UTC"),
+    )
+
+
+@pytest.mark.parametrize("porto_first", [True, False])
+def test_a_move_dated_only_by_its_month_follows_a_value_stated_late_in_that_month(
+    connection: apsw.Connection, porto_first: bool
+) -> None:
+    # "I live in Porto" said on October 25: the October move came after the 25th.
+    october = dt.datetime(2025, 10, 1, tzinfo=dt.UTC)
+    said = [
+        ("porto", october + dt.timedelta(days=24), _lives_in("Porto", "porto")),
+        (
+            "lisbon",
+            dt.datetime(2025, 11, 20, 9, tzinfo=dt.UTC),
+            _moved_last_month("lisbon", october),
+        ),
+    ]
+    for event, at, draft in said if porto_first else reversed(said):
+        _say(connection, event, at, draft)
+    assert [(text, lifecycle) for text, lifecycle, _ in _chain(connection)] == [
+        ("Ana moved to Lisbon last month", "active"),
+        ("Ana lives in Porto", "superseded"),
+    ]
+
+
+@pytest.mark.parametrize("berlin_first", [True, False])
+def test_a_move_dated_to_its_day_late_in_a_month_follows_one_dated_to_that_month(
+    connection: apsw.Connection, berlin_first: bool
+) -> None:
+    """Both said on January 5: "I moved to Berlin two weeks ago" (December 22) and "I
+    moved to Lisbon last month" (some day of December). Nothing said within December
+    narrows the month, so the move known to its month is placed at its middle, before
+    the 22nd: Berlin is current. (Placed at the month's end, Lisbon was.)"""
+    december = dt.datetime(2025, 12, 1, tzinfo=dt.UTC)
+    said_at = dt.datetime(2026, 1, 5, 9, tzinfo=dt.UTC)
+    said = [
+        ("berlin", _moved_on("Berlin", "berlin", december + dt.timedelta(days=21))),
+        ("lisbon", _moved_last_month("lisbon", december)),
+    ]
+    for event, draft in said if berlin_first else reversed(said):
+        _say(connection, event, said_at, draft)
+    assert [(text, lifecycle) for text, lifecycle, _ in _chain(connection)] == [
+        ("Ana moved to Lisbon last month", "superseded"),
+        ("Ana moved to Berlin", "active"),
+    ]
+
+
 @pytest.mark.parametrize("order", list(itertools.permutations(range(3))))
 def test_a_restated_value_is_not_history_of_its_restatement(
     connection: apsw.Connection, order: tuple[int, ...]
@@ -320,6 +375,42 @@ def test_schema_17_orders_moves_dated_by_their_month_again(tmp_path: Path) -> No
         assert _chain(connection) == [
             ("Ana moved to Lisbon last month", "active", None),
             ("Ana lives in Porto", "superseded", october.isoformat()),
+        ]
+    finally:
+        connection.close()
+
+
+def test_schema_18_places_a_move_dated_by_its_month_at_the_middle(
+    tmp_path: Path,
+) -> None:
+    """A database schema 17 left with the month's move current over a move dated to the
+    22nd of that month (both said at once) comes out of schema 18 with the later day's
+    move current."""
+    path = tmp_path / "cairn.db"
+    connection = open_connection(path)
+    december = dt.datetime(2025, 12, 1, tzinfo=dt.UTC)
+    said_at = dt.datetime(2026, 1, 5, 9, tzinfo=dt.UTC)
+    berlin_day = december + dt.timedelta(days=21)
+    _say(connection, "berlin", said_at, _moved_on("Berlin", "berlin", berlin_day))
+    _say(connection, "lisbon", said_at, _moved_last_month("lisbon", december))
+    with connection:  # as schema 17 left it
+        connection.execute(
+            "UPDATE claims SET lifecycle = 'superseded', superseded_at = ?"
+            " WHERE text = 'Ana moved to Berlin'",
+            (december.isoformat(),),
+        )
+        connection.execute(
+            "UPDATE claims SET lifecycle = 'active', superseded_at = NULL"
+            " WHERE text = 'Ana moved to Lisbon last month'"
+        )
+        connection.pragma("user_version", 17)
+    connection.close()
+    connection = open_connection(path)
+    try:
+        assert connection.pragma("user_version") == SCHEMA_VERSION == 18
+        assert _chain(connection) == [
+            ("Ana moved to Lisbon last month", "superseded", berlin_day.isoformat()),
+            ("Ana moved to Berlin", "active", None),
         ]
     finally:
         connection.close()

@@ -11,12 +11,14 @@ any ingestion order gives the same current state (tests/store/test_succession.py
 A claim's evidence time (``claims.evidence_at``) is when its evidence says the value took
 effect: its ``valid_from`` when it has one, else the earliest of its source turns' ``at``,
 else when it was stored (a remembered claim). A ``valid_from`` of a week, month or year
-("moved to Lisbon last month") says only that the change fell somewhere in that period:
-the chain is ordered by the latest moment it can have been (the period's end or the
-statement, whichever is earlier), while its evidence time, and so the "until" of the
-value before it, stays the period's start. So "I live in Porto" said on October 1 is
-older than "I moved to Lisbon last month" said in November: the user still lived in
-Porto when they said so, so the move came after. A plan's or an event's ``valid_from`` is when
+("moved to Lisbon last month") says only that the change fell somewhere in that period,
+and the chain places it at the middle of what is left of the period once what the chain
+itself says is taken in: not after the statement, and after every other value of the
+chain said within the period before it (the user still held that value when they said
+so). So "I live in Porto" said on October 1 is older than "I moved to Lisbon last month"
+said in November, while "I moved to Berlin" dated December 22 is newer than "I moved to
+Porto last month" said with it in January. Its evidence time, and so the "until" of the
+value before it, stays the period's start. A plan's or an event's ``valid_from`` is when
 the planned thing happens, not when the plan was made, so their evidence time is always the
 statement's: a trip moved *earlier* is still the newer plan.
 """
@@ -73,19 +75,17 @@ _EVIDENCE_AT = (
     f"CASE WHEN kind NOT IN ({_STATED}) AND valid_from IS NOT NULL THEN valid_from"
     f" ELSE {_STATEMENT_AT} END"
 )
-# The order of a chain: the evidence time, but for a coarse valid_from the latest moment
-# the change can have been.
-_ORDER_AT = (
-    f"CASE WHEN kind NOT IN ({_STATED}) AND valid_from IS NOT NULL AND {_COARSE}"
-    f" THEN min({_PERIOD_END}, {_STATEMENT_AT}) ELSE evidence_at END"
+_IS_COARSE = f"kind NOT IN ({_STATED}) AND valid_from IS NOT NULL AND {_COARSE}"
+# What ordering a chain reads of each claim (_Link): its evidence time, its statement's,
+# a coarse valid_from's period, and its strength.
+_LINK_COLUMNS = (
+    f"rowid, evidence_at, lifecycle, superseded_at, text, {_STATEMENT_AT},"
+    f" CASE WHEN {_IS_COARSE} THEN valid_from END,"
+    f" CASE WHEN {_IS_COARSE} THEN {_PERIOD_END} END,"
+    " CASE origin WHEN 'user' THEN 2 WHEN 'extracted' THEN 1 ELSE 0 END, confidence"
 )
 
 
-# Who wins a tie on evidence time (cairn.maintenance.challenge): the user's own word,
-# then what was extracted from their turns, then a model's; then the surer claim.
-_STRENGTH = (
-    "CASE origin WHEN 'user' THEN 2 WHEN 'extracted' THEN 1 ELSE 0 END, confidence"
-)
 # A claim a resolved conflict superseded stays out of its chain (cairn.store.conflicts).
 _NOT_RESOLVED_LOSER = (
     " AND rowid NOT IN (SELECT superseded_rowid FROM conflicts k"
@@ -144,18 +144,29 @@ def order_succession(
     ).fetchone()
     if anchor is None or anchor[0] is None or anchor[1] is None:
         return 0
-    chain = [
-        _Link(int(row[0]), str(row[1]), str(row[2]), row[3], str(row[4]))
-        for row in connection.execute(
-            "SELECT rowid, evidence_at, lifecycle, superseded_at, text FROM claims"  # noqa: S608 - our SQL
-            " WHERE agent_id = ? AND subject = ? AND predicate = ? AND scope = ?"
-            " AND scope_key IS ? AND lifecycle IN ('active', 'superseded')"
-            + (_NOT_RESOLVED_LOSER if honour_resolutions else "")
-            + f" ORDER BY {_ORDER_AT}, {_STRENGTH}, rowid",
-            (agent_id, *anchor),
-        )
-    ]
     subject = str(anchor[0])
+    chain = _in_order(
+        [
+            _Link(
+                int(row[0]),
+                str(row[1]),
+                str(row[2]),
+                row[3],
+                str(row[4]),
+                str(row[5]),
+                None if row[6] is None else (str(row[6]), str(row[7])),
+                (int(row[8]), float(row[9])),
+            )
+            for row in connection.execute(
+                f"SELECT {_LINK_COLUMNS} FROM claims"  # noqa: S608 - our SQL
+                " WHERE agent_id = ? AND subject = ? AND predicate = ? AND scope = ?"
+                " AND scope_key IS ? AND lifecycle IN ('active', 'superseded')"
+                + (_NOT_RESOLVED_LOSER if honour_resolutions else ""),
+                (agent_id, *anchor),
+            )
+        ],
+        subject,
+    )
     newly_superseded = 0
     changed: list[int] = []
     for index, older in enumerate(chain):
@@ -221,6 +232,39 @@ class _Link:
     lifecycle: str
     until: object
     text: str
+    stated_at: str
+    # A coarse valid_from's period, start and end (None: the evidence time is a moment).
+    period: tuple[str, str] | None
+    # Who wins a tie (cairn.maintenance.challenge): the user's own word, then what was
+    # extracted from their turns, then a model's; then the surer claim.
+    strength: tuple[int, float]
+
+
+def _in_order(links: list[_Link], subject: str) -> list[_Link]:
+    """``links`` oldest first: by evidence time, a coarse period placed as the module
+    docstring says, then strength, then rowid (a restatement at the same moment wins)."""
+
+    def order_at(link: _Link) -> str:
+        if link.period is None:
+            return link.evidence_at
+        start, end = (dt.datetime.fromisoformat(moment) for moment in link.period)
+        stated = dt.datetime.fromisoformat(link.stated_at)
+        end = min(end, stated)
+        low = max(
+            (
+                dt.datetime.fromisoformat(other.stated_at)
+                for other in links
+                if other.rowid != link.rowid
+                and start <= dt.datetime.fromisoformat(other.stated_at) < end
+                and not restates(other.text, link.text, subject)
+            ),
+            default=start,
+        )
+        return _utc(max(start, min(end, low + (end - low) / 2)))
+
+    keyed = [(order_at(link), link.strength, link.rowid, link) for link in links]
+    keyed.sort(key=lambda entry: entry[:3])
+    return [entry[3] for entry in keyed]
 
 
 def _next_value(chain: list[_Link], index: int, subject: str) -> _Link | None:
@@ -301,7 +345,7 @@ def backfill_succession(connection: apsw.Connection) -> None:
 
 
 def reorder_coarse_chains(connection: apsw.Connection) -> None:
-    """Schema 17: the chains holding a claim whose ``valid_from`` is a week, month or
+    """Schemas 17 and 18: the chains holding a claim whose ``valid_from`` is a week, month or
     year re-ordered by the period rule above (resolutions honoured; the clear fence
     lifted for this transaction only)."""
     connection.execute(
