@@ -25,6 +25,14 @@ def connection(tmp_path: Path):
 
 
 def _add_event(connection: apsw.Connection, rowid: int, agent: str, text: str) -> None:
+    # A hit is a stored turn: search reads its row (evidence class, context).
+    when = dt.datetime(2026, 1, 5, 9, tzinfo=dt.UTC).isoformat()
+    connection.execute(
+        "INSERT INTO events (rowid, agent_id, event_id, session_id, role, kind, text,"
+        " content_hash, occurred_at, received_at)"
+        " VALUES (?, ?, ?, 's1', 'user', 'message', ?, ?, ?, ?)",
+        (rowid, agent, f"e{rowid}", text, f"h{rowid}", when, when),
+    )
     connection.execute(
         "INSERT INTO event_fts (rowid, body) VALUES (?, ?)",
         (rowid, index_text(text, namespace(agent))),
