@@ -68,6 +68,12 @@ CHANGES_EN = [
         "My husband is now working at Figma.",
     ),
     (
+        "I work as a data engineer at Zalando in Berlin.",
+        "works_at",
+        "Zalando",
+        "My brother works as a data engineer at Zalando.",
+    ),
+    (
         "I got promoted to head nurse this spring.",
         "occupation",
         "head nurse",

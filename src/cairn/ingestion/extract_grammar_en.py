@@ -101,6 +101,7 @@ __all__ = [
     "title",
     "tool_known",
     "tool_predicate",
+    "work_predicate",
 ]
 
 _F = re.IGNORECASE
@@ -402,6 +403,17 @@ def attitude(match: re.Match[str]) -> str:
 
 _LIKING = frozenset({"like", "love", "enjoy"})
 _DIETS = frozenset({"vegan", "vegetarian", "pescatarian"})
+_EMPLOYER = re.compile(r"\s(?:at|for)\s+(?:the\s+)?[A-Z]")
+
+
+def work_predicate(prep: str, obj: str) -> str:
+    """The attribute of "work <prep> <obj>": "as a nurse" is the occupation, but "as a
+    data engineer at Zalando" names the employer, which a change of job changes, so it
+    shares the chain of "I now work at Spotify as a staff engineer"."""
+    prep = prep.lower()
+    if prep == "as":
+        return "works_at" if _EMPLOYER.search(obj) else "occupation"
+    return "works_in" if prep == "in" else "works_at"
 
 
 def habit_predicate(match: re.Match[str]) -> str:

@@ -60,6 +60,7 @@ from cairn.ingestion.extract_grammar_en import (
     title,
     tool_known,
     tool_predicate,
+    work_predicate,
 )
 from cairn.ingestion.extract_lexicon_en import (
     CHANGE_VERBS,
@@ -425,9 +426,7 @@ SUBJECT_RULES: tuple[Rule, ...] = (
             + f" {match['prep']}"
         ),
         time=SINCE_TIME,
-        predicate=lambda match: (
-            "occupation" if match["prep"].lower() == "as" else "works_at"
-        ),
+        predicate=lambda match: work_predicate(match["prep"], match["obj"]),
     ),
     Rule(
         compile_en(
@@ -644,9 +643,7 @@ SUBJECT_RULES: tuple[Rule, ...] = (
         compile_en(r"\s+" + NOW + r"work\s+(?P<prep>at|for|as|in)\s+" + OBJ),
         ClaimKind.FACT,
         lambda match, _: ("now " if match["now"] else "") + f"works {match['prep']}",
-        predicate=lambda match: {"as": "occupation", "in": "works_in"}.get(
-            match["prep"].lower(), "works_at"
-        ),
+        predicate=lambda match: work_predicate(match["prep"], match["obj"]),
         kind_for=state_if_now,
     ),
     Rule(
