@@ -107,6 +107,9 @@ class Memory:
     parts (cairn.runtime.core), which it keeps private."""
 
     _core: RuntimeCore
+    # One resume of interrupted clears at a time: a call made while open's own is under
+    # way returns only once that one has finished (and discarded a retired agent).
+    _resuming: trio.Lock = attrs.field(factory=trio.Lock, init=False)
 
     @property
     def path(self) -> Path:
@@ -450,8 +453,12 @@ class Memory:
         )
 
     async def resume_interrupted_clears(self) -> None:
-        """Finish clear and retire jobs a crash left pending, agent by agent (run at open)."""
-        await clearing.resume_pending_clears(self._core.database, self._core.registry)
+        """Finish clear and retire jobs a crash left pending, agent by agent (run at open;
+        a call while that run is under way waits for it)."""
+        async with self._resuming:
+            await clearing.resume_pending_clears(
+                self._core.database, self._core.registry
+            )
 
     async def retire(self, agent_id: str) -> RetireReport:
         """Delete the agent's whole namespace: claims, evidence, directives, tombstones,
