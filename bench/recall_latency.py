@@ -9,13 +9,18 @@ restart). Then measures:
 
 * ``engine``: recall with the query vector given (no embedding) p50/p95/p99; half the
   questions name Ana (the speaker of every turn: the entity lists' worst case), a quarter
-  one of the named people;
+  one of the named people (``engine_ms_by_question``: speaker, named, plain);
 * ``end_to_end``: recall including the embedded embedder's query embedding;
 * event-loop lag p99 while recalls and while ingests run;
 * persisted ingest: turns/s through ``Memory.ingest`` (evidence + FTS committed; extraction
   and embedding follow in the background and are not counted).
 
     python bench/recall_latency.py --claims 10000 100000 [--queries 200]
+                                   [--without-analysis]
+
+``--without-analysis`` measures each size twice, the second time with the query
+analysis's lists off (``analysis: false``): the same seed gives the same data and
+questions, so the two lines are the cost of the entity-centred sources.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import json
 import sys
 import tempfile
 import time
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -95,14 +101,15 @@ def named(rng: np.random.Generator, text: str) -> str:
     return text
 
 
-def question(rng: np.random.Generator, words: list[str]) -> str:
+def question(rng: np.random.Generator, words: list[str]) -> tuple[str, str]:
+    """A question and its kind: naming the speaker, naming someone, naming no one."""
     text = sentence(rng, words, int(rng.integers(3, 7)))
     draw = rng.random()
     if draw < 0.5:
-        return f"What did Ana say about {text}?"
+        return "speaker", f"What did Ana say about {text}?"
     if draw < 0.75:
-        return f"What about {NAMES[int(rng.integers(len(NAMES)))]} and {text}?"
-    return text
+        return "named", f"What about {NAMES[int(rng.integers(len(NAMES)))]} and {text}?"
+    return "plain", text
 
 
 def sentence(rng: np.random.Generator, words: list[str], length: int) -> str:
@@ -196,11 +203,29 @@ def bulk_load(
             load(runtime_core(memory).database.writer)
 
 
-async def measure(n: int, queries: int, seed: int) -> dict[str, Any]:
+# The query analysis's lists off and no off-focus weight: recall as before entities.
+WITHOUT_ANALYSIS = {
+    "weight_entity_lexical": 0.0,
+    "weight_entity_vector": 0.0,
+    "weight_entity_mention": 0.0,
+    "weight_entity_graph": 0.0,
+    "weight_current_state": 0.0,
+    "weight_time_window": 0.0,
+    "off_focus_weight": 1.0,
+}
+
+
+async def measure(
+    n: int, queries: int, seed: int, *, analysis: bool = True
+) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
     words = vocabulary(rng)
-    config = MemoryConfig(recall_wait_s=60.0, maintenance_interval_s=3600)
-    result: dict[str, Any] = {"claims": n}
+    config = MemoryConfig(
+        recall_wait_s=60.0,
+        maintenance_interval_s=3600,
+        **({} if analysis else WITHOUT_ANALYSIS),  # type: ignore[arg-type]
+    )
+    result: dict[str, Any] = {"claims": n, "analysis": analysis}
     with tempfile.TemporaryDirectory(prefix="cairn-latency-") as directory:
         clock = FixedDomainClock(dt.datetime(2026, 1, 2, tzinfo=dt.UTC))
         async with open_memory(directory, config, clock=clock) as memory:
@@ -220,23 +245,38 @@ async def measure(n: int, queries: int, seed: int) -> dict[str, Any]:
             probe = LagProbe()
             nursery.start_soon(probe.run)
             await memory.recall(AGENT, "warm up the reader and the embedder")
-            texts = [question(rng, words) for _ in range(queries)]
+            asked = [question(rng, words) for _ in range(queries)]
+            texts = [text for _, text in asked]
             vectors = rng.standard_normal((queries, 384)).astype(np.float32)
-            engine, end_to_end = [], []
+            engine: list[float] = []
+            end_to_end: list[float] = []
+            by_kind: dict[str, list[float]] = {}
             probe.active = True
-            for text, vector in zip(texts, vectors, strict=False):
+            for (kind, text), vector in zip(asked, vectors, strict=False):
                 started = time.perf_counter()
                 await memory.recall(AGENT, text, query_vector=vector)
                 engine.append((time.perf_counter() - started) * 1000)
+                by_kind.setdefault(kind, []).append(engine[-1])
             for text in texts[: max(20, queries // 4)]:
                 started = time.perf_counter()
                 await memory.recall(AGENT, text)
                 end_to_end.append((time.perf_counter() - started) * 1000)
             probe.active = False
             result["engine_ms"] = summary(engine)
+            result["engine_ms_by_question"] = {
+                kind: summary(values) for kind, values in sorted(by_kind.items())
+            }
             result["end_to_end_ms"] = summary(end_to_end)
             result["loop_lag_during_recall_ms"] = summary(probe.samples_ms)
             nursery.cancel_scope.cancel()
+    result.update(await _persisted_ingest(config, rng, words))
+    return result
+
+
+async def _persisted_ingest(
+    config: MemoryConfig, rng: np.random.Generator, words: list[str]
+) -> dict[str, Any]:
+    result: dict[str, Any] = {}
     # Hashing runs in a worker thread under the runtime's own limiters, as the embedded
     # embedder's document batches do.
     limiters: list[Any] = []
@@ -291,10 +331,25 @@ def main() -> None:
     parser.add_argument("--claims", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--without-analysis",
+        action="store_true",
+        help="also measure with the query analysis's lists off (same data and queries)",
+    )
     arguments = parser.parse_args()
     for n in arguments.claims:
-        json.dump(trio.run(measure, n, arguments.queries, arguments.seed), sys.stdout)
-        print(flush=True)
+        modes = (True, False) if arguments.without_analysis else (True,)
+        for analysis in modes:
+            json.dump(
+                trio.run(
+                    partial(measure, analysis=analysis),
+                    n,
+                    arguments.queries,
+                    arguments.seed,
+                ),
+                sys.stdout,
+            )
+            print(flush=True)
 
 
 if __name__ == "__main__":
