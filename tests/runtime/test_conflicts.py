@@ -83,9 +83,10 @@ async def test_berlin_then_lisbon_gives_lisbon_current_and_berlin_history(
     await memory.remember("a", older, by="user")
     clock.advance(30 * DAY)
     await memory.remember("a", newer, by="user")
-    # Remembered claims carry no attribute key: succession alone leaves both current.
+    # A remembered value is keyed by the rules like an extracted one: succession makes
+    # the older one history at once, and maintenance keeps it so (no conflict raised).
     before = await claim_items(memory, f"{query} {old_word} {new_word}")
-    assert standing(before, old_word) == "current"
+    assert standing(before, old_word) == "history"
     await settle(memory)
     items = await claim_items(memory, f"{query} {old_word} {new_word}")
     assert standing(items, new_word) == "current"

@@ -10,15 +10,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import attrs
+
 from cairn import crashpoints
 from cairn.domain.claim import ClaimDraft, ClaimKind, Origin
+from cairn.domain.evidence import Role
+from cairn.domain.ids import EventId, SessionId
 from cairn.domain.scope import Scope
 from cairn.errors import InvalidInputError, InvalidScopeError
+from cairn.ingestion.extract import ExtractionInput, RuleExtractor
 from cairn.ingestion.screen import redact_text, screen_identifier
 from cairn.runtime.writes import Forget, Remember, SetArchived
 from cairn.store.forget import RememberOutcome
 
 if TYPE_CHECKING:
+    import datetime as dt
+
     from cairn.runtime.supervisor import AgentSupervisor
     from cairn.store.forget import ForgetResult, LifecycleResult, RememberResult
 
@@ -27,8 +34,44 @@ __all__ = ["MAX_REMEMBER_CHARS", "archive", "forget", "remember", "remember_draf
 MAX_REMEMBER_CHARS = 4_000
 
 
+def _keyed(draft: ClaimDraft, now: dt.datetime) -> ClaimDraft:
+    """``draft`` with the attribute the rules read in its text, when they read exactly
+    one ("I now live in Lisbon" -> ``("user", "lives_in")``), so a remembered value joins
+    its attribute's succession like an extracted one (its evidence time is when it was
+    remembered). Its text and kind stay as given."""
+    read = [
+        found
+        for found in RuleExtractor().extract(
+            [
+                ExtractionInput(
+                    EventId("remember"),
+                    Role.USER,
+                    draft.text,
+                    now,
+                    None,
+                    SessionId("remember"),
+                )
+            ]
+        )
+        if found.subject is not None and found.predicate is not None
+    ]
+    if len(read) != 1:
+        return draft
+    (found,) = read
+    return attrs.evolve(
+        draft,
+        subject=found.subject,
+        predicate=found.predicate,
+        temporal=draft.temporal or found.temporal,
+    )
+
+
 def remember_draft(
-    text: str, kind: str, scope: Scope | None, by: str
+    text: str,
+    kind: str,
+    scope: Scope | None,
+    by: str,
+    now: dt.datetime | None = None,
 ) -> tuple[ClaimDraft, Origin]:
     """Validate a remember before anything is queued; bad input is InvalidInputError.
 
@@ -61,7 +104,7 @@ def remember_draft(
         confidence=0.95 if origin is Origin.USER else 0.6,
         scope=scope or Scope.agent(),
     )
-    return draft, origin
+    return (draft if now is None else _keyed(draft, now)), origin
 
 
 async def remember(

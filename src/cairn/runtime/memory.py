@@ -383,7 +383,9 @@ class Memory:
         """Store one claim explicitly (redacted like a turn). ``by`` is required:
         ``"user"`` is the user's own add and releases a tombstone of exactly this claim;
         ``"model"`` never does (it is suppressed)."""
-        draft, origin = lifecycle.remember_draft(text, kind, scope, by)
+        draft, origin = lifecycle.remember_draft(
+            text, kind, scope, by, self._core.clock.now()
+        )
         async with self._core.admission.write(agent_id) as supervisor:
             return await lifecycle.remember(supervisor, draft, origin)
 

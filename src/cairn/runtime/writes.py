@@ -74,7 +74,12 @@ from cairn.store.directives import (
 )
 from cairn.store.dirty import DirtySeed, mark_dirty, retry_seeds, settle_seeds
 from cairn.store.embeddings import store_embeddings
-from cairn.store.entities import record_mentions, record_relations
+from cairn.store.entities import (
+    USER_SUBJECT,
+    record_mentions,
+    record_relations,
+    sole_user_speaker,
+)
 from cairn.store.evidence import insert_events
 from cairn.store.forget import forget_memory, remember_claim, set_archived
 from cairn.store.recall_records import complete_record, record_returned
@@ -528,8 +533,15 @@ class Remember(Write["RememberResult"]):
     def apply(
         self, connection: apsw.Connection, context: WriteContext
     ) -> RememberResult:
+        draft = self.draft
+        if draft.subject == USER_SUBJECT:
+            # "I …" is the agent's user: by name when its user turns have one speaker,
+            # as the claims extracted from them are ("Mara lives in Porto").
+            name = sole_user_speaker(connection, context.agent_id)
+            if name is not None:
+                draft = attrs.evolve(draft, subject=name)
         return remember_claim(
-            connection, context.agent_id, self.draft, self.origin, context.now
+            connection, context.agent_id, draft, self.origin, context.now
         )
 
 

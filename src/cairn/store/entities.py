@@ -41,6 +41,7 @@ __all__ = [
     "record_mentions",
     "record_relations",
     "resolve_names",
+    "sole_user_speaker",
 ]
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -353,6 +354,25 @@ def resolve_names(
         ):
             found.setdefault(str(key), []).append(int(entity))
     return found
+
+
+def sole_user_speaker(connection: apsw.Connection, agent_id: str) -> str | None:
+    """The speaker name of the agent's user turns when there is exactly one (None: no
+    named user, or several). Reads the speaker aliases (a handful per agent), each
+    checked for one user turn it spoke."""
+    names = [
+        str(row[0])
+        for row in connection.execute(
+            "SELECT a.alias FROM entity_aliases a WHERE a.agent_id = ?"
+            " AND a.alias_kind = 'speaker' AND a.folded <> ?"
+            " AND EXISTS (SELECT 1 FROM entity_mentions m"
+            "  JOIN events e ON e.rowid = m.event_rowid"
+            "  WHERE m.alias_rowid = a.rowid AND m.role = 'speaker' AND e.role = 'user')"
+            " LIMIT 2",
+            (agent_id, USER_SUBJECT),
+        )
+    ]
+    return names[0] if len(names) == 1 else None
 
 
 def entity_events(
