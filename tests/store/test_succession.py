@@ -146,15 +146,27 @@ def _until(day: int) -> str:
     return (JAN + dt.timedelta(days=day)).isoformat()
 
 
-def _moved_last_month(event: str, month_start: dt.datetime) -> ClaimDraft:
+def _moved(
+    text: str, event: str, start: dt.datetime, precision: TimePrecision
+) -> ClaimDraft:
     return ClaimDraft(
         ClaimKind.STATE,
-        "Ana moved to Lisbon last month",
+        text,
         (SourceSpan(EventId(event), 0, 5),),
         subject="Ana",
         predicate="lives_in",
-        temporal=TemporalSpan(month_start, None, TimePrecision.MONTH, "UTC"),
+        temporal=TemporalSpan(start, None, precision, "UTC"),
     )
+
+
+def _moved_last_month(event: str, month_start: dt.datetime) -> ClaimDraft:
+    return _moved(
+        "Ana moved to Lisbon last month", event, month_start, TimePrecision.MONTH
+    )
+
+
+def _moved_on(city: str, event: str, day: dt.datetime) -> ClaimDraft:
+    return _moved(f"Ana moved to {city}", event, day, TimePrecision.DAY)
 
 
 @pytest.mark.parametrize("porto_first", [True, False])
@@ -179,17 +191,6 @@ def test_a_move_dated_only_by_its_month_follows_a_value_stated_within_that_month
         ("Ana moved to Lisbon last month", "active", None),
         ("Ana lives in Porto", "superseded", october.isoformat()),
     ]
-
-
-def _moved_on(city: str, event: str, day: dt.datetime) -> ClaimDraft:
-    return ClaimDraft(
-        ClaimKind.STATE,
-        f"Ana moved to {city}",
-        (SourceSpan(EventId(event), 0, 5),),
-        subject="Ana",
-        predicate="lives_in",
-        temporal=TemporalSpan(day, None, TimePrecision.DAY, "UTC"),
-    )
 
 
 @pytest.mark.parametrize("porto_first", [True, False])
