@@ -85,6 +85,13 @@ CHANGES_EN = [
         "staff engineer",
         "What is my new job title?",
     ),
+    (
+        "I eat fish now, so I'm pescatarian rather than vegetarian.",
+        "diet",
+        "pescatarian",
+        "My sister is pescatarian rather than vegetarian.",
+    ),
+    ("I'm vegan now.", "diet", "vegan", "Are you vegan now?"),
     ("My girlfriend is Anna.", "partner", "Anna", "My sister's girlfriend is Anna."),
     ("My wife's name is Sara.", "partner", "Sara", "My wife is a teacher."),
     ("I'm dating Zoe now.", "partner", "Zoe", "Are you dating Zoe now?"),
@@ -368,3 +375,22 @@ def test_a_part_of_the_day_after_a_day_keeps_the_plan(text: str) -> None:
     assert draft.temporal is not None
     assert draft.temporal.valid_from is not None
     assert draft.temporal.valid_from.date() == dt.date(2024, 5, 3)
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("我养了一只猫，叫豆豆。", "豆豆"),
+        ("我有一只狗叫旺财。", "旺财"),
+        ("我有一个妹妹，她叫小红。", "小红"),
+    ],
+)
+def test_a_pet_or_relative_named_after_a_comma_keeps_the_name(
+    text: str, named: str
+) -> None:
+    # The comma before 叫 does not cut the clause: the name is the claim's, and
+    # "叫豆豆" is not read as the user's own name.
+    (draft,) = _extract(text)
+    assert draft.predicate is not None
+    assert draft.predicate.startswith("has:")
+    assert named in draft.text

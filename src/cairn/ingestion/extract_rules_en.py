@@ -610,16 +610,21 @@ SUBJECT_RULES: tuple[Rule, ...] = (
         compile_en(
             rf"(?:{AP}m|\s+am)\s+{NOW}(?P<adv>(?:also|strictly|fully|a)\s+)?"
             r"(?P<obj>vegan|vegetarian|pescatarian|gluten-free|lactose\s+intolerant|sober)"
-            + CUT
+            # "… pescatarian now", "… pescatarian rather than vegetarian": the diet
+            # it replaces is left out of the value.
+            r"(?P<later>\s+(?:now|these\s+days|nowadays))?"
+            r"(?:\s+(?:rather\s+than|instead\s+of|not)\s+(?:a\s+)?[a-z-]+)?" + CUT
         ),
         ClaimKind.FACT,
         lambda match, _: (
-            ("now " if match["now"] else "")
-            + "is"
+            "is"
+            + (" now" if match["now"] or match["later"] else "")
             + (" a" if "a" in adv(match).split() else "")
         ),
         predicate=lambda _: "diet",
-        kind_for=state_if_now,
+        kind_for=lambda match: (
+            ClaimKind.STATE if match["now"] or match["later"] else ClaimKind.FACT
+        ),
     ),
     Rule(
         compile_en(

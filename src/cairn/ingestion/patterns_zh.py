@@ -65,7 +65,8 @@ _REPORTED = re.compile(r"[他她它]们?说|[爸妈友人家]说|听说|据说|�
 
 # -- clause structure -------------------------------------------------------------------------
 
-_CLAUSE_BREAK = re.compile(r"\s*[，,：:]\s*")
+# Not before 叫 and a name: "我养了一只猫，叫豆豆" names the cat in one clause.
+_CLAUSE_BREAK = re.compile(r"\s*(?:[，,](?!\s*[它他她]?叫[^我你他她])|[：:])\s*")
 _DISCOURSE = re.compile(
     r"(?:(?:其实|另外|还有|而且|但是|不过|所以|因为|可是|然后|并且|同时|对了|哈+|嗯+|啊+|哦+|噢|诶|"
     r"嘿|好的|是的|对|顺便说一下|顺便说一句|顺便提一下|说实话|老实说|告诉你|跟你说|我跟你说|"
@@ -611,8 +612,16 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         _p(
-            r"有(?P<obj>" + _NUMBER + "?" + _CLASSIFIER + r"[\u4e00-\u9fff]{0,4}?"
-            r"(?P<head>" + _PETS_AND_FAMILY + r"))(?:叫" + _NAME + ")?$"
+            r"(?:有|养了|养着|养)(?P<obj>"
+            + _NUMBER
+            + "?"
+            + _CLASSIFIER
+            + r"[\u4e00-\u9fff]{0,4}?"
+            r"(?P<head>"
+            + _PETS_AND_FAMILY
+            + r"))(?:[，,]?\s*(?:它|他|她)?叫"
+            + _NAME
+            + ")?$"
             r"|有"
             + _NUMBER
             + "?"
