@@ -306,8 +306,9 @@ async def test_a_conflict_raised_beside_an_edit_of_the_superseding_turn_goes_wit
 async def test_a_remembered_value_keyed_beside_an_edit_of_the_turn_it_supersedes(
     data_dir: Path, order: str
 ) -> None:
-    """I1, I2: a value the user remembered has no attribute key; the challenge pass
-    plans to key it, which makes it supersede the value a turn stated. That turn is
+    """I1, I2: a value the user remembered in the third person has no attribute key
+    (a first-person one is keyed as it is stored); the challenge pass plans to key it,
+    which makes it supersede the value a turn stated. That turn is
     edited away between the plan and the apply, or after: the remembered value is
     current and recalled, the withdrawn value never comes back, and the chain keeps
     no superseded row of it."""
@@ -326,7 +327,7 @@ async def test_a_remembered_value_keyed_beside_an_edit_of_the_turn_it_supersedes
                 )
             ],
         )
-        await memory.remember(A, f"My favourite colour is {M2}.", by="user")
+        await memory.remember(A, f"The user's favourite colour is {M2}.", by="user")
         await memory.wait_idle(A)
 
         async def edit() -> None:
