@@ -383,7 +383,12 @@ class AgentSupervisor:
         request_id = uuid.uuid4().hex
         run = RecallRun(plan, request_id, self._recall_services())
         reply: Reply[Recall] = Reply()
-        self._nursery.start_soon(self._run_recall, run, reply)
+        try:
+            self._nursery.start_soon(self._run_recall, run, reply)
+        except RuntimeError:
+            # The agent stopped (a retire or clear discarded it) after this call was
+            # handed to it: the caller gets the typed answer, not trio's.
+            raise RuntimeClosedError(f"agent {self.agent_id!r} stopped") from None
         return await self._answer_on_time(run, reply, wait_s)
 
     async def _answer_on_time(
