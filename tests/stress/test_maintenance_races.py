@@ -306,15 +306,16 @@ async def test_a_conflict_raised_beside_an_edit_of_the_superseding_turn_goes_wit
 async def test_a_remembered_value_keyed_beside_an_edit_of_the_turn_it_supersedes(
     data_dir: Path, order: str
 ) -> None:
-    """I1, I2: a value the user remembered in the third person has no attribute key
-    (a first-person one is keyed as it is stored); the challenge pass plans to key it,
-    which makes it supersede the value a turn stated. That turn is
+    """I1, I2: a value the user remembered under a speaker's name has no attribute key
+    ("I …" and "The user …" are keyed as they are stored; a name is known to the
+    challenge pass, which reads the scope's subjects); the challenge pass plans to key
+    it, which makes it supersede the value a turn stated. That turn is
     edited away between the plan and the apply, or after: the remembered value is
     current and recalled, the withdrawn value never comes back, and the chain keeps
     no superseded row of it."""
     async with maintained_memory(data_dir, "challenge") as maintained:
         memory = maintained.memory
-        # No speaker: the turn's subject is "user", as the remembered value's is.
+        # Mara's turn: its claim's subject is her name, as the remembered value's is.
         await memory.ingest(
             A,
             [
@@ -323,11 +324,11 @@ async def test_a_remembered_value_keyed_beside_an_edit_of_the_turn_it_supersedes
                     f"My favourite colour is {M}.",
                     session="s1",
                     at=OLDER,
-                    speaker=None,
+                    speaker="Mara",
                 )
             ],
         )
-        await memory.remember(A, f"The user's favourite colour is {M2}.", by="user")
+        await memory.remember(A, f"Mara's favourite colour is {M2}.", by="user")
         await memory.wait_idle(A)
 
         async def edit() -> None:
@@ -339,7 +340,7 @@ async def test_a_remembered_value_keyed_beside_an_edit_of_the_turn_it_supersedes
                         "Sorry, ignore that, it was about my sister.",
                         session="s1",
                         at=NEWER,
-                        speaker=None,
+                        speaker="Mara",
                         replaces="e1",
                     )
                 ],

@@ -14,64 +14,45 @@ import attrs
 
 from cairn import crashpoints
 from cairn.domain.claim import ClaimDraft, ClaimKind, Origin
-from cairn.domain.evidence import Role
-from cairn.domain.ids import EventId, SessionId
 from cairn.domain.scope import Scope
 from cairn.errors import InvalidInputError, InvalidScopeError
-from cairn.ingestion.extract import ExtractionInput, RuleExtractor
 from cairn.ingestion.screen import redact_text, screen_identifier
+from cairn.maintenance.challenge import inferred_attribute
 from cairn.runtime.writes import Forget, Remember, SetArchived
 from cairn.store.forget import RememberOutcome
 
 if TYPE_CHECKING:
-    import datetime as dt
-
     from cairn.runtime.supervisor import AgentSupervisor
     from cairn.store.forget import ForgetResult, LifecycleResult, RememberResult
 
-__all__ = ["MAX_REMEMBER_CHARS", "archive", "forget", "remember", "remember_draft"]
+__all__ = [
+    "MAX_REMEMBER_CHARS",
+    "archive",
+    "forget",
+    "keyed_draft",
+    "remember",
+    "remember_draft",
+]
 
 MAX_REMEMBER_CHARS = 4_000
 
 
-def _keyed(draft: ClaimDraft, now: dt.datetime) -> ClaimDraft:
-    """``draft`` with the attribute the rules read in its text, when they read exactly
-    one ("I now live in Lisbon" -> ``("user", "lives_in")``), so a remembered value joins
-    its attribute's succession like an extracted one (its evidence time is when it was
-    remembered). Its text and kind stay as given."""
-    read = [
-        found
-        for found in RuleExtractor().extract(
-            [
-                ExtractionInput(
-                    EventId("remember"),
-                    Role.USER,
-                    draft.text,
-                    now,
-                    None,
-                    SessionId("remember"),
-                )
-            ]
-        )
-        if found.subject is not None and found.predicate is not None
-    ]
-    if len(read) != 1:
+def keyed_draft(draft: ClaimDraft) -> ClaimDraft:
+    """``draft`` with the attribute its words state when the rules read exactly one ("I
+    now live in Lisbon", "The user lives in Lisbon" -> ``("user", "lives_in")``: the
+    challenge pass's reading, cairn.maintenance.challenge), so a remembered value joins
+    its attribute's succession as it is stored (its evidence time is when it was
+    remembered). CPU work on the text (tens of ms at the length cap): run it in a
+    thread."""
+    inferred = inferred_attribute(draft.text)
+    if inferred is None:
         return draft
-    (found,) = read
-    return attrs.evolve(
-        draft,
-        subject=found.subject,
-        predicate=found.predicate,
-        temporal=draft.temporal or found.temporal,
-    )
+    subject, predicate = inferred
+    return attrs.evolve(draft, subject=subject, predicate=predicate)
 
 
 def remember_draft(
-    text: str,
-    kind: str,
-    scope: Scope | None,
-    by: str,
-    now: dt.datetime | None = None,
+    text: str, kind: str, scope: Scope | None, by: str
 ) -> tuple[ClaimDraft, Origin]:
     """Validate a remember before anything is queued; bad input is InvalidInputError.
 
@@ -104,7 +85,7 @@ def remember_draft(
         confidence=0.95 if origin is Origin.USER else 0.6,
         scope=scope or Scope.agent(),
     )
-    return (draft if now is None else _keyed(draft, now)), origin
+    return draft, origin
 
 
 async def remember(

@@ -29,6 +29,7 @@ from cairn.api.reports import (
 from cairn.api.status import AgentStatus, StatusReport
 from cairn.clock import DomainClock, SystemDomainClock
 from cairn.config import MemoryConfig
+from cairn.domain.claim import Origin
 from cairn.domain.evidence import SessionInfo, SessionKind
 from cairn.domain.ids import EventId, SessionId
 from cairn.domain.outcomes import IntakeOutcome, IntakeRejection, IntakeResult
@@ -383,9 +384,14 @@ class Memory:
         """Store one claim explicitly (redacted like a turn). ``by`` is required:
         ``"user"`` is the user's own add and releases a tombstone of exactly this claim;
         ``"model"`` never does (it is suppressed)."""
-        draft, origin = lifecycle.remember_draft(
-            text, kind, scope, by, self._core.clock.now()
-        )
+        draft, origin = lifecycle.remember_draft(text, kind, scope, by)
+        if origin is Origin.USER:
+            # The user's own word joins its attribute's chain as it is stored; a
+            # model's waits for the challenge pass, which never lets it overturn what
+            # the user said (cairn.maintenance.challenge).
+            draft = await run_in_thread(
+                lambda: lifecycle.keyed_draft(draft), limiter=self._core.limiters.cpu
+            )
         async with self._core.admission.write(agent_id) as supervisor:
             return await lifecycle.remember(supervisor, draft, origin)
 

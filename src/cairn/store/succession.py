@@ -244,22 +244,24 @@ def _in_order(links: list[_Link], subject: str) -> list[_Link]:
     """``links`` oldest first: by evidence time, a coarse period placed as the module
     docstring says, then strength, then rowid (a restatement at the same moment wins)."""
 
+    stated = {link.rowid: dt.datetime.fromisoformat(link.stated_at) for link in links}
+
     def order_at(link: _Link) -> str:
         if link.period is None:
             return link.evidence_at
         start, end = (dt.datetime.fromisoformat(moment) for moment in link.period)
-        stated = dt.datetime.fromisoformat(link.stated_at)
-        end = min(end, stated)
+        end = min(end, stated[link.rowid])
         low = max(
             (
-                dt.datetime.fromisoformat(other.stated_at)
+                stated[other.rowid]
                 for other in links
                 if other.rowid != link.rowid
-                and start <= dt.datetime.fromisoformat(other.stated_at) < end
+                and start <= stated[other.rowid] < end
                 and not restates(other.text, link.text, subject)
             ),
             default=start,
         )
+        # Clamped: a statement made before its period begins leaves nothing of it.
         return _utc(max(start, min(end, low + (end - low) / 2)))
 
     keyed = [(order_at(link), link.strength, link.rowid, link) for link in links]

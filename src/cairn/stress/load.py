@@ -19,12 +19,13 @@ it keeps (SQLite's page caches, one per connection, fill as the database grows; 
 per-thread arenas and trio's worker threads come into use), about 40 KiB a write; on a
 loaded two-core machine that takes longer than a short run lasts. So the clients first
 run ``load_warmup_seconds`` unmeasured; the samples taken after it are cut in thirds and
-the first is warm-up too. The median RSS of the last third may exceed the middle third's by ``RSS_GROWTH_SLACK_KIB`` plus
-``RSS_PER_WRITE_KIB`` for each write acknowledged between the two: stored memories and
-their vectors are held in memory, so growth with the data is not a leak; growth with the
-calls is (measured: about 7 KiB a write once warm). The median descriptor count of the
-last third may exceed the middle third's by ``FD_GROWTH_SLACK``, and once the clients have gone the
-server holds what it held before they came, within the same slack. Afterwards each agent
+the first is warm-up too. The median RSS of the last third may exceed the middle third's
+by ``RSS_GROWTH_SLACK_KIB`` plus ``RSS_PER_WRITE_KIB`` for each write acknowledged
+between the two: stored memories and their vectors are held in memory, so growth with
+the data is not a leak; growth with the calls is (measured: about 7 KiB a write once
+warm). The median descriptor count of the last third may exceed the middle third's by
+``FD_GROWTH_SLACK``, and once the clients have gone the server holds what it held before
+they came, within the same slack. Afterwards each agent
 still recalls its canary (else the I3 scan proved nothing), a SIGTERM stops the server
 within its budget, exit 0, with no traceback in its log, and, reopened in process, each
 agent's export holds its canary and no marker of another agent.
