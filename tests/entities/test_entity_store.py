@@ -16,6 +16,8 @@ from cairn.entities.vocabulary import AliasKind, EntityKind
 from cairn.runtime.core import runtime_core
 from cairn.store.entities import EntityRecord, list_entities
 
+_DAY = dt.timedelta(days=1)
+
 
 @pytest.fixture
 async def memory(tmp_path: Path) -> AsyncIterator[Memory]:
@@ -129,3 +131,91 @@ async def test_an_edited_turn_takes_back_what_it_named(memory: Memory) -> None:
     entities = await _entities(memory)
     assert "Denver" not in entities
     assert _aliases(entities["Boston"])["Boston"] == (AliasKind.NAME, ("t1b",))
+
+
+async def test_a_chinese_name_in_running_text_is_the_person_its_pinyin_names(
+    memory: Memory,
+) -> None:
+    await memory.ingest(
+        "a",
+        [
+            turn("t1", "I moved to Rotterdam last spring.", speaker="Lin Wei"),
+            turn("t2", "我和林伟周末去了杭州。", speaker="Mei", at=BASE_TIME + _DAY),
+            # Two characters led by a surname that name no one known stay no one.
+            turn("t3", "王老师说高兴就好。", speaker="Mei", at=BASE_TIME + 2 * _DAY),
+        ],
+    )
+    await memory.wait_idle("a")
+    entities = await _entities(memory)
+    lin = _aliases(entities["Lin Wei"])
+    assert lin["林伟"] == (AliasKind.NAME, ("t2",))
+    assert lin["Wei Lin"] == (AliasKind.TRANSLATION, ("t2",))
+    assert not {"王老", "王老师", "高兴"} & set(entities)
+
+
+async def test_a_chinese_speaker_is_found_by_the_english_form_of_the_name(
+    memory: Memory,
+) -> None:
+    await memory.ingest(
+        "a",
+        [
+            turn("t1", "我住在鹿特丹。", speaker="林伟"),
+            turn(
+                "t2",
+                "I had lunch with Lin Wei today.",
+                speaker="Mei",
+                at=BASE_TIME + _DAY,
+            ),
+        ],
+    )
+    await memory.wait_idle("a")
+    entities = await _entities(memory)
+    assert "Lin Wei" not in entities
+    aliases = _aliases(entities["林伟"])
+    assert aliases["林伟"] == (AliasKind.SPEAKER, ("t1",))
+    assert aliases["Lin Wei"] == (AliasKind.TRANSLATION, ("t1", "t2"))
+
+
+async def test_pinyin_shared_by_two_people_joins_neither_and_names_no_place(
+    memory: Memory,
+) -> None:
+    await memory.ingest(
+        "a",
+        [
+            turn("t1", "Morning!", speaker="Lin Wei"),
+            turn("t2", "Hi there.", speaker="Wei Lin", at=BASE_TIME + _DAY),
+            turn(
+                "t3",
+                "I flew to Warsaw.",
+                speaker="Hua Sha",
+                at=BASE_TIME + _DAY,
+            ),
+            turn("t4", "林伟去了华沙。", speaker="Mei", at=BASE_TIME + 2 * _DAY),
+        ],
+    )
+    await memory.wait_idle("a")
+    entities = await _entities(memory)
+    assert "林伟" not in _aliases(entities["Lin Wei"])
+    assert "林伟" not in _aliases(entities["Wei Lin"])
+    # 华沙 is the place, never the person whose name its pinyin spells.
+    assert _aliases(entities["Warsaw"])["华沙"][0] is AliasKind.TRANSLATION
+    assert "华沙" not in _aliases(entities["Hua Sha"])
+
+
+async def test_forgetting_the_chinese_turn_takes_its_name_and_pinyin(
+    memory: Memory, tmp_path: Path
+) -> None:
+    await memory.ingest(
+        "a",
+        [
+            turn("t1", "I moved to Rotterdam.", speaker="Lin Wei"),
+            turn("t2", "林伟最近很忙。", speaker="Mei", at=BASE_TIME + _DAY),
+        ],
+    )
+    await memory.wait_idle("a")
+    assert "林伟" in _aliases((await _entities(memory))["Lin Wei"])
+    await memory.forget("a", "t2")
+    await memory.wait_idle("a")
+    await runtime_core(memory).scrubber.wait_settled()
+    assert set(_aliases((await _entities(memory))["Lin Wei"])) == {"Lin Wei"}
+    assert files_holding(tmp_path, ["林伟"]) == {}

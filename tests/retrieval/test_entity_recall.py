@@ -183,3 +183,35 @@ async def test_a_chinese_question_naming_the_user_answers_the_changed_fact_first
         await memory.wait_idle("a")
         recall = await memory.recall("a", "罗敏用什么电脑？", k=10)
     assert "MacBook" in recall.items[0].text
+
+
+def _neighbours(speaker: str, place: str) -> list[Turn]:
+    """Lin Wei's move among two others', in the language of ``place``'s turns."""
+    chinese = not place.isascii()
+    said = {
+        "Mei": "我住在乌得勒支。" if chinese else "I live in Utrecht.",
+        "Bo": "我住在代尔夫特。" if chinese else "I live in Delft.",
+        speaker: place,
+    }
+    return [
+        turn(f"t-{index}", text, speaker=who, at=_at(index + 1))
+        for index, (who, text) in enumerate(said.items())
+    ]
+
+
+async def test_a_question_finds_a_person_by_the_name_in_the_other_script(
+    tmp_path: Path,
+) -> None:
+    # No turn gives both forms of the name: 林伟 is Lin Wei by its pinyin.
+    english = _neighbours("Lin Wei", "I moved to Rotterdam last spring.")
+    question = "林伟住在哪里？"
+    assert await _top(tmp_path / "en-on", TEST_CONFIG, english, question, 1) == ["t-2"]
+    assert await _top(tmp_path / "en-off", WITHOUT_ANALYSIS, english, question, 1) != [
+        "t-2"
+    ]
+    chinese = _neighbours("林伟", "我去年春天搬到了鹿特丹。")
+    question = "Where does Lin Wei live?"
+    assert await _top(tmp_path / "zh-on", TEST_CONFIG, chinese, question, 1) == ["t-2"]
+    assert await _top(tmp_path / "zh-off", WITHOUT_ANALYSIS, chinese, question, 1) != [
+        "t-2"
+    ]

@@ -23,6 +23,7 @@ from cairn.entities.lexicon import (
     PLACE_PREPOSITIONS,
     PLACES,
     VOCATIVE_OPENERS,
+    ZH_SURNAMES,
 )
 from cairn.entities.vocabulary import (
     AliasKind,
@@ -293,6 +294,35 @@ def _chinese_places(text: str) -> list[MentionDraft]:
     ]
 
 
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
+
+
+def _chinese_names(text: str) -> list[MentionDraft]:
+    """Two or three characters led by a common surname: a Chinese name has no capital
+    to mark it, so each is tentative, joining only a person already known by it (or by
+    its pinyin: 林伟 in "我和林伟去了上海" is Lin Wei)."""
+    places = [match.span() for match in _ZH_PLACE.finditer(text)]
+    drafts: list[MentionDraft] = []
+    for run in _CJK_RUN.finditer(text):
+        for start in range(run.start(), run.end()):
+            if text[start] not in ZH_SURNAMES:
+                continue
+            drafts.extend(
+                MentionDraft(
+                    text[start:end],
+                    EntityKind.PERSON,
+                    MentionRole.MENTION,
+                    AliasKind.NAME,
+                    tentative=True,
+                )
+                for end in (start + 2, start + 3)
+                if end <= run.end()
+                # 华沙 is Warsaw: a place's characters are no one's name.
+                and not any(low < end and start < high for low, high in places)
+            )
+    return drafts
+
+
 def mentions_in(text: str, speaker: str | None, role: Role) -> list[MentionDraft]:
     """Every entity draft of one turn (its speaker first), duplicates removed."""
     if role not in (Role.USER, Role.ASSISTANT):
@@ -319,6 +349,7 @@ def mentions_in(text: str, speaker: str | None, role: Role) -> list[MentionDraft
         if draft.name not in kin_names and draft.name not in paired
     )
     drafts.extend(_chinese_places(text))
+    drafts.extend(_chinese_names(text))
     unique: dict[
         tuple[str, str | None, MentionRole, tuple[tuple[str, AliasKind], ...]],
         MentionDraft,

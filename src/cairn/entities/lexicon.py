@@ -17,6 +17,7 @@ __all__ = [
     "PLACE_HEADS",
     "PLACE_PREPOSITIONS",
     "VOCATIVE_OPENERS",
+    "ZH_SURNAMES",
 ]
 
 
@@ -212,4 +213,17 @@ NOT_NAMES = _words(
     " though although while during besides plus sounds sound seems seem guess"
     " happy sad excited proud lucky super pretty kind wonderful beautiful"
     " english chinese spanish french german japanese"
+)
+
+# The most common Chinese surnames (single characters; together about 85% of people).
+# A Chinese name in running text has no capital letter to mark it: two or three
+# characters led by one of these are looked up as a name a person is already known by.
+ZH_SURNAMES = frozenset(
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于"
+    "蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛"
+    "闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤常温康施文牛樊葛邢安齐易乔伍"
+    "庞颜倪庄聂章鲁岳翟殷詹申欧耿关兰焦俞左柳甘祝包宁尚符舒阮柯纪梅童凌毕单季裴霍"
+    "涂成苗谷盛曲翁冉骆蓝路游辛靳管柴蒙鲍华喻祁蒲房滕屈饶解牟艾尤阳时穆农司卓古吉"
+    "缪简车项连芦麦褚娄窦戚岑景党宫费卜冷晏席卫米柏宗瞿桂全佟应臧闵苟邬边卞姬师和"
+    "仇栾隋商刁沙荣巫寇桑郎甄丛仲虞敖巩明佘池查麻苑迟邝"
 )

@@ -4,8 +4,11 @@ Writes run inside the agent's write coordinator transaction (a batch's commit, a
 rewind); reads in a recall's snapshot. Resolution, per draft: a keyed draft (someone's
 relative) is the entity of that key; a named one the entity already known by that name
 (the same kind first, a speaker first); a single person's name that begins exactly one
-known person's name is that person's nickname ("Mel" for Melanie); otherwise a new
-entity, unless the draft is tentative (a lone word opening a sentence).
+known person's name is that person's nickname ("Mel" for Melanie); a Chinese name whose
+pinyin is exactly one known person's name is that person (林伟 for Lin Wei,
+cairn.entities.romanise); otherwise a new entity, unless the draft is tentative (a lone
+word opening a sentence, two or three characters led by a Chinese surname). A Chinese
+person's name is also stored romanised, so a later "Lin Wei" finds 林伟.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from cairn.entities.lexicon import ZH_SURNAMES
+from cairn.entities.romanise import is_chinese_name, romanised_forms
 from cairn.entities.vocabulary import (
     CANONICAL_ORDER,
     AliasKind,
@@ -68,16 +73,25 @@ def _create(
 
 
 def _by_name(
-    connection: apsw.Connection, agent_id: str, folded: str, kind: EntityKind
+    connection: apsw.Connection,
+    agent_id: str,
+    folded: str,
+    kind: EntityKind,
+    *,
+    only: bool = False,
 ) -> int | None:
-    rows = list(
-        connection.execute(
+    """The entity known by ``folded``: of ``kind`` first (``only``: no other kind), a
+    speaker's name first, then the earliest."""
+    rows = [
+        row
+        for row in connection.execute(
             "SELECT a.entity_rowid, e.kind, a.alias_kind FROM entity_aliases a"
             " JOIN entities e ON e.rowid = a.entity_rowid"
             " WHERE a.agent_id = ? AND a.folded = ?",
             (agent_id, folded),
         )
-    )
+        if not only or row[1] == kind.value
+    ]
     if not rows:
         return None
     rows.sort(
@@ -106,6 +120,24 @@ def _nickname_of(connection: apsw.Connection, agent_id: str, folded: str) -> int
     return found[0] if len(found) == 1 else None
 
 
+def _romanised_person(
+    connection: apsw.Connection, agent_id: str, name: str
+) -> int | None:
+    """The one person known by a romanised form of the Chinese ``name``, if exactly one
+    is."""
+    forms = sorted({fold(form) for form in romanised_forms(name)})
+    if not forms:
+        return None
+    rows = connection.execute(
+        "SELECT DISTINCT a.entity_rowid FROM entity_aliases a"
+        " JOIN entities e ON e.rowid = a.entity_rowid"
+        " WHERE a.agent_id = ? AND e.kind = 'person'"
+        " AND a.folded IN (SELECT value FROM json_each(?)) LIMIT 2",
+        (agent_id, json.dumps(forms)),
+    ).fetchall()
+    return int(str(rows[0][0])) if len(rows) == 1 else None
+
+
 def _resolve(
     connection: apsw.Connection, agent_id: str, draft: MentionDraft, now: dt.datetime
 ) -> tuple[int, AliasKind] | None:
@@ -121,13 +153,18 @@ def _resolve(
             connection, agent_id, draft.kind, draft.key, now
         ), draft.alias_kind
     folded = fold(draft.name)
-    known = _by_name(connection, agent_id, folded, draft.kind)
+    # A tentative Chinese name is only ever a person's ("华盛顿" is no one).
+    guessed = draft.tentative and is_chinese_name(draft.name)
+    known = _by_name(connection, agent_id, folded, draft.kind, only=guessed)
     if known is not None:
         return known, draft.alias_kind
     if draft.kind is EntityKind.PERSON and draft.alias_kind is not AliasKind.SPEAKER:
         person = _nickname_of(connection, agent_id, folded)
         if person is not None:
             return person, AliasKind.NICKNAME
+        person = _romanised_person(connection, agent_id, draft.name)
+        if person is not None:
+            return person, draft.alias_kind
     if draft.tentative:
         return None
     return _create(connection, agent_id, draft.kind, None, now), draft.alias_kind
@@ -174,6 +211,18 @@ def forget_mentions(connection: apsw.Connection, event_rowids: Iterable[int]) ->
     )
 
 
+def _romanised_aliases(
+    names: Sequence[tuple[str, AliasKind]],
+) -> list[tuple[str, AliasKind]]:
+    """A Chinese person's name in Latin letters, by its usual reading in both orders
+    (the other readings only match a name, they are not worth listing)."""
+    return [
+        (form, AliasKind.TRANSLATION)
+        for name, _ in names
+        for form in romanised_forms(name)[:2]
+    ]
+
+
 def record_mentions(
     connection: apsw.Connection,
     agent_id: str,
@@ -198,7 +247,10 @@ def record_mentions(
         if resolved is None:
             continue
         entity, alias_kind = resolved
-        for name, kind in [(draft.name, alias_kind), *draft.also]:
+        names = [(draft.name, alias_kind), *draft.also]
+        if draft.kind is EntityKind.PERSON:
+            names += _romanised_aliases(names)
+        for name, kind in names:
             if not fold(name):
                 continue
             alias = _alias(connection, agent_id, entity, name, kind)
@@ -335,7 +387,9 @@ def resolve_names(
     folded_names: Iterable[str],
     keys: Iterable[str] = (),
 ) -> dict[str, list[int]]:
-    """Entities known by each folded name (and each entity key), for a query."""
+    """Entities known by each folded name (and each entity key), for a query; a Chinese
+    name led by a surname no alias has is the one person its pinyin names, if one is
+    ("林伟住在哪里？" asks of Lin Wei)."""
     found: dict[str, list[int]] = {}
     names = sorted(set(folded_names))
     if names:
@@ -345,6 +399,15 @@ def resolve_names(
             (agent_id, json.dumps(names)),
         ):
             found.setdefault(str(folded), []).append(int(entity))
+    for name in names:
+        if (
+            name not in found
+            and 2 <= len(name) <= 3
+            and name[0] in ZH_SURNAMES
+            and is_chinese_name(name)
+            and (person := _romanised_person(connection, agent_id, name)) is not None
+        ):
+            found[name] = [person]
     wanted = sorted(set(keys))
     if wanted:
         for key, entity in connection.execute(
