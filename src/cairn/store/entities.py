@@ -134,8 +134,9 @@ def _romanised_person(
         " WHERE a.agent_id = ? AND e.kind = 'person'"
         " AND a.folded IN (SELECT value FROM json_each(?)) LIMIT 2",
         (agent_id, json.dumps(forms)),
-    ).fetchall()
-    return int(str(rows[0][0])) if len(rows) == 1 else None
+    )
+    found = [int(row[0]) for row in rows]
+    return found[0] if len(found) == 1 else None
 
 
 def _resolve(
