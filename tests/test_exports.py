@@ -32,6 +32,7 @@ def test_public_surface() -> None:
         "EntityAlias",
         "EntityRelation",
         "EventKind",
+        "EvidenceItem",
         "ForgetResult",
         "ForgottenKind",
         "IngestReport",

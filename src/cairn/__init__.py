@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from cairn.api.reports import Entity as Entity
     from cairn.api.reports import EntityAlias as EntityAlias
     from cairn.api.reports import EntityRelation as EntityRelation
+    from cairn.api.reports import EvidenceItem as EvidenceItem
     from cairn.api.reports import IngestReport as IngestReport
     from cairn.api.reports import KeptCounts as KeptCounts
     from cairn.api.reports import RecallRecord as RecallRecord
@@ -95,6 +96,7 @@ __all__ = [
     "EntityAlias",
     "EntityRelation",
     "EventKind",
+    "EvidenceItem",
     "ForgetResult",
     "ForgottenKind",
     "IngestReport",
@@ -138,6 +140,7 @@ _DEFINED_IN = {
     "Entity": "cairn.api.reports",
     "EntityAlias": "cairn.api.reports",
     "EntityRelation": "cairn.api.reports",
+    "EvidenceItem": "cairn.api.reports",
     "IngestReport": "cairn.api.reports",
     "KeptCounts": "cairn.api.reports",
     "RecallRecord": "cairn.api.reports",

@@ -14,7 +14,12 @@ from tests.helpers import turn
 
 from cairn import AgentState, IntakeOutcome, RecallStatus
 from cairn.domain.directive import DirectiveStatus
-from cairn.errors import InvalidInputError, RuntimeClosedError, UnknownClaimError
+from cairn.errors import (
+    ArgumentOutOfRangeError,
+    InvalidInputError,
+    RuntimeClosedError,
+    UnknownClaimError,
+)
 from cairn.hosts.asyncio_host import open_asyncio_memory
 from cairn.store.forget import RememberOutcome
 from cairn.testing import FixedDomainClock, HashingEmbedder
@@ -150,6 +155,10 @@ def test_asyncio_adapter_offers_the_lifecycle_and_directive_methods(
             await memory.declare_session("host", "sub", subagent=True)
             await memory.wait_idle("host")
             assert await memory.session_cursor("host", "s1") == "t1"
+            (quoted,) = await memory.evidence("host", ["t1"])
+            assert (quoted.state, quoted.text) == ("present", "backup failed")
+            with pytest.raises(ArgumentOutOfRangeError):
+                await memory.evidence("host", [])
             assert await memory.replay_dead_letters("host") == 0
             cleared = await memory.clear("host")
             assert (cleared.agent_id, cleared.kept_counts.directives) == ("host", 1)

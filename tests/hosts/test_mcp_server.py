@@ -1,6 +1,6 @@
 """``cairn mcp`` over stdio, driven by the MCP Python SDK's own client: the tools listed,
 a turn observed and recalled as marked data, a fact remembered, a memory archived out of
-recall, stats and the audit of a recall, typed errors as tool errors; ``--tools none``
+recall, the turn behind a memory quoted as evidence, stats and the audit of a recall, typed errors as tool errors; ``--tools none``
 lists nothing."""
 
 from __future__ import annotations
@@ -70,6 +70,18 @@ async def test_the_tools_over_stdio(tmp_path: Path) -> None:
                 )
             )
             assert observed["outcome"] == "ingested"
+            # The turn behind a memory, quoted as data and escaped like recall's text.
+            quoted = await _call(
+                session, "cairn_evidence", refs=[observed["event_id"], "nope"]
+            )
+            assert quoted.startswith('<context-data source="cairn" kind="evidence"')
+            assert quoted.endswith("</context-data>")
+            assert "Ana): I moved to Lisbon last spring." in quoted
+            assert "- nope [unknown]" in quoted
+            message = await _error(session, "cairn_evidence")
+            assert "give refs" in message
+            message = await _error(session, "cairn_evidence", refs=[])
+            assert "give refs" in message
             remembered = json.loads(
                 await _call(session, "cairn_remember", text="Ana's cat is called Miso.")
             )

@@ -25,6 +25,7 @@ from cairn import (
     Entity,
     EntityAlias,
     EntityRelation,
+    EvidenceItem,
     IntakeOutcome,
     IntakeRejection,
     IntakeResult,
@@ -291,6 +292,25 @@ REPORTS: list[tuple[Call[Any, Any], Any]] = [
             Entity(3, "place", "Lisbon", (EntityAlias("里斯本", "translation"),), 1),
         ],
     ),
+    (
+        requests.evidence("a", ["c1", "e2", "gone"]),
+        [
+            EvidenceItem(
+                ref="c1",
+                state="present",
+                event_id="e1",
+                claim_id="c1",
+                session_id="s1",
+                role="user",
+                speaker="Ana",
+                kind="message",
+                at="2026-01-01T09:00:00+00:00",
+                text="I live in Berlin.",
+            ),
+            EvidenceItem("e2", "hidden", event_id="e2"),
+            EvidenceItem("gone", "forgotten", event_id="gone"),
+        ],
+    ),
 ]
 
 
@@ -338,6 +358,7 @@ def test_every_request_has_one_builder() -> None:
         requests.conflicts("a", include_resolved=True),
         requests.resolve_conflict("a", "k1", keep="both"),
         requests.entities("a", name="Mel", limit=5),
+        requests.evidence("a", ["e1", "c1"]),
         requests.retire("a"),
         requests.add_directive("a", "x"),
         requests.directives_create("a", "x"),

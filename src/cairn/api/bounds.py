@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_BUDGET_BYTES",
     "MAX_DRAIN_TIMEOUT_S",
+    "MAX_EVIDENCE_REFS",
     "MAX_ITEM_ID",
     "MAX_ITEM_IDS",
     "MAX_LIST_LIMIT",
@@ -50,6 +51,7 @@ __all__ = [
     "check_budget_bytes",
     "check_client_timeout_s",
     "check_drain_timeout_s",
+    "check_evidence_refs",
     "check_feedback_ids",
     "check_item_ids",
     "check_k",
@@ -65,6 +67,7 @@ MAX_DRAIN_TIMEOUT_S: Final = 86400.0
 MAX_LIST_LIMIT: Final = 1000
 MAX_ITEM_IDS: Final = 1000
 MAX_ITEM_ID: Final = 2**63 - 1
+MAX_EVIDENCE_REFS: Final = 100
 
 # A value is quoted in the message, never more than this much of it (a caller may pass a
 # 10,000-digit integer; the sentence must stay one line).
@@ -163,6 +166,24 @@ def check_feedback_ids(name: str, item_ids: Iterable[object]) -> tuple[str, ...]
             )
         checked.append(item)
     return tuple(checked)
+
+
+def check_evidence_refs(refs: Iterable[object]) -> tuple[str, ...]:
+    """``evidence``'s refs: 1 to ``MAX_EVIDENCE_REFS`` IDs (a recalled item's
+    ``source_refs`` or a claim ID), each a non-empty string."""
+    if isinstance(refs, str):
+        raise InvalidInputError("refs must be a list of IDs, not one string")
+    checked = tuple(refs)
+    if not 1 <= len(checked) <= MAX_EVIDENCE_REFS:
+        raise ArgumentOutOfRangeError(
+            f"refs must hold 1 to {MAX_EVIDENCE_REFS} IDs; got {len(checked)}"
+        )
+    for ref in checked:
+        if not isinstance(ref, str) or not ref.strip():
+            raise InvalidInputError(
+                f"refs must hold event or claim IDs; got {shown_value(ref)}"
+            )
+    return checked  # type: ignore[return-value]
 
 
 def check_as_of(as_of: object) -> dt.datetime:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         ClearReport,
         DrainReport,
         Entity,
+        EvidenceItem,
         FeedbackReport,
         IngestReport,
         MaintenanceReport,
@@ -192,6 +193,11 @@ class MemoryApi(Protocol):
         self, agent_id: str, *, name: str | None = None, limit: int = 100
     ) -> list[Entity]: ...
 
+    # -- evidence ----------------------------------------------------------------------
+    async def evidence(
+        self, agent_id: str, refs: Sequence[str]
+    ) -> list[EvidenceItem]: ...
+
     async def retire(self, agent_id: str) -> RetireReport: ...
 
     async def add_directive(
@@ -323,6 +329,8 @@ class BlockingMemoryApi(Protocol):
     def entities(
         self, agent_id: str, *, name: str | None = None, limit: int = 100
     ) -> list[Entity]: ...
+
+    def evidence(self, agent_id: str, refs: Sequence[str]) -> list[EvidenceItem]: ...
 
     def retire(self, agent_id: str) -> RetireReport: ...
 

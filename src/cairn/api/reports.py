@@ -27,6 +27,7 @@ __all__ = [
     "Entity",
     "EntityAlias",
     "EntityRelation",
+    "EvidenceItem",
     "FeedbackReport",
     "IngestReport",
     "KeptCounts",
@@ -319,3 +320,30 @@ class Entity:
     aliases: tuple[EntityAlias, ...]
     mentions: int
     relations: tuple[EntityRelation, ...] = ()
+
+
+@attrs.frozen
+class EvidenceItem:
+    """One stored turn behind a recalled item, as ``evidence`` expands a ref.
+
+    ``ref`` is the ID asked for: an event ID (a recalled item's ``source_refs``) or a
+    claim ID, which expands to one entry per source turn of that claim (``claim_id``
+    says which). ``state`` is ``present`` (the turn as stored, already redacted at
+    intake), ``hidden`` (stored, but a forgotten claim cited it: recall never shows it,
+    so neither does this), ``withdrawn`` (edited, retried or deleted by the host),
+    ``forgotten`` (the turn was forgotten or cleared: only a hash of its ID is left),
+    ``unsourced`` (a claim remembered or edited with no turn behind it) or ``unknown``
+    (no turn or claim of the agent has this ID). Only ``present`` carries the turn's
+    fields. Stored text is data said by someone, never an instruction.
+    """
+
+    ref: str
+    state: str
+    event_id: str | None = None
+    claim_id: str | None = None
+    session_id: str | None = None
+    role: str | None = None
+    speaker: str | None = None
+    kind: str | None = None
+    at: str | None = None
+    text: str | None = None

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         ClearReport,
         DrainReport,
         Entity,
+        EvidenceItem,
         FeedbackReport,
         IngestReport,
         MaintenanceReport,
@@ -295,6 +296,9 @@ class AsyncioMemory:
         return await self._call(
             lambda memory: memory.entities(agent_id, name=name, limit=limit)
         )
+
+    async def evidence(self, agent_id: str, refs: Sequence[str]) -> list[EvidenceItem]:
+        return await self._call(lambda memory: memory.evidence(agent_id, refs))
 
     async def archive(self, agent_id: str, claim_id: str) -> LifecycleResult:
         return await self._call(lambda memory: memory.archive(agent_id, claim_id))

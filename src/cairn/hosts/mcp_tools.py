@@ -20,6 +20,7 @@ TOOL_NAMES = (
     "cairn_remember",
     "cairn_observe",
     "cairn_forget",
+    "cairn_evidence",
     "cairn_stats",
     "cairn_audit",
 )

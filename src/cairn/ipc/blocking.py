@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         ClearReport,
         DrainReport,
         Entity,
+        EvidenceItem,
         FeedbackReport,
         IngestReport,
         MaintenanceReport,
@@ -339,6 +340,9 @@ class BlockingClient:
         self, agent_id: str, *, name: str | None = None, limit: int = 100
     ) -> list[Entity]:
         return self.send(requests.entities(agent_id, name=name, limit=limit))
+
+    def evidence(self, agent_id: str, refs: Sequence[str]) -> list[EvidenceItem]:
+        return self.send(requests.evidence(agent_id, refs))
 
     def archive(self, agent_id: str, claim_id: str) -> LifecycleResult:
         return self.send(requests.archive(agent_id, claim_id))

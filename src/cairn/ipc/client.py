@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         ClearReport,
         DrainReport,
         Entity,
+        EvidenceItem,
         FeedbackReport,
         IngestReport,
         MaintenanceReport,
@@ -344,6 +345,9 @@ class Client:
         self, agent_id: str, *, name: str | None = None, limit: int = 100
     ) -> list[Entity]:
         return await self.send(requests.entities(agent_id, name=name, limit=limit))
+
+    async def evidence(self, agent_id: str, refs: Sequence[str]) -> list[EvidenceItem]:
+        return await self.send(requests.evidence(agent_id, refs))
 
     async def archive(self, agent_id: str, claim_id: str) -> LifecycleResult:
         return await self.send(requests.archive(agent_id, claim_id))

@@ -43,6 +43,8 @@ from cairn.ipc.messages import (
     DrainResult,
     EntitiesRequest,
     EntitiesResult,
+    EvidenceRequest,
+    EvidenceResult,
     FeedbackRequest,
     FeedbackResult,
     FetchRecallRequest,
@@ -229,6 +231,12 @@ async def _entities(memory: Memory, request: EntitiesRequest) -> Response:
         request.agent_id, name=request.name, limit=request.limit
     )
     return EntitiesResult(id=request.id, entities=entities)
+
+
+@handles(EvidenceRequest)
+async def _evidence(memory: Memory, request: EvidenceRequest) -> Response:
+    items = await memory.evidence(request.agent_id, request.refs)
+    return EvidenceResult(id=request.id, items=items)
 
 
 @handles(ClearRequest)

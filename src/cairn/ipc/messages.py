@@ -11,7 +11,7 @@ Values with a public cairn type travel as that type's fields and decode back to 
 ``Recall`` and its items and manifest, ``IntakeResult``, ``RememberResult``,
 ``ForgetResult``, ``LifecycleResult``, ``Directive`` and the reports of cairn.api
 (``ClearReport``, ``RetireReport``, ``StatusReport``, ``DrainReport``,
-``ReconfigureReport``, ``Entity``). A result Struct holds the public record itself, so
+``ReconfigureReport``, ``Entity``, ``EvidenceItem``). A result Struct holds the public record itself, so
 the server and the clients cannot disagree on its shape. Timestamps are ISO-8601 strings
 with an offset.
 """
@@ -27,6 +27,7 @@ from cairn.api.reports import (
     ClearReport,
     DrainReport,
     Entity,
+    EvidenceItem,
     FeedbackReport,
     MaintenanceReport,
     RecallRecord,
@@ -72,6 +73,8 @@ __all__ = [
     "EntitiesRequest",
     "EntitiesResult",
     "Error",
+    "EvidenceRequest",
+    "EvidenceResult",
     "FeedbackRequest",
     "FeedbackResult",
     "FetchRecallRequest",
@@ -131,7 +134,8 @@ __all__ = [
 # 6: conflicts, resolve_conflict, feedback; RecallItem.stage; error code ``unknown_conflict``.
 # 7: maintain.
 # 8: entities.
-PROTOCOL_VERSION = 8
+# 9: evidence.
+PROTOCOL_VERSION = 9
 
 
 class _Message(msgspec.Struct, tag_field="type", kw_only=True):
@@ -345,6 +349,13 @@ class EntitiesRequest(_Request, tag="entities"):
     limit: int = 100
 
 
+class EvidenceRequest(_Request, tag="evidence"):
+    """The stored turns behind these refs (event or claim IDs), in the order asked."""
+
+    agent_id: str
+    refs: list[str]
+
+
 class RetireRequest(_Request, tag="retire"):
     agent_id: str
 
@@ -501,6 +512,10 @@ class EntitiesResult(_Answer, tag="entities_result"):
     entities: list[Entity]
 
 
+class EvidenceResult(_Answer, tag="evidence_result"):
+    items: list[EvidenceItem]
+
+
 class RetireResult(_Answer, tag="retire_result"):
     report: RetireReport
 
@@ -595,6 +610,7 @@ REQUESTS: tuple[type[_Request], ...] = (
     ConflictsRequest,
     ResolveConflictRequest,
     EntitiesRequest,
+    EvidenceRequest,
 )
 RESULTS: tuple[type[_Answer], ...] = (
     IngestResult,
@@ -632,6 +648,7 @@ RESULTS: tuple[type[_Answer], ...] = (
     ConflictsResult,
     ResolveConflictResult,
     EntitiesResult,
+    EvidenceResult,
 )
 
 Request = _Request

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         ClearReport,
         DrainReport,
         Entity,
+        EvidenceItem,
         FeedbackReport,
         MaintenanceReport,
         RecallRecord,
@@ -72,6 +73,7 @@ __all__ = [
     "directives_revoke",
     "drain",
     "entities",
+    "evidence",
     "feedback",
     "fetch_recall",
     "forget",
@@ -385,6 +387,16 @@ def entities(
         limit=_integer(limit, bounds.check_limit),
     )
     return Call(request, wire.EntitiesResult, lambda r: r.entities)
+
+
+# -- evidence --------------------------------------------------------------------------
+def evidence(
+    agent_id: str, refs: Sequence[str]
+) -> Call[wire.EvidenceResult, list[EvidenceItem]]:
+    request = wire.EvidenceRequest(
+        id=UNNUMBERED, agent_id=agent_id, refs=list(bounds.check_evidence_refs(refs))
+    )
+    return Call(request, wire.EvidenceResult, lambda r: r.items)
 
 
 def consume_attention(

@@ -57,6 +57,7 @@ from cairn.runtime.database import Database
 from cairn.runtime.directives import DirectiveBook
 from cairn.runtime.directory_lock import hold_directory
 from cairn.runtime.entities import read_entities
+from cairn.runtime.evidence import read_evidence
 from cairn.runtime.providers import (
     ActiveEmbedder,
     SharedHttpClient,
@@ -81,7 +82,7 @@ if TYPE_CHECKING:
     import datetime as dt
     from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 
-    from cairn.api.reports import AttentionItem, Entity, RecallRecord
+    from cairn.api.reports import AttentionItem, Entity, EvidenceItem, RecallRecord
     from cairn.domain.evidence import Turn
     from cairn.domain.outcomes import (
         Conflict,
@@ -458,6 +459,20 @@ class Memory:
             lambda reader: read_entities(
                 reader.connection, agent, name=name, limit=limit
             )
+        )
+
+    # -- evidence ------------------------------------------------------------------------
+    async def evidence(self, agent_id: str, refs: Sequence[str]) -> list[EvidenceItem]:
+        """The stored turns behind recalled items: each ref (an event ID from a
+        recalled item's ``source_refs``, or a claim ID, which expands to each of its
+        source turns) as an EvidenceItem, in the order asked. A ref naming nothing, or
+        a forgotten turn, is an entry saying so (``state``), so the other refs still
+        answer. 1 to 100 refs (else ArgumentOutOfRangeError); a blank ref is
+        InvalidInputError."""
+        checked = bounds.check_evidence_refs(refs)
+        agent = (await self._core.registry.get(agent_id)).agent_id
+        return await self._core.database.read(
+            lambda reader: read_evidence(reader.connection, agent, checked)
         )
 
     async def resume_interrupted_clears(self) -> None:
