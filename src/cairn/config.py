@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zoneinfo
 from typing import Any
 
 import attrs
@@ -26,6 +27,16 @@ def _positive(_: object, attribute: attrs.Attribute[Any], value: float) -> None:
 def _share(_: object, attribute: attrs.Attribute[Any], value: float) -> None:
     if not 0 <= value <= 1:
         raise InvalidInputError(f"{attribute.name} must be a share from 0 to 1")
+
+
+def _time_zone(_: object, attribute: attrs.Attribute[Any], value: str) -> None:
+    try:
+        zoneinfo.ZoneInfo(value)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise InvalidInputError(
+            f"{attribute.name} must be an IANA time zone name such as UTC or"
+            f" Europe/Lisbon, not {value!r}"
+        ) from None
 
 
 @attrs.frozen
@@ -205,7 +216,10 @@ class MemoryConfig:
     # default one): fault injection (cairn.stress.vfs) and special storage.
     vfs: str | None = None
     reader_connections: int = attrs.field(default=2, validator=_positive)
-    timezone: str = "UTC"
+    # The zone a turn's local time words are read in when it carries no offset of its own
+    # ("tomorrow at 9", "下周三") by extraction and by recall's query analysis. Stored
+    # times stay UTC; the domain clock is UTC whatever this says.
+    timezone: str = attrs.field(default="UTC", validator=_time_zone)
 
     def __attrs_post_init__(self) -> None:
         if self.persona_floor_share > self.persona_ceiling_share:

@@ -15,7 +15,8 @@ catch it, from the closest builtin as well. SQLite's errors reach callers only a
     │   ├── InvalidIdentifierError            an ID blank, too long or not printable
     │   ├── ProtectedClaimError               persona/working rows have their own lifecycle
     │   ├── InvalidTransitionError            e.g. approving a directive that is not a draft
-    │   └── ArgumentOutOfRangeError           a number outside its documented range
+    │   ├── ArgumentOutOfRangeError           a number outside its documented range
+    │   └── ConfigurationError                cairn.toml or a CAIRN_* variable is invalid
     ├── UnknownRequestError (KeyError)        no recall request with that ID
     ├── UnknownClaimError (KeyError)          no claim with that ID in the agent
     │   └── UnknownMemoryError                neither a claim nor a stored turn (forget)
@@ -61,6 +62,7 @@ __all__ = [
     "ArgumentOutOfRangeError",
     "CairnError",
     "ClearPendingError",
+    "ConfigurationError",
     "ConflictingEventError",
     "ConnectionLostError",
     "DataDirectoryInUseError",
@@ -113,6 +115,20 @@ class CairnError(Exception):
 
 class InvalidInputError(CairnError, ValueError):
     """The caller's input is malformed; nothing was written."""
+
+
+class ConfigurationError(InvalidInputError):
+    """The configuration (``cairn.toml`` or a ``CAIRN_*`` variable) is invalid.
+
+    ``source`` is where the bad value came from (the file and table, or the variable's
+    name) and ``key`` the setting (None for an unreadable file or an unknown table); the
+    message names both and what was expected.
+    """
+
+    def __init__(self, message: str, *, source: str, key: str | None = None) -> None:
+        super().__init__(message)
+        self.source = source
+        self.key = key
 
 
 class InvalidScopeError(InvalidInputError):

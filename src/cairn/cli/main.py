@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 # Importing a command module registers its commands on the app.
 from cairn.cli import (  # noqa: F401
+    commands_config,
     commands_conflicts,
     commands_contributions,
     commands_entities,

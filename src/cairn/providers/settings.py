@@ -1,12 +1,14 @@
 """Which embedding and text providers to use: a TOML file plus environment variables.
 
 The file is ``$CAIRN_CONFIG`` or ``<data dir>/cairn.toml``; environment variables
-(``CAIRN_EMBEDDING_*``, ``CAIRN_TEXT_*``) override it field by field. With neither, the
+(``CAIRN_EMBEDDING_*``, ``CAIRN_TEXT_*``) override it field by field. Both tables are
+decoded by the one schema of cairn.configuration, derived from the fields below. With neither, the
 embedded local model embeds and no text provider is used: external providers are
 configuration, never a requirement. Keys are never configured directly, only the *name* of
 the environment variable that holds one (``api_key_env``), so no file, status output or
 error can carry a secret. An unknown key, a value of the wrong type or an impossible value is
-an :class:`~cairn.errors.InvalidInputError` naming the file or variable it came from.
+an :class:`~cairn.errors.InvalidInputError` (a ConfigurationError where one value is at
+fault) naming the file or variable it came from.
 
     [embedding]
     provider = "openai-compatible"     # or "ollama", or "local" (the default)
@@ -39,22 +41,29 @@ an :class:`~cairn.errors.InvalidInputError` naming the file or variable it came 
 
 from __future__ import annotations
 
-import os
-import tomllib
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 import attrs
 
+from cairn.configuration import (
+    DEFAULT_SOURCE,
+    DecodedTable,
+    config_path,
+    load_table,
+    table_schema,
+)
 from cairn.errors import InvalidInputError
 from cairn.providers.http.text import TOKEN_LIMIT_FIELDS
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from pathlib import Path
 
 __all__ = [
+    "EMBEDDING_SCHEMA",
     "PROVIDERS",
     "TEXT_PROVIDERS",
+    "TEXT_SCHEMA",
     "EmbeddingSettings",
     "TextSettings",
     "config_path",
@@ -64,30 +73,6 @@ __all__ = [
 
 PROVIDERS = ("local", "openai-compatible", "ollama")
 TEXT_PROVIDERS = ("none", "openai-compatible", "ollama", "litellm")
-
-_EMBEDDING_FIELDS: Final = {
-    "provider": str,
-    "base_url": str,
-    "model": str,
-    "dimension": int,
-    "api_key_env": str,
-    "max_batch_size": int,
-    "connect_timeout_s": float,
-    "read_timeout_s": float,
-    "max_concurrency": int,
-}
-_TEXT_FIELDS: Final = {
-    "provider": str,
-    "base_url": str,
-    "endpoint": str,
-    "model": str,
-    "api_key_env": str,
-    "max_tokens": int,
-    "token_limit_field": str,
-    "connect_timeout_s": float,
-    "read_timeout_s": float,
-    "max_concurrency": int,
-}
 
 
 def _require_positive(settings: object, names: tuple[str, ...], source: str) -> None:
@@ -201,86 +186,27 @@ class TextSettings:
             _require_absent(self, self.provider, "endpoint", "base_url", self.source)
 
 
-def config_path(data_dir: Path, environ: Mapping[str, str] | None = None) -> Path:
-    """``$CAIRN_CONFIG`` when set, else ``<data dir>/cairn.toml`` (it may not exist)."""
-    environ = os.environ if environ is None else environ
-    configured = environ.get("CAIRN_CONFIG")
-    return Path(configured) if configured else data_dir / "cairn.toml"
+EMBEDDING_SCHEMA: Final = table_schema("embedding", EmbeddingSettings, ("source",))
+TEXT_SCHEMA: Final = table_schema("text", TextSettings, ("source",))
 
 
-def _coerce(
-    fields: Mapping[str, type], name: str, value: object, source: str
-) -> object:
-    kind = fields[name]
-    try:
-        if kind is int and isinstance(value, str | int) and not isinstance(value, bool):
-            return int(value)
-        if (
-            kind is float
-            and isinstance(value, str | int | float)
-            and not isinstance(value, bool)
-        ):
-            return float(value)
-        if kind is str and isinstance(value, str):
-            return value
-    except ValueError:
-        pass
-    raise InvalidInputError(
-        f"{source}: {name} must be a {kind.__name__}, not {value!r}"
-    )
-
-
-def _load_table(
-    data_dir: Path,
-    environ: Mapping[str, str] | None,
-    table_name: str,
-    fields: Mapping[str, type],
-) -> tuple[dict[str, Any], str]:
-    """The ``[table_name]`` values from the file, overridden by ``CAIRN_<TABLE>_*``."""
-    environ = os.environ if environ is None else environ
-    path = config_path(data_dir, environ)
-    values: dict[str, Any] = {}
-    sources: list[str] = []
-    if path.is_file():
-        try:
-            document = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-            raise InvalidInputError(f"{path}: {error}") from None
-        table = document.get(table_name, {})
-        if not isinstance(table, dict):
-            raise InvalidInputError(f"{path}: [{table_name}] must be a table")
-        unknown = set(table) - set(fields)
-        if unknown:
-            raise InvalidInputError(
-                f"{path}: unknown keys in [{table_name}]: {', '.join(sorted(unknown))}"
-            )
-        values.update(
-            {
-                k: _coerce(fields, k, v, f"{path} [{table_name}]")
-                for k, v in table.items()
-            }
-        )
-        sources.append(str(path))
-    prefix = f"CAIRN_{table_name.upper()}_"
-    for name in fields:
-        variable = prefix + name.upper()
-        if variable in environ:
-            values[name] = _coerce(fields, name, environ[variable], variable)
-            sources.append(variable)
-    return values, ", ".join(sources) or "default"
+def _source(decoded: DecodedTable, table: str) -> str:
+    """The file (by its path) and the variables that set anything, as status shows."""
+    labels = [label.removesuffix(f" [{table}]") for label in decoded.labels()]
+    return ", ".join(labels) or DEFAULT_SOURCE
 
 
 def load_embedding_settings(
     data_dir: Path, environ: Mapping[str, str] | None = None
 ) -> EmbeddingSettings:
     """Read ``[embedding]`` from the config file, then apply ``CAIRN_EMBEDDING_*`` variables."""
-    values, source = _load_table(data_dir, environ, "embedding", _EMBEDDING_FIELDS)
-    return EmbeddingSettings(**values, source=source)
+    decoded = load_table(EMBEDDING_SCHEMA, data_dir, environ)
+    return EmbeddingSettings(**decoded.values, source=_source(decoded, "embedding"))
 
 
 def load_text_settings(
     data_dir: Path, environ: Mapping[str, str] | None = None
 ) -> TextSettings:
     """Read ``[text]`` from the config file, then apply ``CAIRN_TEXT_*`` variables."""
-    values, source = _load_table(data_dir, environ, "text", _TEXT_FIELDS)
-    return TextSettings(**values, source=source)
+    decoded = load_table(TEXT_SCHEMA, data_dir, environ)
+    return TextSettings(**decoded.values, source=_source(decoded, "text"))

@@ -28,7 +28,7 @@ from cairn.api.reports import (
 )
 from cairn.api.status import AgentStatus, StatusReport
 from cairn.clock import DomainClock, SystemDomainClock
-from cairn.config import MemoryConfig
+from cairn.configuration import load_memory_config
 from cairn.domain.claim import Origin
 from cairn.domain.evidence import SessionInfo, SessionKind
 from cairn.domain.ids import EventId, SessionId
@@ -83,6 +83,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 
     from cairn.api.reports import AttentionItem, Entity, EvidenceItem, RecallRecord
+    from cairn.config import MemoryConfig
     from cairn.domain.evidence import Turn
     from cairn.domain.outcomes import (
         Conflict,
@@ -699,18 +700,27 @@ async def open_memory(
 ) -> AsyncIterator[Memory]:
     """Open (creating if needed) the memory in data directory ``path``.
 
+    Without a ``config``, ``[memory]`` of ``cairn.toml`` and ``CAIRN_MEMORY_*`` make it
+    over MemoryConfig's defaults (cairn.configuration); a ``config`` given is used whole.
+
     Without an ``embedder``, the one configured in ``cairn.toml``/``CAIRN_EMBEDDING_*``
     serves (cairn.providers.settings), by default the embedded local model. Without a
     ``text_provider``, the one configured under ``[text]``/``CAIRN_TEXT_*`` extracts, and
     with none configured (the default) the rule extractor does.
     """
     data_dir = Path(path)
-    config = config or MemoryConfig()
-    limiters = Limiters(store_read=trio.CapacityLimiter(config.reader_connections))
-    settings, text_settings = await run_in_thread(
-        lambda: (load_embedding_settings(data_dir), load_text_settings(data_dir)),
-        limiter=limiters.store_write,
+    explicit = config
+    # Read before the runtime's limiters exist (the config sizes them).
+    chosen, settings, text_settings = await run_in_thread(
+        lambda: (
+            explicit if explicit is not None else load_memory_config(data_dir).config,
+            load_embedding_settings(data_dir),
+            load_text_settings(data_dir),
+        ),
+        limiter=trio.CapacityLimiter(1),
     )
+    config = chosen
+    limiters = Limiters(store_read=trio.CapacityLimiter(config.reader_connections))
     # One writing process per data directory (cairn.runtime.directory_lock): held while
     # the runtime is open, unless this process (a server, a CLI command) holds it already.
     directory = hold_directory(data_dir)
