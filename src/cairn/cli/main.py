@@ -18,6 +18,7 @@ from cairn.cli import (  # noqa: F401
     commands_entities,
     commands_feedback,
     commands_forgetting,
+    commands_hooks,
     commands_ipc,
     commands_maintain,
     commands_mcp,
