@@ -27,8 +27,8 @@ __all__ = ["strip_scaffolding"]
 # cairn's own blocks, matched by their opening tag's name and source attribute (the
 # renderer's MEMORY_OPEN / DIRECTIVE_OPEN), whatever attributes follow.
 _CAIRN_BLOCKS = (
-    ("context-data", r'\s[^>]*source="cairn"'),
-    ("directives", r'\s[^>]*source="cairn"'),
+    ("context-data", r'\s[^>]*source="cairn"[^>]*'),
+    ("directives", r'\s[^>]*source="cairn"[^>]*'),
 )
 # Host scaffolding tags (Claude Code transcripts): the whole element is control, never
 # something the user or the assistant said.
