@@ -1,5 +1,5 @@
 import sys
 
-from cairn.cli.main import main
+from cairn.entry import main
 
 sys.exit(main())

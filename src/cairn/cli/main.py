@@ -19,6 +19,7 @@ from cairn.cli import (  # noqa: F401
     commands_entities,
     commands_feedback,
     commands_forgetting,
+    commands_hooks,
     commands_ipc,
     commands_maintain,
     commands_mcp,

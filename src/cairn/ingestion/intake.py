@@ -5,7 +5,8 @@ supported calendar (cairn.domain.evidence) or whose text is not Unicode text is 
 alone, with a reason and an :class:`~cairn.domain.outcomes.IntakeRejection`: the other
 turns of the call go on.
 
-Redaction runs first, on the whole message, so no later step (hashing, cutting, indexing,
+cairn's own injected blocks and host scaffolding are stripped first
+(cairn.ingestion.scaffolding). Redaction runs next, on the whole message, so no later step (hashing, cutting, indexing,
 counting, logging, embedding, prompting a model) ever sees a secret; then the message is
 cut into segments of at most ``max_bytes`` UTF-8 bytes, and classified as content or noise
 (cairn.ingestion.classify) as a whole. Pure; runs in the writer thread.
@@ -26,6 +27,7 @@ from cairn.errors import (
 )
 from cairn.ingestion.classify import classify_turn
 from cairn.ingestion.redact import redact
+from cairn.ingestion.scaffolding import strip_scaffolding
 from cairn.ingestion.screen import screen_identifier
 from cairn.ingestion.segment import cut_segments
 
@@ -129,7 +131,9 @@ def prepare_turns(
         screen_identifier("session ID", turn.session_id)
         if turn.replaces is not None:
             screen_identifier("replaced event ID", turn.replaces)
-        redacted = redact(turn.text)
+        # cairn's own recalled blocks and host scaffolding go first, so recall output a
+        # host echoes back is never new evidence; redaction then runs on what is kept.
+        redacted = redact(strip_scaffolding(turn.text))
         speaker = None if turn.speaker is None else redact(turn.speaker).text
         text = redacted.text
         segments = tuple(cut_segments(text, max_bytes)) if text else ("",)

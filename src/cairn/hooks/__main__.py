@@ -1,0 +1,5 @@
+import sys
+
+from cairn.hooks.run import main
+
+sys.exit(main())

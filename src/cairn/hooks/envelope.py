@@ -1,0 +1,55 @@
+"""The hook vocabulary: one turn envelope for every host, and the hook's own errors."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+__all__ = [
+    "HOSTS",
+    "HookError",
+    "HookMessage",
+    "PayloadError",
+    "TurnEnvelope",
+]
+
+HOSTS = ("claude-code", "codex")
+Host = Literal["claude-code", "codex"]
+MessageRole = Literal["user", "assistant", "tool"]
+
+
+class HookError(Exception):
+    """A hook call that cannot go on; the runner reports it on stderr and fails open."""
+
+
+class PayloadError(HookError):
+    """The host's payload is not of the documented shape (names the missing field)."""
+
+
+class HookMessage(msgspec.Struct, frozen=True):
+    """One message of a turn. ``id`` is stable across replays of the same host message
+    (host session + the host's message uuid or turn id), so ingesting it twice is a
+    duplicate, never a second event."""
+
+    id: str
+    role: MessageRole
+    text: str
+
+
+class TurnEnvelope(msgspec.Struct, frozen=True):
+    """What one hook call captured, whatever the host.
+
+    ``actor`` is the cairn agent the memory belongs to (a per-host default, so two hosts
+    never share memory by accident); ``session`` the host's session (or thread) ID;
+    ``workspace`` the host's working directory; ``event`` the host event name as the host
+    spells it; ``prompt`` the text to recall for (UserPromptSubmit), if any.
+    """
+
+    host: Host
+    actor: str
+    session: str
+    workspace: str
+    event: str
+    messages: tuple[HookMessage, ...] = ()
+    prompt: str | None = None
