@@ -117,12 +117,13 @@ _ACK = _Lexicon(
     strong="""
     ok okay okey okk kk k thanks thank thx ty tysm tyvm cheers sure alright noted
     roger gotcha cool nice great awesome perfect lol haha hahaha lmao hmm hm mhm np
-    welcome ack acknowledged understood fine
+    welcome ack acknowledged understood fine bye goodbye byebye cya ttyl goodnight
+    farewell
     好 好的 好滴 好哒 好嘞 谢谢 多谢 感谢 谢啦 收到 嗯 嗯嗯 明白 了解 知道 知道了 没问题 可以
-    行 哈哈 辛苦 辛苦了 懂了 好吧
+    行 哈哈 辛苦 辛苦了 懂了 好吧 再见 拜拜 回头见 晚安 下次见
     """,
 )
-# Multi-word acknowledgements whose words alone are no acknowledgement ("got", "do").
+# Multi-word acknowledgements and farewells whose words alone are none ("got", "see").
 _ACK_PHRASES = (
     ("got", "it"),
     ("will", "do"),
@@ -133,22 +134,76 @@ _ACK_PHRASES = (
     ("thank", "you"),
     ("all", "good"),
     ("makes", "sense"),
+    ("sure", "thing"),
+    ("take", "care"),
+    ("good", "luck"),
+    ("you", "too"),
+    ("same", "to", "you"),
+    ("see", "you"),
+    ("see", "ya"),
+    ("talk", "soon"),
+    ("talk", "to", "you"),
+    ("catch", "you"),
+    ("have", "a"),
+    ("good", "night"),
+)
+# What follows a farewell phrase and adds nothing: "see you later", "have a great day".
+_FAREWELL_FILLER = frozenset(
+    [
+        "later",
+        "soon",
+        "then",
+        "tomorrow",
+        "around",
+        "next",
+        "time",
+        "day",
+        "night",
+        "one",
+        "weekend",
+        "week",
+        "nice",
+        "great",
+        "good",
+        "lovely",
+        "wonderful",
+        "fun",
+    ]
 )
 
 
-def _acknowledgement(words: list[str]) -> bool:
-    """The words are acknowledgement phrases and filler, and at least one phrase."""
+def _vocatives(text: str) -> frozenset[str]:
+    """Names the turn addresses: a capitalised word right after an acknowledgement or
+    farewell word ("Bye Joanna!", "Thanks, Mel", "See ya Nate"). Such a name says whom
+    the turn is for, not a fact; any other capitalised word keeps the turn content."""
+    found: set[str] = set()
+    for before, name in _VOCATIVE.findall(unicodedata.normalize("NFKC", text)):
+        previous = before.casefold()
+        if _ACK.contains(previous) or previous in _PHRASE_WORDS:
+            found.add(name.casefold())
+    return frozenset(found)
+
+
+_VOCATIVE = re.compile(r"([A-Za-z']+)[,!.]?\s+([A-Z][a-z]+)\b")
+_PHRASE_WORDS = frozenset(word for phrase in _ACK_PHRASES for word in phrase)
+
+
+def _acknowledgement(words: list[str], vocatives: frozenset[str]) -> bool:
+    """The words are acknowledgement or farewell phrases, filler and names addressed,
+    and at least one phrase or strong word."""
     rest: list[str] = []
     index = 0
     phrase = False
     while index < len(words):
-        for first, second in _ACK_PHRASES:
-            if words[index : index + 2] == [first, second]:
-                index += 2
+        for entry in _ACK_PHRASES:
+            if tuple(words[index : index + len(entry)]) == entry:
+                index += len(entry)
                 phrase = True
                 break
         else:
-            rest.append(words[index])
+            word = words[index]
+            if word not in vocatives and not (phrase and word in _FAREWELL_FILLER):
+                rest.append(word)
             index += 1
     if not rest:
         return phrase
@@ -367,7 +422,11 @@ def classify_turn(text: str, kind: EventKind) -> EvidenceClass:
     if len(lines) == 1:
         words = _words(text)
         # Digits carry information ("ok, 9"): only a turn without them is an "ok".
-        if words and not _DIGIT.search(text) and _acknowledgement(words):
+        if (
+            words
+            and not _DIGIT.search(text)
+            and _acknowledgement(words, _vocatives(text))
+        ):
             return EvidenceClass.ACKNOWLEDGEMENT
         if _heartbeat_line(text, words):
             return EvidenceClass.HEARTBEAT
