@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import msgspec
+
+if TYPE_CHECKING:
+    from cairn.domain.evidence import Turn
 
 __all__ = [
     "HOSTS",
@@ -12,6 +15,7 @@ __all__ = [
     "HookMessage",
     "PayloadError",
     "TurnEnvelope",
+    "turns",
 ]
 
 HOSTS = ("claude-code", "codex")
@@ -53,3 +57,17 @@ class TurnEnvelope(msgspec.Struct, frozen=True):
     event: str
     messages: tuple[HookMessage, ...] = ()
     prompt: str | None = None
+
+
+def turns(envelope: TurnEnvelope) -> list[Turn]:
+    """The turns ``envelope`` hands to ingest, one per message."""
+    # Imported here: a hook call that only recalls never builds a turn.
+    from cairn.domain.evidence import Turn  # noqa: PLC0415
+    from cairn.domain.ids import EventId, SessionId  # noqa: PLC0415
+
+    return [
+        Turn(
+            EventId(message.id), SessionId(envelope.session), message.role, message.text
+        )
+        for message in envelope.messages
+    ]

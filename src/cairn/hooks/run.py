@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from cairn.hooks import claude_code, codex
-from cairn.hooks.envelope import HOSTS, HookError, PayloadError, TurnEnvelope
+from cairn.hooks.envelope import HOSTS, HookError, PayloadError, TurnEnvelope, turns
 from cairn.hooks.locate import live_socket, start_server
-from cairn.hooks.spool import Spool
+from cairn.hooks.spool import Spool, spool_of
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -154,28 +154,24 @@ def _envelope(
     return codex.envelope(payload, call.event, call.agent), None, 0
 
 
-def _turns(envelope: TurnEnvelope) -> list[Any]:
-    from cairn.domain.evidence import Turn  # noqa: PLC0415 - only when ingesting
-    from cairn.domain.ids import EventId, SessionId  # noqa: PLC0415
-
-    return [
-        Turn(
-            EventId(message.id), SessionId(envelope.session), message.role, message.text
-        )
-        for message in envelope.messages
-    ]
-
-
 def _drain(client: BlockingClient, spool: Spool, call: _Call) -> int:
-    """Ingest spooled envelopes oldest first, while the budget lasts; how many."""
+    """Ingest spooled envelopes oldest first, while the budget lasts; how many. A file
+    the server refuses as bad input moves to ``rejected/`` (as the server's own drain
+    does, cairn.hooks.replay), so it never fails every later call."""
+    from cairn.errors import InvalidInputError  # noqa: PLC0415 - with the client
+
     drained = 0
     for path, envelope in spool.pending():
         if drained >= _DRAIN_PER_CALL or call.remaining_s() <= 0:
             break
         if envelope is None:
             continue
-        if envelope.messages:
-            client.ingest(envelope.actor, _turns(envelope))
+        try:
+            if envelope.messages:
+                client.ingest(envelope.actor, turns(envelope))
+        except InvalidInputError:
+            spool.reject(path)
+            continue
         spool.remove(path)
         drained += 1
     return drained
@@ -198,7 +194,7 @@ def _serve(client: BlockingClient, call: _Call, envelope: TurnEnvelope) -> str:
         )
         context = _context(recall)
     if envelope.messages:
-        client.ingest(envelope.actor, _turns(envelope))
+        client.ingest(envelope.actor, turns(envelope))
     return context
 
 
@@ -213,7 +209,7 @@ def _run(call: _Call) -> dict[str, Any] | None:
     envelope, cursor, end = _envelope(call, payload)
     if envelope is None:
         return None
-    spool = Spool(call.hooks_dir / "spool")
+    spool = spool_of(call.data_dir)
     captured = False
     try:
         socket = live_socket(call.data_dir)
