@@ -28,7 +28,7 @@ import msgspec
 
 from cairn.hooks import claude_code, codex
 from cairn.hooks.envelope import HOSTS, HookError, PayloadError, TurnEnvelope, turns
-from cairn.hooks.locate import live_socket, start_server
+from cairn.hooks.locate import await_server, live_socket, start_server
 from cairn.hooks.spool import Spool, spool_of
 
 if TYPE_CHECKING:
@@ -42,6 +42,8 @@ __all__ = ["main"]
 DEFAULT_BUDGET_S = 4.0
 # Left of the budget for closing, writing the spool and printing after the last wait.
 _MARGIN_S = 0.5
+# Left of the budget for the calls themselves once a started server is up.
+_CALL_RESERVE_S = 0.5
 # Spooled files one call ingests at most, so a long outage drains over a few calls.
 _DRAIN_PER_CALL = 64
 
@@ -214,8 +216,15 @@ def _run(call: _Call) -> dict[str, Any] | None:
     try:
         socket = live_socket(call.data_dir)
         if socket is None:
-            start_server(call.data_dir)
-            raise HookError(f"no cairn server held {call.data_dir}; started one")
+            started = start_server(call.data_dir)
+            socket = await_server(
+                call.data_dir, started, call.remaining_s() - _CALL_RESERVE_S
+            )
+            if socket is None:
+                raise HookError(
+                    f"no cairn server held {call.data_dir}; started one, not up"
+                    " within the budget"
+                )
         timeout_s = max(call.remaining_s(), 0.05)
         with BlockingClient.connect_unix(socket, timeout_s=timeout_s) as client:
             _drain(client, spool, call)
