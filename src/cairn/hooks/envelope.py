@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Literal
 
 import msgspec
@@ -15,6 +16,7 @@ __all__ = [
     "HookMessage",
     "PayloadError",
     "TurnEnvelope",
+    "session_query",
     "turns",
 ]
 
@@ -47,7 +49,9 @@ class TurnEnvelope(msgspec.Struct, frozen=True):
     ``actor`` is the cairn agent the memory belongs to (a per-host default, so two hosts
     never share memory by accident); ``session`` the host's session (or thread) ID;
     ``workspace`` the host's working directory; ``event`` the host event name as the host
-    spells it; ``prompt`` the text to recall for (UserPromptSubmit), if any.
+    spells it; ``prompt`` the text to recall for, if any: the user's prompt
+    (UserPromptSubmit), or :func:`session_query` (SessionStart). It is never ingested as
+    such: each host's adapter puts what the user said in ``messages``.
     """
 
     host: Host
@@ -57,6 +61,14 @@ class TurnEnvelope(msgspec.Struct, frozen=True):
     event: str
     messages: tuple[HookMessage, ...] = ()
     prompt: str | None = None
+
+
+def session_query(workspace: str) -> str:
+    """What a session's start recalls for: the user and the work under way in the
+    workspace, named by its directory (the project a coding agent opens)."""
+    name = PurePath(workspace).name if workspace else ""
+    where = f" in the {name} project" if name else ""
+    return f"the user's preferences and the ongoing work{where}"
 
 
 def turns(envelope: TurnEnvelope) -> list[Turn]:
