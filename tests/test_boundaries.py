@@ -43,7 +43,19 @@ ALLOWED = {
     "testing": {"domain", "providers", "vectors"},
     # ipc serves the runtime. Tests inject their embedder through their own entry point
     # (tests/support/serve_hashing.py): no production layer imports cairn.testing.
-    "ipc": {"api", "domain", "entities", "runtime", "retrieval", "store", "providers"},
+    # A starting server drains the hook spool (cairn.hooks.replay).
+    "ipc": {
+        "api",
+        "domain",
+        "entities",
+        "runtime",
+        "retrieval",
+        "store",
+        "providers",
+        "hooks",
+    },
+    # The hook process is an IPC client; only the spool drain reaches the runtime.
+    "hooks": {"domain", "ipc", "runtime"},
     "hosts": {
         "api",
         "domain",
@@ -64,6 +76,7 @@ ALLOWED = {
         "providers",
         "ipc",
         "hosts",
+        "hooks",
         "stress",
     },
     # The stress harness drives every surface (embedded, socket clients, real server

@@ -114,15 +114,7 @@ def test_claude_code_capture_recall_and_replay() -> None:
                 "PreCompact",
                 payload=claude("PreCompact", path, trigger="auto"),
             )
-            with BlockingClient.connect_unix(
-                server.socket_path, timeout_s=30
-            ) as client:
-                report = client.ingest(
-                    "claude-code",
-                    [],
-                )
-                assert report is not None
-                block = client.recall("claude-code", "Rex beach dog").memory_block
+            block = recall_block(server.socket_path, "claude-code", "Rex beach dog")
             assert block.count("My dog is called Rex") == 1
         finally:
             assert server.stop() == 0

@@ -16,7 +16,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from cairn.hooks.envelope import HookMessage, PayloadError, TurnEnvelope
+from cairn.hooks.envelope import (
+    HookMessage,
+    PayloadError,
+    TurnEnvelope,
+    session_query,
+)
 
 __all__ = ["EVENTS", "envelope", "read_transcript"]
 
@@ -98,9 +103,10 @@ def envelope(
 ) -> tuple[TurnEnvelope, int]:
     """The envelope of one hook call and the transcript offset it read up to.
 
-    UserPromptSubmit carries the prompt (to recall for); Stop and PreCompact carry the
-    transcript's messages since ``offset`` (what is not captured yet); SessionStart
-    carries neither."""
+    UserPromptSubmit carries the prompt (to recall for) and SessionStart the session's
+    query (cairn.hooks.envelope.session_query); Stop and PreCompact carry the
+    transcript's messages since ``offset``: what is not captured yet, so a compaction
+    loses nothing the transcript held before it."""
     session = _string(payload, "session_id")
     assert session is not None  # noqa: S101 - required above
     workspace = _string(payload, "cwd", required=False) or ""
@@ -109,6 +115,10 @@ def envelope(
     end = offset
     if event == "UserPromptSubmit":
         prompt = _string(payload, "prompt", required=False) or ""
+    elif event == "SessionStart":
+        # Every source (startup, resume, clear, compact): after a clear or a compaction
+        # the context injected before is gone from the conversation too.
+        prompt = session_query(workspace)
     elif event in {"Stop", "PreCompact", "SessionEnd"}:
         transcript = _string(payload, "transcript_path", required=False)
         if transcript is not None and Path(transcript).is_file():

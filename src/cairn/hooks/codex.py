@@ -19,7 +19,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from cairn.hooks.envelope import HookMessage, PayloadError, TurnEnvelope
+from cairn.hooks.envelope import (
+    HookMessage,
+    PayloadError,
+    TurnEnvelope,
+    session_query,
+)
 
 __all__ = ["EVENTS", "envelope", "notify_envelope", "output"]
 
@@ -38,8 +43,9 @@ def turn_message_id(session: str, turn: str, role: str) -> str:
 
 
 def envelope(payload: dict[str, Any], event: str, actor: str) -> TurnEnvelope:
-    """The envelope of one Codex hook call: UserPromptSubmit captures the prompt (and
-    recalls for it), Stop the assistant's last message."""
+    """The envelope of one Codex hook call: SessionStart recalls for the session
+    (cairn.hooks.envelope.session_query), UserPromptSubmit captures the prompt and
+    recalls for it, Stop captures the assistant's last message."""
     session = _string(payload, "session_id")
     workspace = payload.get("cwd") if isinstance(payload.get("cwd"), str) else ""
     messages: list[HookMessage] = []
@@ -52,6 +58,8 @@ def envelope(payload: dict[str, Any], event: str, actor: str) -> TurnEnvelope:
             messages.append(
                 HookMessage(turn_message_id(session, turn, "user"), "user", prompt)
             )
+    elif event == "SessionStart":
+        prompt = session_query(str(workspace))
     elif event == "Stop":
         turn = _string(payload, "turn_id")
         last = payload.get("last_assistant_message")

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from pathlib import PurePath
+from typing import TYPE_CHECKING, Literal
 
 import msgspec
+
+if TYPE_CHECKING:
+    from cairn.domain.evidence import Turn
 
 __all__ = [
     "HOSTS",
@@ -12,6 +16,8 @@ __all__ = [
     "HookMessage",
     "PayloadError",
     "TurnEnvelope",
+    "session_query",
+    "turns",
 ]
 
 HOSTS = ("claude-code", "codex")
@@ -43,7 +49,9 @@ class TurnEnvelope(msgspec.Struct, frozen=True):
     ``actor`` is the cairn agent the memory belongs to (a per-host default, so two hosts
     never share memory by accident); ``session`` the host's session (or thread) ID;
     ``workspace`` the host's working directory; ``event`` the host event name as the host
-    spells it; ``prompt`` the text to recall for (UserPromptSubmit), if any.
+    spells it; ``prompt`` the text to recall for, if any: the user's prompt
+    (UserPromptSubmit), or :func:`session_query` (SessionStart). It is never ingested as
+    such: each host's adapter puts what the user said in ``messages``.
     """
 
     host: Host
@@ -53,3 +61,25 @@ class TurnEnvelope(msgspec.Struct, frozen=True):
     event: str
     messages: tuple[HookMessage, ...] = ()
     prompt: str | None = None
+
+
+def session_query(workspace: str) -> str:
+    """What a session's start recalls for: the user and the work under way in the
+    workspace, named by its directory (the project a coding agent opens)."""
+    name = PurePath(workspace).name if workspace else ""
+    where = f" in the {name} project" if name else ""
+    return f"the user's preferences and the ongoing work{where}"
+
+
+def turns(envelope: TurnEnvelope) -> list[Turn]:
+    """The turns ``envelope`` hands to ingest, one per message."""
+    # Imported here: a hook call that only recalls never builds a turn.
+    from cairn.domain.evidence import Turn  # noqa: PLC0415
+    from cairn.domain.ids import EventId, SessionId  # noqa: PLC0415
+
+    return [
+        Turn(
+            EventId(message.id), SessionId(envelope.session), message.role, message.text
+        )
+        for message in envelope.messages
+    ]

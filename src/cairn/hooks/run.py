@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from cairn.hooks import claude_code, codex
-from cairn.hooks.envelope import HOSTS, HookError, PayloadError, TurnEnvelope
-from cairn.hooks.locate import live_socket, start_server
-from cairn.hooks.spool import Spool
+from cairn.hooks.envelope import HOSTS, HookError, PayloadError, TurnEnvelope, turns
+from cairn.hooks.locate import await_server, live_socket, start_server
+from cairn.hooks.spool import Spool, spool_of
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -42,6 +42,8 @@ __all__ = ["main"]
 DEFAULT_BUDGET_S = 4.0
 # Left of the budget for closing, writing the spool and printing after the last wait.
 _MARGIN_S = 0.5
+# Left of the budget for the calls themselves once a started server is up.
+_CALL_RESERVE_S = 0.5
 # Spooled files one call ingests at most, so a long outage drains over a few calls.
 _DRAIN_PER_CALL = 64
 
@@ -154,28 +156,24 @@ def _envelope(
     return codex.envelope(payload, call.event, call.agent), None, 0
 
 
-def _turns(envelope: TurnEnvelope) -> list[Any]:
-    from cairn.domain.evidence import Turn  # noqa: PLC0415 - only when ingesting
-    from cairn.domain.ids import EventId, SessionId  # noqa: PLC0415
-
-    return [
-        Turn(
-            EventId(message.id), SessionId(envelope.session), message.role, message.text
-        )
-        for message in envelope.messages
-    ]
-
-
 def _drain(client: BlockingClient, spool: Spool, call: _Call) -> int:
-    """Ingest spooled envelopes oldest first, while the budget lasts; how many."""
+    """Ingest spooled envelopes oldest first, while the budget lasts; how many. A file
+    the server refuses as bad input moves to ``rejected/`` (as the server's own drain
+    does, cairn.hooks.replay), so it never fails every later call."""
+    from cairn.errors import InvalidInputError  # noqa: PLC0415 - with the client
+
     drained = 0
     for path, envelope in spool.pending():
         if drained >= _DRAIN_PER_CALL or call.remaining_s() <= 0:
             break
         if envelope is None:
             continue
-        if envelope.messages:
-            client.ingest(envelope.actor, _turns(envelope))
+        try:
+            if envelope.messages:
+                client.ingest(envelope.actor, turns(envelope))
+        except InvalidInputError:
+            spool.reject(path)
+            continue
         spool.remove(path)
         drained += 1
     return drained
@@ -198,7 +196,7 @@ def _serve(client: BlockingClient, call: _Call, envelope: TurnEnvelope) -> str:
         )
         context = _context(recall)
     if envelope.messages:
-        client.ingest(envelope.actor, _turns(envelope))
+        client.ingest(envelope.actor, turns(envelope))
     return context
 
 
@@ -213,13 +211,20 @@ def _run(call: _Call) -> dict[str, Any] | None:
     envelope, cursor, end = _envelope(call, payload)
     if envelope is None:
         return None
-    spool = Spool(call.hooks_dir / "spool")
+    spool = spool_of(call.data_dir)
     captured = False
     try:
         socket = live_socket(call.data_dir)
         if socket is None:
-            start_server(call.data_dir)
-            raise HookError(f"no cairn server held {call.data_dir}; started one")
+            started = start_server(call.data_dir)
+            socket = await_server(
+                call.data_dir, started, call.remaining_s() - _CALL_RESERVE_S
+            )
+            if socket is None:
+                raise HookError(
+                    f"no cairn server held {call.data_dir}; started one, not up"
+                    " within the budget"
+                )
         timeout_s = max(call.remaining_s(), 0.05)
         with BlockingClient.connect_unix(socket, timeout_s=timeout_s) as client:
             _drain(client, spool, call)

@@ -6,7 +6,9 @@ holds a whole envelope or is not there. Files are named by capture time and cont
 so they drain in capture order. The next hook call that reaches a server ingests them
 oldest first and removes each one only after the server answered; a crash between the
 two leaves the file, and ingesting it again is a duplicate (the messages' IDs are
-stable), so nothing is lost and nothing is stored twice.
+stable), so nothing is lost and nothing is stored twice. A starting ``cairn serve``
+drains the spool too (cairn.hooks.replay). A file the server refuses as bad input moves
+to ``rejected/``, so one bad file never blocks the ones after it.
 """
 
 from __future__ import annotations
@@ -25,9 +27,14 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-__all__ = ["Spool"]
+__all__ = ["Spool", "spool_of"]
 
 _SUFFIX = ".json"
+
+
+def spool_of(data_dir: Path) -> Spool:
+    """The hook spool of ``data_dir``."""
+    return Spool(data_dir / "hooks" / "spool")
 
 
 class Spool:
@@ -71,6 +78,14 @@ class Spool:
     def remove(self, path: Path) -> None:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
+
+    def reject(self, path: Path) -> Path:
+        """Move ``path`` aside to ``rejected/`` (kept for a human, never retried)."""
+        rejected = self.directory / "rejected"
+        rejected.mkdir(exist_ok=True, mode=0o700)
+        target = rejected / path.name
+        path.replace(target)
+        return target
 
     def count(self) -> int:
         if not self.directory.is_dir():

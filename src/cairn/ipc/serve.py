@@ -2,7 +2,8 @@
 
 ``serve`` takes the data directory's lock (``ipc/directory.py``: an ``flock`` on
 ``server.lock``, released by the kernel when the process dies, so a crashed server never
-leaves a stale lock), opens the memory runtime, publishes ``server.json`` once it accepts
+leaves a stale lock), opens the memory runtime, ingests the turns coding-agent hooks
+spooled while no server ran (cairn.hooks.replay), publishes ``server.json`` once it accepts
 connections, serves stdio or a Unix socket until end of input or SIGTERM/SIGINT, then
 withdraws the record and closes the runtime (which drains accepted work).
 
@@ -25,6 +26,8 @@ import attrs
 import trio
 
 from cairn.errors import CairnError
+from cairn.hooks.replay import drain_spool
+from cairn.hooks.spool import spool_of
 from cairn.ipc.client import open_unix_client
 from cairn.ipc.directory import ServerRecord, hold_data_directory, started_now
 from cairn.ipc.server import ServerLimits, serve_stream, serve_unix_socket
@@ -124,6 +127,15 @@ async def _serve_transport(
             lock.withdraw()
 
 
+async def _drain_hook_spool(memory: Memory, data_dir: Path) -> None:
+    """Ingest the hook spool; a failure is logged and leaves the rest for later (a
+    hook call drains it too), never keeps the server from serving."""
+    try:
+        await drain_spool(memory, spool_of(data_dir))
+    except CairnError as error:
+        logger.warning("cairn serve: the hook spool stays for later: %s", error)
+
+
 async def _serve(
     data_dir: Path,
     socket_path: Path | None,
@@ -139,6 +151,9 @@ async def _serve(
             watcher.start_soon(_watch_signals, signals, serving_scope)
             async with open_memory(data_dir, embedder=embedder) as memory:
                 with serving_scope:
+                    # Turns hooks spooled while no server ran, stored before any
+                    # client can reach this one (so no hook drains beside it).
+                    await _drain_hook_spool(memory, data_dir)
                     await _serve_transport(
                         memory, stdio, socket_path, limits, lock, record
                     )
