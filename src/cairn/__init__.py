@@ -27,11 +27,11 @@ if TYPE_CHECKING:
     from cairn.api.reports import AttentionKind as AttentionKind
     from cairn.api.reports import ClearReport as ClearReport
     from cairn.api.reports import DrainReport as DrainReport
+    from cairn.api.reports import EditReport as EditReport
     from cairn.api.reports import EmbedderIdentity as EmbedderIdentity
     from cairn.api.reports import Entity as Entity
     from cairn.api.reports import EntityAlias as EntityAlias
     from cairn.api.reports import EntityRelation as EntityRelation
-    from cairn.api.reports import EditReport as EditReport
     from cairn.api.reports import EvidenceItem as EvidenceItem
     from cairn.api.reports import IngestReport as IngestReport
     from cairn.api.reports import KeptCounts as KeptCounts
