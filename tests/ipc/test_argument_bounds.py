@@ -134,6 +134,7 @@ ARGUMENTS = [
     Argument("recalls", "limit", _outside(1, MAX_LIST_LIMIT)),
     Argument("attention", "limit", _outside(1, MAX_LIST_LIMIT)),
     Argument("entities", "limit", _outside(1, MAX_LIST_LIMIT)),
+    Argument("memories", "limit", _outside(1, MAX_LIST_LIMIT)),
     Argument("consume_attention", "item_ids", _bad_item_ids()),
     Argument("evidence", "refs", _bad_refs()),
     Argument(
@@ -268,7 +269,7 @@ def test_the_edges_of_every_range_are_accepted(raw: BlockingRawConnection) -> No
         message = {"type": "recall", "agent_id": AGENT, "query": "tea", **extra}
         _, answer = raw.request(message)
         assert isinstance(answer, RecallResult), answer
-    for kind in ("recalls", "attention", "entities"):
+    for kind in ("recalls", "attention", "entities", "memories"):
         for limit in (1, MAX_LIST_LIMIT):
             _, answer = raw.request({"type": kind, "agent_id": AGENT, "limit": limit})
             assert not isinstance(answer, Error), answer
