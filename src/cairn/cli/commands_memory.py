@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from cairn.domain.evidence import Turn
     from cairn.retrieval.types import Recall, RecallItem
 
-__all__ = ["ingest_file", "recall_json"]
+__all__ = ["aware_time", "ingest_file", "recall_json"]
 
 _INGEST_CHUNK = 512
 # Which count each stored (or deliberately skipped) outcome goes to.
@@ -415,7 +415,7 @@ def _when(item: RecallItem) -> str:
 
 def _trust(item: RecallItem) -> str:
     """Where the item comes from, and a claim's learning stage."""
-    parts = [item.origin.value] if item.origin is not None else []
+    parts = [item.origin.value.replace("_", " ")] if item.origin is not None else []
     if item.stage is not None:
         parts.append(item.stage)
     return ", ".join(parts)
@@ -437,7 +437,7 @@ def _read_queries(path: Path) -> list[tuple[str, str, str | None]]:
     return queries
 
 
-def _aware_time(text: str, option: str) -> dt.datetime:
+def aware_time(text: str, option: str) -> dt.datetime:
     try:
         moment = dt.datetime.fromisoformat(text)
     except ValueError:
@@ -503,7 +503,7 @@ def recall(
     async def body() -> int:
         if queries is None and not query:
             raise InvalidInputError("give a QUERY or --queries FILE")
-        moment = None if as_of is None else _aware_time(as_of, "--as-of")
+        moment = None if as_of is None else aware_time(as_of, "--as-of")
         batch = (
             _read_queries(queries) if queries is not None else [(None, query, session)]
         )
