@@ -333,7 +333,7 @@ class EvidenceItem:
     ``ref`` is the ID asked for: an event ID (a recalled item's ``source_refs``) or a
     claim ID, which expands to one entry per source turn of that claim (``claim_id``
     says which). ``state`` is ``present`` (the turn as stored, already redacted at
-    intake), ``hidden`` (stored, but a forgotten claim cited it: recall never shows it,
+    intake), ``hidden`` (stored, but a forgotten or edited claim cited it: recall never shows it,
     so neither does this), ``withdrawn`` (edited, retried or deleted by the host),
     ``forgotten`` (the turn was forgotten or cleared: only a hash of its ID is left),
     ``unsourced`` (a claim remembered or edited with no turn behind it) or ``unknown``
