@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from cairn.api.reports import AttentionKind as AttentionKind
     from cairn.api.reports import ClearReport as ClearReport
     from cairn.api.reports import DrainReport as DrainReport
+    from cairn.api.reports import EditReport as EditReport
     from cairn.api.reports import EmbedderIdentity as EmbedderIdentity
     from cairn.api.reports import Entity as Entity
     from cairn.api.reports import EntityAlias as EntityAlias
@@ -34,6 +35,9 @@ if TYPE_CHECKING:
     from cairn.api.reports import EvidenceItem as EvidenceItem
     from cairn.api.reports import IngestReport as IngestReport
     from cairn.api.reports import KeptCounts as KeptCounts
+    from cairn.api.reports import LineageEntry as LineageEntry
+    from cairn.api.reports import MemoryDetail as MemoryDetail
+    from cairn.api.reports import MemoryItem as MemoryItem
     from cairn.api.reports import RecallRecord as RecallRecord
     from cairn.api.reports import ReconfigureReport as ReconfigureReport
     from cairn.api.reports import RetireReport as RetireReport
@@ -91,6 +95,7 @@ __all__ = [
     "DirectivesApi",
     "DomainClock",
     "DrainReport",
+    "EditReport",
     "EmbedderIdentity",
     "Entity",
     "EntityAlias",
@@ -105,9 +110,12 @@ __all__ = [
     "IntakeResult",
     "KeptCounts",
     "LifecycleResult",
+    "LineageEntry",
     "Manifest",
     "Memory",
     "MemoryApi",
+    "MemoryDetail",
+    "MemoryItem",
     "Recall",
     "RecallContext",
     "RecallItem",
@@ -140,9 +148,13 @@ _DEFINED_IN = {
     "Entity": "cairn.api.reports",
     "EntityAlias": "cairn.api.reports",
     "EntityRelation": "cairn.api.reports",
+    "EditReport": "cairn.api.reports",
     "EvidenceItem": "cairn.api.reports",
     "IngestReport": "cairn.api.reports",
     "KeptCounts": "cairn.api.reports",
+    "LineageEntry": "cairn.api.reports",
+    "MemoryDetail": "cairn.api.reports",
+    "MemoryItem": "cairn.api.reports",
     "RecallRecord": "cairn.api.reports",
     "ReconfigureReport": "cairn.api.reports",
     "RetireReport": "cairn.api.reports",

@@ -1,6 +1,6 @@
 """``cairn mcp`` over stdio, driven by the MCP Python SDK's own client: the tools listed,
 a turn observed and recalled as marked data, a fact remembered, a memory archived out of
-recall, the turn behind a memory quoted as evidence, stats and the audit of a recall, typed errors as tool errors; ``--tools none``
+recall, the turn behind a memory quoted as evidence, memories listed and shown, stats and the audit of a recall, typed errors as tool errors; ``--tools none``
 lists nothing."""
 
 from __future__ import annotations
@@ -46,6 +46,23 @@ async def _error(session: ClientSession, name: str, **arguments: Any) -> str:
     result = await session.call_tool(name, arguments)
     assert result.is_error, _text(result)
     return _text(result)
+
+
+async def _inspect(session: Any, claim_id: str) -> None:
+    # What memory holds, listed and shown as escaped data; the archived one too.
+    listing = await _call(session, "cairn_memories", text="Miso")
+    assert listing.startswith('<context-data source="cairn" kind="memories"')
+    assert f"- {claim_id} [fact, archived, remembered_by_model" in listing
+    nothing = await _call(session, "cairn_memories", text="Miso", lifecycle="active")
+    assert nothing == "No memory matches."
+    shown = await _call(session, "cairn_memory", id=claim_id)
+    assert shown.startswith('<context-data source="cairn" kind="memory"')
+    assert "Ana's cat is called Miso." in shown
+    assert "- [unsourced]" in shown
+    message = await _error(session, "cairn_memory", id="no-such-memory")
+    assert "no claim 'no-such-memory'" in message
+    message = await _error(session, "cairn_memories", kind="fax")
+    assert "unknown memory kind" in message
 
 
 async def test_the_tools_over_stdio(tmp_path: Path) -> None:
@@ -104,6 +121,8 @@ async def test_the_tools_over_stdio(tmp_path: Path) -> None:
             assert "stays stored on this machine, out of recall" in note
             after = await _call(session, "cairn_recall", query="Ana's cat")
             assert "Miso" not in after
+
+            await _inspect(session, claim_id)
 
             stats = json.loads(await _call(session, "cairn_stats"))
             assert stats["agent"] == "claude"

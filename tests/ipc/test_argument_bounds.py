@@ -26,6 +26,7 @@ from tests.ipc.harness import SERVER_TIMEOUT_S, SocketServer, raw_connection
 from cairn.api.bounds import (
     MAX_BUDGET_BYTES,
     MAX_DRAIN_TIMEOUT_S,
+    MAX_EVIDENCE_REFS,
     MAX_ITEM_ID,
     MAX_ITEM_IDS,
     MAX_LIST_LIMIT,
@@ -96,6 +97,13 @@ def _bad_item_ids() -> st.SearchStrategy[list[int]]:
     return one_bad | too_many
 
 
+def _bad_refs() -> st.SearchStrategy[list[str]]:
+    """No refs at all, or more than one call may expand."""
+    return st.just([]) | st.integers(MAX_EVIDENCE_REFS + 1, MAX_EVIDENCE_REFS + 50).map(
+        lambda n: [f"r{i}" for i in range(n)]
+    )
+
+
 @attrs.frozen
 class Argument:
     """One numeric argument of one request, and values outside its range."""
@@ -126,7 +134,9 @@ ARGUMENTS = [
     Argument("recalls", "limit", _outside(1, MAX_LIST_LIMIT)),
     Argument("attention", "limit", _outside(1, MAX_LIST_LIMIT)),
     Argument("entities", "limit", _outside(1, MAX_LIST_LIMIT)),
+    Argument("memories", "limit", _outside(1, MAX_LIST_LIMIT)),
     Argument("consume_attention", "item_ids", _bad_item_ids()),
+    Argument("evidence", "refs", _bad_refs()),
     Argument(
         "drain", "timeout_s", _bad_seconds(MAX_DRAIN_TIMEOUT_S, zero_allowed=False)
     ),
@@ -143,6 +153,7 @@ MISTYPED = [
     ("attention", "limit", 1.5, {}),
     ("entities", "limit", "10", {}),
     ("consume_attention", "item_ids", [1, "2"], {}),
+    ("evidence", "refs", [1], {}),
     ("drain", "timeout_s", [1.0], {}),
 ]
 
@@ -258,7 +269,7 @@ def test_the_edges_of_every_range_are_accepted(raw: BlockingRawConnection) -> No
         message = {"type": "recall", "agent_id": AGENT, "query": "tea", **extra}
         _, answer = raw.request(message)
         assert isinstance(answer, RecallResult), answer
-    for kind in ("recalls", "attention", "entities"):
+    for kind in ("recalls", "attention", "entities", "memories"):
         for limit in (1, MAX_LIST_LIMIT):
             _, answer = raw.request({"type": kind, "agent_id": AGENT, "limit": limit})
             assert not isinstance(answer, Error), answer
@@ -266,6 +277,9 @@ def test_the_edges_of_every_range_are_accepted(raw: BlockingRawConnection) -> No
         {"type": "consume_attention", "agent_id": AGENT, "item_ids": [MAX_ITEM_ID]}
     )
     assert not isinstance(answer, Error), answer
+    for refs in (["r0"], [f"r{n}" for n in range(MAX_EVIDENCE_REFS)]):
+        _, answer = raw.request({"type": "evidence", "agent_id": AGENT, "refs": refs})
+        assert not isinstance(answer, Error), answer
 
 
 async def test_a_200000_deep_body_gets_an_error_frame_and_the_connection_goes_on(

@@ -28,11 +28,14 @@ if TYPE_CHECKING:
         AttentionItem,
         ClearReport,
         DrainReport,
+        EditReport,
         Entity,
         EvidenceItem,
         FeedbackReport,
         IngestReport,
         MaintenanceReport,
+        MemoryDetail,
+        MemoryItem,
         RecallRecord,
         ReconfigureReport,
         RetireReport,
@@ -198,6 +201,24 @@ class MemoryApi(Protocol):
         self, agent_id: str, refs: Sequence[str]
     ) -> list[EvidenceItem]: ...
 
+    # -- inspection --------------------------------------------------------------------
+    async def memories(
+        self,
+        agent_id: str,
+        *,
+        kind: str | None = None,
+        scope: Scope | None = None,
+        lifecycle: str | None = None,
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+        text: str | None = None,
+        limit: int = 50,
+    ) -> list[MemoryItem]: ...
+
+    async def memory(self, agent_id: str, claim_id: str) -> MemoryDetail: ...
+
+    async def edit(self, agent_id: str, claim_id: str, text: str) -> EditReport: ...
+
     async def retire(self, agent_id: str) -> RetireReport: ...
 
     async def add_directive(
@@ -331,6 +352,23 @@ class BlockingMemoryApi(Protocol):
     ) -> list[Entity]: ...
 
     def evidence(self, agent_id: str, refs: Sequence[str]) -> list[EvidenceItem]: ...
+
+    def memories(
+        self,
+        agent_id: str,
+        *,
+        kind: str | None = None,
+        scope: Scope | None = None,
+        lifecycle: str | None = None,
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+        text: str | None = None,
+        limit: int = 50,
+    ) -> list[MemoryItem]: ...
+
+    def memory(self, agent_id: str, claim_id: str) -> MemoryDetail: ...
+
+    def edit(self, agent_id: str, claim_id: str, text: str) -> EditReport: ...
 
     def retire(self, agent_id: str) -> RetireReport: ...
 

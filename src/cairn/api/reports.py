@@ -23,6 +23,7 @@ __all__ = [
     "AttentionKind",
     "ClearReport",
     "DrainReport",
+    "EditReport",
     "EmbedderIdentity",
     "Entity",
     "EntityAlias",
@@ -31,7 +32,10 @@ __all__ = [
     "FeedbackReport",
     "IngestReport",
     "KeptCounts",
+    "LineageEntry",
     "MaintenanceReport",
+    "MemoryDetail",
+    "MemoryItem",
     "RecallRecord",
     "ReconfigureReport",
     "RetireReport",
@@ -329,7 +333,7 @@ class EvidenceItem:
     ``ref`` is the ID asked for: an event ID (a recalled item's ``source_refs``) or a
     claim ID, which expands to one entry per source turn of that claim (``claim_id``
     says which). ``state`` is ``present`` (the turn as stored, already redacted at
-    intake), ``hidden`` (stored, but a forgotten claim cited it: recall never shows it,
+    intake), ``hidden`` (stored, but a forgotten or edited claim cited it: recall never shows it,
     so neither does this), ``withdrawn`` (edited, retried or deleted by the host),
     ``forgotten`` (the turn was forgotten or cleared: only a hash of its ID is left),
     ``unsourced`` (a claim remembered or edited with no turn behind it) or ``unknown``
@@ -347,3 +351,87 @@ class EvidenceItem:
     kind: str | None = None
     at: str | None = None
     text: str | None = None
+
+
+@attrs.frozen
+class MemoryItem:
+    """One stored memory (a claim) as ``memories`` lists it and ``memory`` shows it.
+
+    ``lifecycle`` is ``active`` (recalled as what holds), ``superseded`` (recalled as
+    history: ``superseded_at`` says until when it held), ``archived`` (kept, out of
+    recall: archived by the user, or an edited revision, which ``memory`` shows with its
+    ``edit`` lineage), ``candidate`` or ``quarantined``. ``origin`` says who it comes
+    from, as recall marks it (``extracted``, ``assistant_cited``, ``remembered_by_user``,
+    ``remembered_by_model``); ``confidence`` is its stored evidence strength and
+    ``stage`` its learning stage (``None`` before maintenance reviewed it).
+    ``scope`` is the scope kind, ``scope_key`` its key. Times are ISO-8601 (UTC):
+    ``created_at`` when it was stored, ``updated_at`` its last change, ``evidence_at``
+    when its evidence says it took effect, ``valid_from``/``valid_until`` the validity
+    its words give (``None``: not stated). ``source_refs`` are the event IDs of the
+    turns it was learned from (empty for one remembered or edited by hand);
+    ``conflicting``: in a contradiction the user has not resolved.
+    """
+
+    id: str
+    kind: str
+    text: str
+    lifecycle: str
+    origin: str
+    confidence: float
+    scope: str
+    created_at: str
+    updated_at: str
+    revision: int = 1
+    scope_key: str | None = None
+    evidence_at: str | None = None
+    valid_from: str | None = None
+    valid_until: str | None = None
+    superseded_at: str | None = None
+    stage: str | None = None
+    source_refs: tuple[str, ...] = ()
+    conflicting: bool = False
+
+
+@attrs.frozen
+class LineageEntry:
+    """One edge of a memory's history, as ``memory`` shows it.
+
+    ``relation`` is ``edit`` (the user rewrote the older claim as the newer),
+    ``supersede`` (the newer value replaced the older), ``merge`` (the older, a duplicate,
+    was merged into the newer and deleted: only its ID is left) or ``reflection`` (the
+    newer is a reflection drawn from the older). ``other_role`` says which end the
+    other claim is: ``parent`` (the older end: this memory edited, superseded, absorbed
+    or drew on it) or ``child`` (the newer end). ``other_text`` and
+    ``other_lifecycle`` are ``None`` for a claim no longer stored. ``at`` is when the
+    edge was written (ISO-8601, UTC).
+    """
+
+    relation: str
+    other_role: str
+    other_id: str
+    at: str
+    other_text: str | None = None
+    other_lifecycle: str | None = None
+
+
+@attrs.frozen
+class MemoryDetail:
+    """One memory with what stands behind it: its stored turns (as ``evidence``
+    expands its ID: ``unsourced`` for a memory remembered or edited by hand) and its
+    lineage, oldest edge first."""
+
+    memory: MemoryItem
+    evidence: tuple[EvidenceItem, ...] = ()
+    lineage: tuple[LineageEntry, ...] = ()
+
+
+@attrs.frozen
+class EditReport:
+    """What an ``edit`` did: ``previous_id`` is the claim edited (kept as history,
+    archived, out of recall), ``memory`` the new revision that recall now shows, with an
+    ``edit`` lineage edge from the previous one. ``note`` says so in words a user
+    interface can show."""
+
+    previous_id: str
+    memory: MemoryItem
+    note: str

@@ -49,9 +49,9 @@ from cairn.serde.recall import recall_to_dict
 
 if TYPE_CHECKING:
     from cairn.domain.evidence import Turn
-    from cairn.retrieval.types import Recall
+    from cairn.retrieval.types import Recall, RecallItem
 
-__all__ = ["ingest_file", "recall_json"]
+__all__ = ["aware_time", "ingest_file", "recall_json"]
 
 _INGEST_CHUNK = 512
 # Which count each stored (or deliberately skipped) outcome goes to.
@@ -361,31 +361,64 @@ def _print_recall(recall: Recall, as_json: bool, query_id: str | None = None) ->
     table = Table(
         "#",
         "id",
-        "labels",
+        "when",
+        "trust",
         "memory",
         "sources",
         title=None if query_id is None else shown(query_id),
     )
-    contrast = any(item.standing == "history" for item in recall.items)
     for rank, item in enumerate(recall.items, start=1):
         table.add_row(
             str(rank),
             shown(item.id),
-            shown(", ".join(item_labels(item, contrast=contrast))),
-            shown(item.text),
+            shown(_when(item)),
+            shown(_trust(item)),
+            shown(f"{item.kind}: {item.text}"),
             shown(", ".join(item.source_refs)),
         )
     if recall.items:
         console.print(table)
     else:
         console.print("(no memory matched)")
+    directives = [
+        line[2:]
+        for line in recall.directive_block.splitlines()
+        if line.startswith("- ")
+    ]
+    for directive in directives:
+        console.print(visible(f"directive: {directive}"))
+    degradations = recall.manifest.degradations if recall.manifest else ()
     if recall.status == "partial":
-        missing = ", ".join(recall.manifest.degradations) if recall.manifest else ""
         console.print(
-            f"partial ({missing}): what was ready in time; the complete result is"
-            f" stored as request {recall.request_id}",
+            f"partial ({', '.join(degradations)}): what was ready in time; the complete"
+            f" result is stored as request {recall.request_id}",
             markup=False,
         )
+    else:
+        console.print(
+            f"degradations: {', '.join(degradations) or 'none'}"
+            f" (request {recall.request_id})",
+            markup=False,
+        )
+
+
+def _when(item: RecallItem) -> str:
+    """The item's date, its temporal qualifier, and whether it holds now or held
+    before."""
+    parts = [item.at[:10]] if item.at else []
+    if item.qualifier:
+        parts.append(item.qualifier)
+    if item.standing is not None:
+        parts.append(item.standing.value)
+    return ", ".join(parts)
+
+
+def _trust(item: RecallItem) -> str:
+    """Where the item comes from, and a claim's learning stage."""
+    parts = [item.origin.value.replace("_", " ")] if item.origin is not None else []
+    if item.stage is not None:
+        parts.append(item.stage)
+    return ", ".join(parts)
 
 
 def _read_queries(path: Path) -> list[tuple[str, str, str | None]]:
@@ -404,7 +437,7 @@ def _read_queries(path: Path) -> list[tuple[str, str, str | None]]:
     return queries
 
 
-def _aware_time(text: str, option: str) -> dt.datetime:
+def aware_time(text: str, option: str) -> dt.datetime:
     try:
         moment = dt.datetime.fromisoformat(text)
     except ValueError:
@@ -470,7 +503,7 @@ def recall(
     async def body() -> int:
         if queries is None and not query:
             raise InvalidInputError("give a QUERY or --queries FILE")
-        moment = None if as_of is None else _aware_time(as_of, "--as-of")
+        moment = None if as_of is None else aware_time(as_of, "--as-of")
         batch = (
             _read_queries(queries) if queries is not None else [(None, query, session)]
         )

@@ -20,6 +20,7 @@ from cairn.cli import (  # noqa: F401
     commands_feedback,
     commands_forgetting,
     commands_hooks,
+    commands_inspect,
     commands_ipc,
     commands_maintain,
     commands_mcp,

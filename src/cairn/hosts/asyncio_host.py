@@ -39,11 +39,14 @@ if TYPE_CHECKING:
         AttentionItem,
         ClearReport,
         DrainReport,
+        EditReport,
         Entity,
         EvidenceItem,
         FeedbackReport,
         IngestReport,
         MaintenanceReport,
+        MemoryDetail,
+        MemoryItem,
         RecallRecord,
         ReconfigureReport,
         RetireReport,
@@ -299,6 +302,37 @@ class AsyncioMemory:
 
     async def evidence(self, agent_id: str, refs: Sequence[str]) -> list[EvidenceItem]:
         return await self._call(lambda memory: memory.evidence(agent_id, refs))
+
+    async def memories(
+        self,
+        agent_id: str,
+        *,
+        kind: str | None = None,
+        scope: Scope | None = None,
+        lifecycle: str | None = None,
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+        text: str | None = None,
+        limit: int = 50,
+    ) -> list[MemoryItem]:
+        return await self._call(
+            lambda memory: memory.memories(
+                agent_id,
+                kind=kind,
+                scope=scope,
+                lifecycle=lifecycle,
+                since=since,
+                until=until,
+                text=text,
+                limit=limit,
+            )
+        )
+
+    async def memory(self, agent_id: str, claim_id: str) -> MemoryDetail:
+        return await self._call(lambda memory: memory.memory(agent_id, claim_id))
+
+    async def edit(self, agent_id: str, claim_id: str, text: str) -> EditReport:
+        return await self._call(lambda memory: memory.edit(agent_id, claim_id, text))
 
     async def archive(self, agent_id: str, claim_id: str) -> LifecycleResult:
         return await self._call(lambda memory: memory.archive(agent_id, claim_id))

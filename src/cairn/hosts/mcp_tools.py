@@ -21,6 +21,8 @@ TOOL_NAMES = (
     "cairn_observe",
     "cairn_forget",
     "cairn_evidence",
+    "cairn_memories",
+    "cairn_memory",
     "cairn_stats",
     "cairn_audit",
 )

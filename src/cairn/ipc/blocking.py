@@ -35,11 +35,14 @@ if TYPE_CHECKING:
         AttentionItem,
         ClearReport,
         DrainReport,
+        EditReport,
         Entity,
         EvidenceItem,
         FeedbackReport,
         IngestReport,
         MaintenanceReport,
+        MemoryDetail,
+        MemoryItem,
         RecallRecord,
         ReconfigureReport,
         RetireReport,
@@ -343,6 +346,37 @@ class BlockingClient:
 
     def evidence(self, agent_id: str, refs: Sequence[str]) -> list[EvidenceItem]:
         return self.send(requests.evidence(agent_id, refs))
+
+    def memories(
+        self,
+        agent_id: str,
+        *,
+        kind: str | None = None,
+        scope: Scope | None = None,
+        lifecycle: str | None = None,
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+        text: str | None = None,
+        limit: int = 50,
+    ) -> list[MemoryItem]:
+        return self.send(
+            requests.memories(
+                agent_id,
+                kind=kind,
+                scope=scope,
+                lifecycle=lifecycle,
+                since=since,
+                until=until,
+                text=text,
+                limit=limit,
+            )
+        )
+
+    def memory(self, agent_id: str, claim_id: str) -> MemoryDetail:
+        return self.send(requests.memory(agent_id, claim_id))
+
+    def edit(self, agent_id: str, claim_id: str, text: str) -> EditReport:
+        return self.send(requests.edit(agent_id, claim_id, text))
 
     def archive(self, agent_id: str, claim_id: str) -> LifecycleResult:
         return self.send(requests.archive(agent_id, claim_id))

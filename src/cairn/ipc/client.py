@@ -39,11 +39,14 @@ if TYPE_CHECKING:
         AttentionItem,
         ClearReport,
         DrainReport,
+        EditReport,
         Entity,
         EvidenceItem,
         FeedbackReport,
         IngestReport,
         MaintenanceReport,
+        MemoryDetail,
+        MemoryItem,
         RecallRecord,
         ReconfigureReport,
         RetireReport,
@@ -348,6 +351,37 @@ class Client:
 
     async def evidence(self, agent_id: str, refs: Sequence[str]) -> list[EvidenceItem]:
         return await self.send(requests.evidence(agent_id, refs))
+
+    async def memories(
+        self,
+        agent_id: str,
+        *,
+        kind: str | None = None,
+        scope: Scope | None = None,
+        lifecycle: str | None = None,
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+        text: str | None = None,
+        limit: int = 50,
+    ) -> list[MemoryItem]:
+        return await self.send(
+            requests.memories(
+                agent_id,
+                kind=kind,
+                scope=scope,
+                lifecycle=lifecycle,
+                since=since,
+                until=until,
+                text=text,
+                limit=limit,
+            )
+        )
+
+    async def memory(self, agent_id: str, claim_id: str) -> MemoryDetail:
+        return await self.send(requests.memory(agent_id, claim_id))
+
+    async def edit(self, agent_id: str, claim_id: str, text: str) -> EditReport:
+        return await self.send(requests.edit(agent_id, claim_id, text))
 
     async def archive(self, agent_id: str, claim_id: str) -> LifecycleResult:
         return await self.send(requests.archive(agent_id, claim_id))

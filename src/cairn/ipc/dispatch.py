@@ -41,6 +41,8 @@ from cairn.ipc.messages import (
     DirectivesRevokeResult,
     DrainRequest,
     DrainResult,
+    EditRequest,
+    EditResult,
     EntitiesRequest,
     EntitiesResult,
     EvidenceRequest,
@@ -59,6 +61,10 @@ from cairn.ipc.messages import (
     IngestTurnResult,
     MaintainRequest,
     MaintainResult,
+    MemoriesRequest,
+    MemoriesResult,
+    MemoryRequest,
+    MemoryResult,
     PingRequest,
     PingResult,
     RecallRequest,
@@ -237,6 +243,33 @@ async def _entities(memory: Memory, request: EntitiesRequest) -> Response:
 async def _evidence(memory: Memory, request: EvidenceRequest) -> Response:
     items = await memory.evidence(request.agent_id, request.refs)
     return EvidenceResult(id=request.id, items=items)
+
+
+@handles(MemoriesRequest)
+async def _memories(memory: Memory, request: MemoriesRequest) -> Response:
+    found = await memory.memories(
+        request.agent_id,
+        kind=request.kind,
+        scope=scope_from_message(request.scope),
+        lifecycle=request.lifecycle,
+        since=request.since,
+        until=request.until,
+        text=request.text,
+        limit=request.limit,
+    )
+    return MemoriesResult(id=request.id, memories=found)
+
+
+@handles(MemoryRequest)
+async def _memory(memory: Memory, request: MemoryRequest) -> Response:
+    detail = await memory.memory(request.agent_id, request.claim_id)
+    return MemoryResult(id=request.id, detail=detail)
+
+
+@handles(EditRequest)
+async def _edit(memory: Memory, request: EditRequest) -> Response:
+    report = await memory.edit(request.agent_id, request.claim_id, request.text)
+    return EditResult(id=request.id, report=report)
 
 
 @handles(ClearRequest)

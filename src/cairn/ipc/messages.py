@@ -11,7 +11,8 @@ Values with a public cairn type travel as that type's fields and decode back to 
 ``Recall`` and its items and manifest, ``IntakeResult``, ``RememberResult``,
 ``ForgetResult``, ``LifecycleResult``, ``Directive`` and the reports of cairn.api
 (``ClearReport``, ``RetireReport``, ``StatusReport``, ``DrainReport``,
-``ReconfigureReport``, ``Entity``, ``EvidenceItem``). A result Struct holds the public record itself, so
+``ReconfigureReport``, ``Entity``, ``EvidenceItem``, ``MemoryItem``,
+``MemoryDetail``, ``EditReport``). A result Struct holds the public record itself, so
 the server and the clients cannot disagree on its shape. Timestamps are ISO-8601 strings
 with an offset.
 """
@@ -26,10 +27,13 @@ from cairn.api.reports import (
     AttentionItem,
     ClearReport,
     DrainReport,
+    EditReport,
     Entity,
     EvidenceItem,
     FeedbackReport,
     MaintenanceReport,
+    MemoryDetail,
+    MemoryItem,
     RecallRecord,
     ReconfigureReport,
     RetireReport,
@@ -70,6 +74,8 @@ __all__ = [
     "DirectivesRevokeResult",
     "DrainRequest",
     "DrainResult",
+    "EditRequest",
+    "EditResult",
     "EntitiesRequest",
     "EntitiesResult",
     "Error",
@@ -90,6 +96,10 @@ __all__ = [
     "IngestTurnResult",
     "MaintainRequest",
     "MaintainResult",
+    "MemoriesRequest",
+    "MemoriesResult",
+    "MemoryRequest",
+    "MemoryResult",
     "PingRequest",
     "PingResult",
     "RecallRequest",
@@ -135,7 +145,8 @@ __all__ = [
 # 7: maintain.
 # 8: entities.
 # 9: evidence.
-PROTOCOL_VERSION = 9
+# 10: memories, memory, edit.
+PROTOCOL_VERSION = 10
 
 
 class _Message(msgspec.Struct, tag_field="type", kw_only=True):
@@ -356,6 +367,34 @@ class EvidenceRequest(_Request, tag="evidence"):
     refs: list[str]
 
 
+class MemoriesRequest(_Request, tag="memories"):
+    """The agent's claims matching every filter given, newest stored first."""
+
+    agent_id: str
+    kind: str | None = None
+    scope: ScopeMessage | None = None
+    lifecycle: str | None = None
+    since: dt.datetime | None = None
+    until: dt.datetime | None = None
+    text: str | None = None
+    limit: int = 50
+
+
+class MemoryRequest(_Request, tag="memory"):
+    """One claim with its evidence and lineage."""
+
+    agent_id: str
+    claim_id: str
+
+
+class EditRequest(_Request, tag="edit"):
+    """The user's new words for a claim: a new revision, the old one kept as history."""
+
+    agent_id: str
+    claim_id: str
+    text: str
+
+
 class RetireRequest(_Request, tag="retire"):
     agent_id: str
 
@@ -516,6 +555,18 @@ class EvidenceResult(_Answer, tag="evidence_result"):
     items: list[EvidenceItem]
 
 
+class MemoriesResult(_Answer, tag="memories_result"):
+    memories: list[MemoryItem]
+
+
+class MemoryResult(_Answer, tag="memory_result"):
+    detail: MemoryDetail
+
+
+class EditResult(_Answer, tag="edit_result"):
+    report: EditReport
+
+
 class RetireResult(_Answer, tag="retire_result"):
     report: RetireReport
 
@@ -611,6 +662,9 @@ REQUESTS: tuple[type[_Request], ...] = (
     ResolveConflictRequest,
     EntitiesRequest,
     EvidenceRequest,
+    MemoriesRequest,
+    MemoryRequest,
+    EditRequest,
 )
 RESULTS: tuple[type[_Answer], ...] = (
     IngestResult,
@@ -649,6 +703,9 @@ RESULTS: tuple[type[_Answer], ...] = (
     ResolveConflictResult,
     EntitiesResult,
     EvidenceResult,
+    MemoriesResult,
+    MemoryResult,
+    EditResult,
 )
 
 Request = _Request

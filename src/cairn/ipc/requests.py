@@ -35,10 +35,13 @@ if TYPE_CHECKING:
         AttentionItem,
         ClearReport,
         DrainReport,
+        EditReport,
         Entity,
         EvidenceItem,
         FeedbackReport,
         MaintenanceReport,
+        MemoryDetail,
+        MemoryItem,
         RecallRecord,
         ReconfigureReport,
         RetireReport,
@@ -72,6 +75,7 @@ __all__ = [
     "directives_propose",
     "directives_revoke",
     "drain",
+    "edit",
     "entities",
     "evidence",
     "feedback",
@@ -82,6 +86,8 @@ __all__ = [
     "ingest_event",
     "ingest_turn",
     "maintain",
+    "memories",
+    "memory",
     "ping",
     "recall",
     "recalls",
@@ -397,6 +403,44 @@ def evidence(
         id=UNNUMBERED, agent_id=agent_id, refs=list(bounds.check_evidence_refs(refs))
     )
     return Call(request, wire.EvidenceResult, lambda r: r.items)
+
+
+# -- inspection ------------------------------------------------------------------------
+def memories(
+    agent_id: str,
+    *,
+    kind: str | None = None,
+    scope: Scope | None = None,
+    lifecycle: str | None = None,
+    since: dt.datetime | None = None,
+    until: dt.datetime | None = None,
+    text: str | None = None,
+    limit: int = 50,
+) -> Call[wire.MemoriesResult, list[MemoryItem]]:
+    request = wire.MemoriesRequest(
+        id=UNNUMBERED,
+        agent_id=agent_id,
+        kind=kind,
+        scope=scope_to_message(scope),
+        lifecycle=lifecycle,
+        since=since,
+        until=until,
+        text=text,
+        limit=_integer(limit, bounds.check_limit),
+    )
+    return Call(request, wire.MemoriesResult, lambda r: r.memories)
+
+
+def memory(agent_id: str, claim_id: str) -> Call[wire.MemoryResult, MemoryDetail]:
+    request = wire.MemoryRequest(id=UNNUMBERED, agent_id=agent_id, claim_id=claim_id)
+    return Call(request, wire.MemoryResult, lambda r: r.detail)
+
+
+def edit(agent_id: str, claim_id: str, text: str) -> Call[wire.EditResult, EditReport]:
+    request = wire.EditRequest(
+        id=UNNUMBERED, agent_id=agent_id, claim_id=claim_id, text=text
+    )
+    return Call(request, wire.EditResult, lambda r: r.report)
 
 
 def consume_attention(

@@ -18,16 +18,19 @@ from cairn.domain.scope import Scope
 from cairn.errors import InvalidInputError, InvalidScopeError
 from cairn.ingestion.screen import redact_text, screen_identifier
 from cairn.maintenance.challenge import inferred_attribute
-from cairn.runtime.writes import Forget, Remember, SetArchived
+from cairn.runtime.writes import Edit, Forget, Remember, SetArchived
 from cairn.store.forget import RememberOutcome
 
 if TYPE_CHECKING:
+    from cairn.api.reports import EditReport
     from cairn.runtime.supervisor import AgentSupervisor
     from cairn.store.forget import ForgetResult, LifecycleResult, RememberResult
 
 __all__ = [
     "MAX_REMEMBER_CHARS",
     "archive",
+    "edit",
+    "edit_text",
     "forget",
     "keyed_draft",
     "remember",
@@ -95,6 +98,24 @@ async def remember(
     if result.outcome is RememberOutcome.STORED and result.rowid is not None:
         await supervisor.embed_claim(result.rowid, draft.text)
     return result
+
+
+def edit_text(claim_id: str, text: str) -> str:
+    """Validate an edit before anything is queued: the words as they will be stored
+    (redacted, spacing collapsed), or InvalidInputError."""
+    screen_identifier("claim ID", claim_id)
+    if not text.strip():
+        raise InvalidInputError("nothing to edit into: the new text is blank")
+    if len(text) > MAX_REMEMBER_CHARS:
+        raise InvalidInputError(f"a claim is at most {MAX_REMEMBER_CHARS} characters")
+    return " ".join(redact_text(text).split())
+
+
+async def edit(supervisor: AgentSupervisor, claim_id: str, text: str) -> EditReport:
+    edited, report = await supervisor.commit(Edit(claim_id, text))
+    if edited.stored:
+        await supervisor.embed_claim(edited.rowid, report.memory.text)
+    return report
 
 
 async def forget(supervisor: AgentSupervisor, item_id: str) -> ForgetResult:

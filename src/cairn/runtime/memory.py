@@ -58,6 +58,7 @@ from cairn.runtime.directives import DirectiveBook
 from cairn.runtime.directory_lock import hold_directory
 from cairn.runtime.entities import read_entities
 from cairn.runtime.evidence import read_evidence
+from cairn.runtime.inspection import memory_filter, read_memories, read_memory
 from cairn.runtime.providers import (
     ActiveEmbedder,
     SharedHttpClient,
@@ -82,7 +83,15 @@ if TYPE_CHECKING:
     import datetime as dt
     from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 
-    from cairn.api.reports import AttentionItem, Entity, EvidenceItem, RecallRecord
+    from cairn.api.reports import (
+        AttentionItem,
+        EditReport,
+        Entity,
+        EvidenceItem,
+        MemoryDetail,
+        MemoryItem,
+        RecallRecord,
+    )
     from cairn.config import MemoryConfig
     from cairn.domain.evidence import Turn
     from cairn.domain.outcomes import (
@@ -475,6 +484,64 @@ class Memory:
         return await self._core.database.read(
             lambda reader: read_evidence(reader.connection, agent, checked)
         )
+
+    # -- inspection ----------------------------------------------------------------------
+    async def memories(
+        self,
+        agent_id: str,
+        *,
+        kind: str | None = None,
+        scope: Scope | None = None,
+        lifecycle: str | None = None,
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+        text: str | None = None,
+        limit: int = 50,
+    ) -> list[MemoryItem]:
+        """What the agent remembers, newest stored first: every claim (archived and
+        superseded ones too, unless ``lifecycle`` says which), each filter applied
+        before ``limit``. ``kind`` and ``lifecycle`` are one value each (another is
+        InvalidInputError naming the values there are); ``scope`` exactly that scope;
+        ``since`` (inclusive) and ``until`` (exclusive) bound when it was stored (aware
+        datetimes); ``text`` is found anywhere in its words (ASCII case folded). A
+        ``limit`` outside 1 to 1000 is ArgumentOutOfRangeError."""
+        bounds.check_limit(limit)
+        wanted = memory_filter(
+            kind=kind,
+            scope=scope,
+            lifecycle=lifecycle,
+            since=since,
+            until=until,
+            text=text,
+        )
+        agent = (await self._core.registry.get(agent_id)).agent_id
+        return await self._core.database.read(
+            lambda reader: read_memories(reader.connection, agent, wanted, limit)
+        )
+
+    async def memory(self, agent_id: str, claim_id: str) -> MemoryDetail:
+        """One memory with the stored turns behind it (as :meth:`evidence` expands its
+        ID) and its lineage: the edits, supersessions, merges and reflections it is
+        either end of. An ID naming no claim of the agent (a forgotten one included) is
+        UnknownClaimError."""
+        screen_identifier("claim ID", claim_id)
+        agent = (await self._core.registry.get(agent_id)).agent_id
+        return await self._core.database.read(
+            lambda reader: read_memory(reader.connection, agent, claim_id)
+        )
+
+    async def edit(self, agent_id: str, claim_id: str, text: str) -> EditReport:
+        """Rewrite a memory as the user: a new revision with ``text`` (redacted like a
+        turn) takes its place in recall, with an ``edit`` lineage edge from the old
+        one, which stays stored as history, out of recall. The new revision keeps the
+        kind, scope, attribute and validity; cancelled, either both happened or
+        neither. UnknownClaimError for an unknown or forgotten claim,
+        InvalidTransitionError for an archived one (an edited revision included:
+        edit the newer one), ProtectedClaimError for persona and working rows,
+        InvalidInputError for a blank text or one saying what the memory says."""
+        words = lifecycle.edit_text(claim_id, text)
+        async with self._core.admission.write(agent_id) as supervisor:
+            return await lifecycle.edit(supervisor, claim_id, words)
 
     async def resume_interrupted_clears(self) -> None:
         """Finish clear and retire jobs a crash left pending, agent by agent (run at open;

@@ -246,6 +246,12 @@ class AgentSupervisor:
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             # Not lost: the next warm-up embeds every claim without a vector.
             self._work.done(1)
+        except trio.Cancelled:
+            # The caller was cancelled after its claim committed: the job was not sent
+            # (a cancelled send delivers nothing), so no actor will settle it, and a
+            # drain would wait for it forever. The warm-up embeds it, as above.
+            self._work.done(1)
+            raise
 
     def embed_backlog(self) -> None:
         """Rows arrived without vectors (an import): sweep and embed them in the

@@ -27,6 +27,7 @@ import attrs
 import trio
 
 from cairn import crashpoints
+from cairn.api.reports import EditReport
 from cairn.domain.claim import ClaimDraft, Origin
 from cairn.domain.directive import DirectiveStatus
 from cairn.domain.evidence import SessionInfo, Turn
@@ -38,6 +39,7 @@ from cairn.ingestion.intake import prepare_turns
 from cairn.ingestion.validate import ValidatedBatch
 from cairn.maintenance.passes import MaintenancePass, PassResult, Work
 from cairn.runtime.fairness import Priority
+from cairn.runtime.inspection import memory_item
 from cairn.runtime.mailbox import Reply
 from cairn.store.attention import (
     add_event_notices,
@@ -73,6 +75,7 @@ from cairn.store.directives import (
     set_directive_status,
 )
 from cairn.store.dirty import DirtySeed, mark_dirty, retry_seeds, settle_seeds
+from cairn.store.edit import Edited, edit_claim
 from cairn.store.embeddings import store_embeddings
 from cairn.store.entities import (
     USER_SUBJECT,
@@ -111,6 +114,7 @@ __all__ = [
     "ConsumeAttention",
     "CreateDirective",
     "DeclareSession",
+    "Edit",
     "FailBatch",
     "FinishClear",
     "Forget",
@@ -569,6 +573,35 @@ class SetArchived(Write["LifecycleResult"]):
         return set_archived(
             connection, context.agent_id, self.claim_id, self.archived, context.now
         )
+
+
+@attrs.frozen
+class Edit(Write["tuple[Edited, EditReport]"]):
+    """The user's new words for a claim (cairn.store.edit): the rows, for the embedding
+    of a new revision, and the report."""
+
+    priority = Priority.INTERACTIVE
+    claim_id: str
+    text: str
+
+    def apply(
+        self, connection: apsw.Connection, context: WriteContext
+    ) -> tuple[Edited, EditReport]:
+        edited = edit_claim(
+            connection, context.agent_id, self.claim_id, self.text, context.now
+        )
+        revision = memory_item(connection, context.agent_id, edited.rowid)
+        assert revision is not None  # noqa: S101 - written in this transaction
+        note = (
+            "edited: recall shows the new words; the old ones stay stored as its history,"
+            " out of recall"
+        )
+        if not edited.stored:
+            note = (
+                "edited into an existing memory that already says this; the old words"
+                " stay stored as its history, out of recall"
+            )
+        return edited, EditReport(self.claim_id, revision, note)
 
 
 # -- conflicts ----------------------------------------------------------------------------------

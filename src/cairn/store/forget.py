@@ -61,6 +61,7 @@ __all__ = [
     "LifecycleResult",
     "RememberOutcome",
     "RememberResult",
+    "edited_into",
     "forget_memory",
     "remember_claim",
     "set_archived",
@@ -101,6 +102,17 @@ def _claim_row(
             f"{kind} rows are rebuilt by their own projection, not forgotten or archived"
         )
     return int(rowid), str(kind), str(lifecycle), str(provenance), str(content)
+
+
+def edited_into(connection: apsw.Connection, rowid: int) -> str | None:
+    """The claim ID the user last edited claim ``rowid`` into, if it is still stored."""
+    row = connection.execute(
+        "SELECT c.claim_id FROM derivations d JOIN claims c ON c.rowid = d.child_rowid"
+        " WHERE d.parent_rowid = ? AND d.relation = 'edit'"
+        " ORDER BY d.rowid DESC LIMIT 1",
+        (rowid,),
+    ).fetchone()
+    return None if row is None else str(row[0])
 
 
 def forget_memory(
@@ -243,6 +255,12 @@ def set_archived(
         if archived
         else (Lifecycle.ARCHIVED, Lifecycle.ACTIVE)
     )
+    newer = None if archived else edited_into(connection, rowid)
+    if newer is not None and lifecycle == Lifecycle.ARCHIVED.value:
+        # An edited revision is history of the one it became (cairn.store.edit).
+        raise InvalidTransitionError(
+            f"claim {claim_id} was edited into {newer}; it stays as that one's history"
+        )
     if lifecycle != source.value:
         raise InvalidTransitionError(
             f"claim {claim_id} is {lifecycle}; only {source.value} claims can become"
