@@ -21,6 +21,7 @@ import trio
 import typer
 from rich.console import Console
 
+from cairn.cli.logs import command_logging, log_level
 from cairn.cli.terminal import visible
 from cairn.clock import DomainClock
 from cairn.config import MemoryConfig
@@ -223,7 +224,8 @@ def run(body: Callable[[], Awaitable[int]]) -> None:
     Anything else propagates: typer prints the traceback (without locals) and exits 1.
     """
     try:
-        code = trio.run(body)
+        with command_logging(log_level()):
+            code = trio.run(body)
     except (CairnError, BaseExceptionGroup) as error:
         leaves = _cairn_errors(error)
         if leaves is None:
