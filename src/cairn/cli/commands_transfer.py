@@ -23,7 +23,7 @@ from cairn.cli.app import (
     stderr_console,
     stdout_console,
 )
-from cairn.cli.progress import progress_bar
+from cairn.cli.progress import progress_bar, wait_idle_shown
 from cairn.cli.read_only import export_stored
 from cairn.cli.reading import Stored, degraded_of, open_live_or_stored
 from cairn.cli.terminal import shown
@@ -167,8 +167,12 @@ def import_(
                     memory, file, bar.advance, directives=directives
                 )
             # What the file brought is extracted and embedded before the command ends.
-            for agent in summary.agents:
-                await memory.wait_idle(agent)
+            await wait_idle_shown(
+                memory,
+                summary.agents,
+                f"extract and embed {file.name}",
+                as_json=as_json,
+            )
         if as_json:
             emit_json(summary.as_json())
         else:
