@@ -12,15 +12,17 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import attrs
 import trio
 import typer
 from rich.console import Console
+from typer.core import TyperGroup
 
+from cairn.cli.logs import command_logging, log_level
 from cairn.cli.terminal import visible
 from cairn.clock import DomainClock
 from cairn.config import MemoryConfig
@@ -73,7 +75,112 @@ EXIT_CODES = (
     " line are stored; run it again once the fault is cleared); 130 interrupted."
 )
 
+# The app-level options, each taking one value, that a command also accepts after its
+# name: ``cairn recall --data D ...`` is ``cairn --data D recall ...``.
+GLOBAL_OPTIONS: Final = ("--data",)
+
+
+def hoist_global_options(args: list[str], commands: Collection[str]) -> list[str]:
+    """``args`` with every global option after the command name moved before it.
+
+    Only the tokens before ``--`` are looked at (after it every token is an argument),
+    and the command name is the first token naming a command that is not the value of
+    a global option. A later occurrence still wins, as it would in place.
+    """
+    hoisted: list[str] = []
+    rest: list[str] = []
+    position = None
+    index = 0
+    while index < len(args):
+        token = args[index]
+        if position is None:
+            if token in GLOBAL_OPTIONS and index + 1 < len(args):
+                hoisted += args[index : index + 2]
+                index += 2
+                continue
+            if token in commands:
+                position = len(hoisted)
+            hoisted.append(token)
+            index += 1
+            continue
+        if token == "--":  # noqa: S105 - the end of options, not a secret
+            rest += args[index:]
+            break
+        name = token.split("=", 1)[0]
+        if name in GLOBAL_OPTIONS and "=" in token:
+            hoisted.insert(position, token)
+            position += 1
+        elif token in GLOBAL_OPTIONS and index + 1 < len(args):
+            hoisted[position:position] = args[index : index + 2]
+            position += 2
+            index += 2
+            continue
+        else:
+            rest.append(token)
+        index += 1
+    return hoisted + rest
+
+
+class CairnGroup(TyperGroup):
+    """The top-level group: global options are accepted after the command too."""
+
+    # ``ctx`` is the click context of typer's own copy of click (a private module).
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, hoist_global_options(args, self.commands))
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """As typer's, but a usage error is one line, ``cairn: <what is wrong> (see
+        cairn <command> --help)``, exit 2, like every other error."""
+        standalone = standalone_mode
+        try:
+            code = super().main(
+                args,
+                prog_name,
+                complete_var,
+                standalone_mode=False,
+                windows_expand_args=windows_expand_args,
+                **extra,
+            )
+        except typer.Abort:
+            print("cairn: aborted", file=sys.stderr)
+            code = EXIT_FAILED
+        except Exception as error:
+            if not _is_click_error(error) or not standalone:
+                raise
+            code = _show_click_error(error)
+        if not standalone:
+            return code
+        sys.exit(code if isinstance(code, int) else EXIT_OK)
+
+
+def _is_click_error(error: Exception) -> bool:
+    # typer ships its own copy of click; its exception classes are found through it.
+    return any(kind.__name__ == "ClickException" for kind in type(error).__mro__)
+
+
+def _show_click_error(error: Any) -> int:
+    """Print a click error (a usage error: a missing or unknown option, a bad value)
+    as one line; the exit code (2 for usage errors)."""
+    if type(error).__name__ == "NoArgsIsHelpError":
+        error.show()  # ``cairn`` alone: the help, as typer shows it
+        return int(error.exit_code)
+    context = getattr(error, "ctx", None)
+    path = getattr(context, "command_path", "cairn") if context else "cairn"
+    message = " ".join(str(error.format_message()).split())
+    print(f"cairn: {visible(message)} (see {path} --help)", file=sys.stderr)
+    return int(error.exit_code)
+
+
 app = typer.Typer(
+    cls=CairnGroup,
     name="cairn",
     help="Long-term memory for AI agents.",
     epilog=EXIT_CODES,
@@ -223,7 +330,8 @@ def run(body: Callable[[], Awaitable[int]]) -> None:
     Anything else propagates: typer prints the traceback (without locals) and exits 1.
     """
     try:
-        code = trio.run(body)
+        with command_logging(log_level()):
+            code = trio.run(body)
     except (CairnError, BaseExceptionGroup) as error:
         leaves = _cairn_errors(error)
         if leaves is None:

@@ -15,6 +15,7 @@ from typing import Annotated
 import typer
 
 from cairn.cli.app import app
+from cairn.cli.terminal import visible
 from cairn.hooks.install import Change, install, uninstall
 
 
@@ -57,7 +58,7 @@ def install_command(
     try:
         changes = install(Path.home(), host, _cairn_command(), agent, dry_run=dry_run)
     except ValueError as error:
-        typer.echo(f"error: {error}", err=True)
+        typer.echo(f"cairn: {visible(str(error))}", err=True)
         raise typer.Exit(2) from None
     _show(changes, dry_run=dry_run)
 
@@ -73,6 +74,6 @@ def uninstall_command(
     try:
         changes = uninstall(Path.home(), host, _cairn_command(), dry_run=dry_run)
     except ValueError as error:
-        typer.echo(f"error: {error}", err=True)
+        typer.echo(f"cairn: {visible(str(error))}", err=True)
         raise typer.Exit(2) from None
     _show(changes, dry_run=dry_run)

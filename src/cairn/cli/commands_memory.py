@@ -29,7 +29,7 @@ from cairn.cli.app import (
     stderr_console,
     stdout_console,
 )
-from cairn.cli.progress import progress_bar
+from cairn.cli.progress import progress_bar, wait_idle_shown
 from cairn.cli.target import open_target
 from cairn.cli.terminal import shown, visible
 from cairn.cli.turns import read_turns
@@ -224,7 +224,9 @@ async def ingest_file(
             if chunk:
                 await flush()
     try:
-        await memory.wait_idle(agent)
+        await wait_idle_shown(
+            memory, [agent], f"extract and embed {path.name}", as_json=as_json
+        )
     except PipelineStalledError as error:
         raise intake.stalled(last_line, error) from error
     summary = intake.summary()

@@ -1,24 +1,30 @@
-"""``status``: counts, epochs, pending clear jobs per agent; runtime state of live agents.
+"""``status``: counts, epochs, pending clear jobs per agent; runtime state of live agents;
+whether the configured embedding provider answers.
 
-On a data directory this process cannot write, the stored counts alone, read-only
-(cairn.cli.read_only)."""
+When no runtime can open (a data directory this process cannot write, an embedding
+provider that is down with no dimension configured), the stored counts alone, read-only
+(cairn.cli.reading)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 import attrs
+import trio
 import typer
 from rich.table import Table
 from rich.text import Text
 
 from cairn.cli.app import EXIT_OK, CliContext, JsonOption, app, emit_json, run
 from cairn.cli.app import stdout_console as console
-from cairn.cli.read_only import open_stored, stored_status
+from cairn.cli.read_only import stored_status
+from cairn.cli.reading import Stored, degraded_of, open_live_or_stored
 from cairn.cli.target import open_target
 from cairn.cli.terminal import shown, visible
 from cairn.domain.ids import AgentId
-from cairn.errors import ReadOnlyDataDirectoryError
+from cairn.providers.settings import load_embedding_settings
+from cairn.runtime.providers import SharedHttpClient, embedder_reachability
+from cairn.runtime.threads import run_in_thread
 from cairn.store.agents import agent_epochs
 from cairn.store.clear_jobs import pending_clear_jobs
 from cairn.store.embeddings import embeddings_by_identity
@@ -27,7 +33,7 @@ if TYPE_CHECKING:
     from cairn.api.status import AgentStatus
     from cairn.cli.target import Target
 
-__all__ = ["read_status"]
+__all__ = ["probe_embedder", "read_status"]
 
 
 def _agent_json(entry: AgentStatus) -> dict[str, Any]:
@@ -75,16 +81,51 @@ async def read_status(target: Target) -> dict[str, Any]:
     }
 
 
+async def probe_embedder(cli: CliContext) -> tuple[bool | None, str | None]:
+    """Whether the HTTP embedder the data directory's configuration selects answers
+    (one request), and if not why; ``(None, None)`` for the local model, which is in
+    the process that runs it and is never loaded just to say so.
+
+    The configuration read is this process's (``cairn.toml`` of the data directory and
+    this environment): beside a server started with another environment the answer is
+    about this one's."""
+    settings = await run_in_thread(
+        lambda: load_embedding_settings(cli.data), limiter=trio.CapacityLimiter(1)
+    )
+    # An embedder given to the context (tests) is what serves, not the configured one.
+    if settings.provider == "local" or cli.embedder is not None:
+        return None, None
+    http = SharedHttpClient()
+    try:
+        error = await embedder_reachability(settings, http)
+    finally:
+        await http.aclose()
+    return error is None, error
+
+
+def _embedder_line(status: dict[str, Any]) -> str:
+    embedder = status["embedder"]
+    if embedder is None:
+        serving = "not loaded (stored counts only)"
+    else:
+        serving = (
+            f"{visible(embedder['provider'])} {visible(embedder['model'])}"
+            f" ({embedder['dimension']} dimensions)"
+        )
+    if status["embedder_reachable"] is False:
+        serving += f"; provider unreachable: {visible(status['embedder_error'])}"
+    elif status["embedder_reachable"]:
+        serving += "; provider reachable"
+    return serving
+
+
 def _print(status: dict[str, Any]) -> None:
     out = console()
-    embedder = status["embedder"]
-    serving = (
-        "not loaded (read-only data directory: stored counts only)"
-        if embedder is None
-        else f"{visible(embedder['provider'])} {visible(embedder['model'])}"
-        f" ({embedder['dimension']} dimensions)"
+    out.print(
+        Text(f"data: {visible(status['data_dir'])}\nembedder: {_embedder_line(status)}")
     )
-    out.print(Text(f"data: {visible(status['data_dir'])}\nembedder: {serving}"))
+    for line in status["degraded"]:
+        out.print(Text(f"degraded: {visible(line)}"))
     table = Table(
         "agent",
         "events",
@@ -117,13 +158,20 @@ def status(context: typer.Context, as_json: JsonOption = False) -> None:
     cli: CliContext = context.obj
 
     async def body() -> int:
-        try:
-            async with open_target(cli) as target:
-                report = await read_status(target)
-        except ReadOnlyDataDirectoryError:
-            # Nobody can write the directory: its stored counts, read-only.
-            async with open_stored(cli) as stored:
-                report = await stored_status(stored)
+        async with open_live_or_stored(cli, lambda: open_target(cli)) as opened:
+            if isinstance(opened, Stored):
+                report = await stored_status(opened.data)
+            else:
+                report = await read_status(opened)
+        reachable: bool | None = False
+        error = opened.embedder_error if isinstance(opened, Stored) else None
+        if error is None:  # not known to be down yet: ask it
+            reachable, error = await probe_embedder(cli)
+        report.update(
+            embedder_reachable=reachable,
+            embedder_error=error,
+            degraded=degraded_of(opened),
+        )
         if as_json:
             emit_json(report)
         else:

@@ -23,10 +23,11 @@ from cairn.cli.app import (
     stderr_console,
     stdout_console,
 )
-from cairn.cli.progress import progress_bar
-from cairn.cli.read_only import export_stored, open_stored
+from cairn.cli.progress import progress_bar, wait_idle_shown
+from cairn.cli.read_only import export_stored
+from cairn.cli.reading import Stored, degraded_of, open_live_or_stored
 from cairn.cli.terminal import shown
-from cairn.errors import InvalidInputError, ReadOnlyDataDirectoryError
+from cairn.errors import InvalidInputError
 from cairn.runtime.threads import run_in_thread
 from cairn.runtime.transfer import ImportedDirectives, export_memory, import_memory
 from cairn.runtime.upkeep import known_agents
@@ -92,28 +93,38 @@ def export_(
             file.parent.is_dir, limiter=trio.CapacityLimiter(1)
         ):
             raise InvalidInputError(f"no such directory: {file.parent}")
-        try:
-            async with cli.open() as memory:
+        quiet = as_json or to_stdout
+        async with open_live_or_stored(cli, cli.open) as opened:
+            if not isinstance(opened, Stored):
+                memory = opened
                 # The only writer here: what it accepted before is extracted first.
                 for known in await known_agents(memory, agent):
                     await memory.wait_idle(known)
                 with (
-                    progress_bar("export", None, as_json=as_json or to_stdout) as bar,
+                    progress_bar("export", None, as_json=quiet) as bar,
                     _sink(file) as sink,
                 ):
                     summary = await export_memory(memory, sink, agent, bar.advance)
-        except ReadOnlyDataDirectoryError:
-            # Nobody can write the directory: export what is stored, read-only.
-            async with open_stored(cli) as stored:
+            else:
+                # No runtime can open here: export what is stored, read-only.
                 with (
-                    progress_bar("export", None, as_json=as_json or to_stdout) as bar,
+                    progress_bar("export", None, as_json=quiet) as bar,
                     _sink(file) as sink,
                 ):
-                    summary = await export_stored(stored, sink, agent, bar.advance)
+                    summary = await export_stored(opened.data, sink, agent, bar.advance)
+        if not as_json:
+            for reason in degraded_of(opened):
+                stderr_console().print(shown(f"degraded: {reason}"))
         if to_stdout:
             return EXIT_OK
         if as_json:
-            emit_json({**summary.as_json(), "file": str(file)})
+            emit_json(
+                {
+                    **summary.as_json(),
+                    "file": str(file),
+                    "degraded": degraded_of(opened),
+                }
+            )
         else:
             counts = {k: {"records": v} for k, v in summary.records.items()}
             stdout_console().print(_counts_table(f"exported to {file}", counts))
@@ -156,8 +167,12 @@ def import_(
                     memory, file, bar.advance, directives=directives
                 )
             # What the file brought is extracted and embedded before the command ends.
-            for agent in summary.agents:
-                await memory.wait_idle(agent)
+            await wait_idle_shown(
+                memory,
+                summary.agents,
+                f"extract and embed {file.name}",
+                as_json=as_json,
+            )
         if as_json:
             emit_json(summary.as_json())
         else:

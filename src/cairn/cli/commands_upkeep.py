@@ -24,10 +24,10 @@ from cairn.cli.app import (
     stdout_console,
 )
 from cairn.cli.progress import progress_bar, shows_progress
-from cairn.cli.read_only import doctor_stored, open_stored
+from cairn.cli.read_only import doctor_stored
+from cairn.cli.reading import Stored, open_live_or_stored
 from cairn.cli.target import open_target
 from cairn.cli.terminal import shown
-from cairn.errors import ReadOnlyDataDirectoryError
 from cairn.runtime import upkeep
 from cairn.runtime.operator_reports import DoctorReport
 from cairn.runtime.private_files import LoosePath, loose_paths
@@ -238,7 +238,9 @@ def _print_read_only_doctor(
         )
     table.add_row("clear jobs pending", str(len(report["clear_jobs_pending"])))
     console.print(table)
-    console.print("read-only data directory: only the checks that read were run")
+    for reason in report["degraded"]:
+        console.print(shown(f"degraded: {reason}"))
+    console.print("only the checks that read were run")
     for skipped in report["skipped"]:
         console.print(f"skipped: {skipped}")
     for tightened in modes["made_private"]:
@@ -265,22 +267,21 @@ def doctor(
         files = trio.CapacityLimiter(1)
         # Read before the claim: claiming the directory makes these private.
         loose = await run_in_thread(lambda: loose_paths(cli.data), limiter=files)
-        try:
-            async with cli.open() as memory:
-                report = await upkeep.check(memory)
+        report: DoctorReport | dict[str, Any]
+        async with open_live_or_stored(cli, cli.open) as opened:
+            if isinstance(opened, Stored):
                 if repair:
-                    found = report
-                    repairs = await upkeep.repair(memory, found)
-                    report = (await upkeep.check(memory)).after_repair(found, repairs)
-        except ReadOnlyDataDirectoryError:
-            if repair:
-                raise  # a repair writes
-            async with open_stored(cli) as stored:
-                checked = await doctor_stored(stored)
-            remaining = await run_in_thread(
-                lambda: loose_paths(cli.data), limiter=files
-            )
-            return _finish_doctor(checked, loose, remaining, as_json)
+                    raise opened.refusal  # a repair writes, through a runtime
+                report = await doctor_stored(opened.data)
+                report["degraded"] = list(opened.degraded)
+            else:
+                checked = await upkeep.check(opened)
+                if repair:
+                    repairs = await upkeep.repair(opened, checked)
+                    checked = (await upkeep.check(opened)).after_repair(
+                        checked, repairs
+                    )
+                report = checked
         remaining = await run_in_thread(lambda: loose_paths(cli.data), limiter=files)
         return _finish_doctor(report, loose, remaining, as_json)
 

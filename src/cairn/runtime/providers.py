@@ -9,6 +9,7 @@ import attrs
 import httpx
 import trio
 
+from cairn.errors import ProviderError
 from cairn.providers.embedding import EmbeddingProvider
 from cairn.providers.http.client import create_http_client
 from cairn.providers.http.factory import (
@@ -26,11 +27,25 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ActiveEmbedder",
+    "EmbedderUnavailableError",
     "SharedHttpClient",
     "build_embedder",
     "build_text_provider",
+    "embedder_reachability",
     "local_embedder",
 ]
+
+# How long ``embedder_reachability`` waits for the provider's answer, retries included.
+REACHABILITY_TIMEOUT_S = 10.0
+
+
+class EmbedderUnavailableError(ProviderError):
+    """The configured HTTP embedder could not be reached (or answered wrongly) while its
+    dimension was being discovered, so no runtime can open with it.
+
+    Commands that only read what is stored catch it and read without a runtime
+    (cairn.cli.reading); every other caller sees one sentence saying what to do.
+    """
 
 
 @attrs.define(eq=False)
@@ -98,7 +113,41 @@ async def build_embedder(
         await trio.lowlevel.checkpoint()
         return local_embedder(limiters)
     client = http.get()
-    return http_embedder(await discover_dimension(settings, client), client)
+    try:
+        discovered = await discover_dimension(settings, client)
+    except ProviderError as error:
+        raise EmbedderUnavailableError(
+            f"the embedding provider is unreachable ({error}), so its dimension"
+            f" cannot be learned; [embedding] dimension lets cairn open without"
+            f" asking it ({settings.source})"
+        ) from error
+    return http_embedder(discovered, client)
+
+
+async def embedder_reachability(
+    settings: EmbeddingSettings,
+    http: SharedHttpClient,
+    timeout_s: float = REACHABILITY_TIMEOUT_S,
+) -> str | None:
+    """Why the HTTP embedder ``settings`` select does not answer, or None if it answers
+    (one request, with the client's retries, bounded by ``timeout_s``).
+
+    The local model is in this process: there is nothing to reach, and loading it only
+    to say so would cost seconds, so it is never asked (None).
+    """
+    if settings.provider == "local":
+        await trio.lowlevel.checkpoint()
+        return None
+    probe = http_embedder(
+        attrs.evolve(settings, dimension=settings.dimension or 1), http.get()
+    )
+    with trio.move_on_after(timeout_s):
+        try:
+            await probe.probe_dimension()
+        except ProviderError as error:
+            return str(error)
+        return None
+    return f"no answer from {settings.base_url} within {timeout_s:g} s"
 
 
 def build_text_provider(
