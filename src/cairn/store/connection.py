@@ -44,6 +44,7 @@ _MIGRATIONS: tuple[tuple[str, Callable[[apsw.Connection], None] | None], ...] = 
     ("0016_entities.sql", None),
     ("0017_coarse_succession.sql", reorder_coarse_chains),
     ("0018_coarse_succession_midpoint.sql", reorder_coarse_chains),
+    ("0019_metadata.sql", None),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 # A busy writer is normal (one writer connection, several readers): wait rather than fail.
