@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "absorb_claim_metadata",
+    "add_metadata_columns",
     "claim_conditions",
     "claim_probe",
     "event_conditions",
@@ -34,6 +35,21 @@ __all__ = [
     "write_claim_metadata",
     "write_event_metadata",
 ]
+
+
+def add_metadata_columns(connection: apsw.Connection) -> None:
+    """Schema 19's step: ``events.metadata`` and ``claims.metadata``, each added unless
+    present (SQLite has no ``ADD COLUMN IF NOT EXISTS``; a file whose version was set
+    back, as the migration tests do, runs the step again)."""
+    for table in ("events", "claims"):
+        columns = {
+            str(row[1]) for row in connection.execute(f"PRAGMA table_info({table})")
+        }
+        if "metadata" not in columns:
+            connection.execute(
+                f"ALTER TABLE {table} ADD COLUMN metadata TEXT"
+                " CHECK (metadata IS NULL OR json_valid(metadata))"
+            )
 
 
 def write_event_metadata(

@@ -4,19 +4,17 @@
 -- `event_tags` / `claim_tags`, so a recall's tag filter is an index probe inside the
 -- candidate query, before its LIMIT; they go with their row by cascade (forget, clear,
 -- retire, repair).
-ALTER TABLE events ADD COLUMN metadata TEXT
-    CHECK (metadata IS NULL OR json_valid(metadata));
-ALTER TABLE claims ADD COLUMN metadata TEXT
-    CHECK (metadata IS NULL OR json_valid(metadata));
-CREATE TABLE event_tags (
+-- The two columns are added by the Python step (cairn.store.metadata.add_metadata_columns),
+-- which skips a column already there.
+CREATE TABLE IF NOT EXISTS event_tags (
     event_rowid INTEGER NOT NULL REFERENCES events (rowid) ON DELETE CASCADE,
     tag         TEXT NOT NULL,
     PRIMARY KEY (event_rowid, tag)
 ) WITHOUT ROWID;
-CREATE INDEX event_tags_tag ON event_tags (tag, event_rowid);
-CREATE TABLE claim_tags (
+CREATE INDEX IF NOT EXISTS event_tags_tag ON event_tags (tag, event_rowid);
+CREATE TABLE IF NOT EXISTS claim_tags (
     claim_rowid INTEGER NOT NULL REFERENCES claims (rowid) ON DELETE CASCADE,
     tag         TEXT NOT NULL,
     PRIMARY KEY (claim_rowid, tag)
 ) WITHOUT ROWID;
-CREATE INDEX claim_tags_tag ON claim_tags (tag, claim_rowid);
+CREATE INDEX IF NOT EXISTS claim_tags_tag ON claim_tags (tag, claim_rowid);
