@@ -524,7 +524,8 @@ def _import_claim(
     )
     rowid = connection.last_insert_rowid()
     # As exported: already the union of its own and its sources' at the source.
-    write_claim_metadata(connection, rowid, draft.metadata)
+    if draft.metadata is not None:
+        write_claim_metadata(connection, rowid, draft.metadata)
     connection.executemany(
         "INSERT OR IGNORE INTO claim_sources (claim_rowid, event_rowid, span_start,"
         " span_end) VALUES (?, ?, ?, ?)",
