@@ -8,6 +8,7 @@ from pathlib import Path
 
 from cairn import Turn
 from cairn.domain.ids import EventId, SessionId
+from cairn.domain.metadata import Metadata
 
 BASE_TIME = dt.datetime(2026, 1, 5, 9, tzinfo=dt.UTC)
 
@@ -22,6 +23,7 @@ def turn(
     at: dt.datetime | None = None,
     kind: str = "message",
     replaces: str | None = None,
+    metadata: Metadata | None = None,
 ) -> Turn:
     return Turn(
         EventId(event_id),
@@ -32,6 +34,7 @@ def turn(
         speaker,
         kind,
         None if replaces is None else EventId(replaces),
+        metadata,
     )
 
 

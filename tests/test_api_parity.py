@@ -18,6 +18,7 @@ import cairn.api.reports
 import cairn.api.status
 import cairn.domain.directive
 import cairn.domain.evidence
+import cairn.domain.metadata
 import cairn.domain.outcomes
 import cairn.domain.scope
 import cairn.retrieval.types
@@ -44,6 +45,7 @@ _NAMESPACE: dict[str, Any] = {
             cairn.api.status,
             cairn.domain.directive,
             cairn.domain.evidence,
+            cairn.domain.metadata,
             cairn.domain.outcomes,
             cairn.domain.scope,
             cairn.retrieval.types,

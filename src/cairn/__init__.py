@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from cairn.domain.evidence import EventKind as EventKind
     from cairn.domain.evidence import Role as Role
     from cairn.domain.evidence import Turn as Turn
+    from cairn.domain.metadata import Metadata as Metadata
     from cairn.domain.outcomes import Conflict as Conflict
     from cairn.domain.outcomes import ForgetResult as ForgetResult
     from cairn.domain.outcomes import ForgottenKind as ForgottenKind
@@ -116,6 +117,7 @@ __all__ = [
     "MemoryApi",
     "MemoryDetail",
     "MemoryItem",
+    "Metadata",
     "Recall",
     "RecallContext",
     "RecallItem",
@@ -173,6 +175,7 @@ _DEFINED_IN = {
     "EventKind": "cairn.domain.evidence",
     "Role": "cairn.domain.evidence",
     "Turn": "cairn.domain.evidence",
+    "Metadata": "cairn.domain.metadata",
     "Conflict": "cairn.domain.outcomes",
     "ForgetResult": "cairn.domain.outcomes",
     "ForgottenKind": "cairn.domain.outcomes",

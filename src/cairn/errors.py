@@ -9,6 +9,7 @@ catch it, from the closest builtin as well. SQLite's errors reach callers only a
     ├── InvalidInputError (ValueError)        bad caller input; nothing was written
     │   ├── InvalidScopeError
     │   ├── InvalidTemporalError
+    │   ├── InvalidMetadataError              caller metadata of the wrong shape or too big
     │   ├── ConflictingEventError             same event ID, different content
     │   ├── MessageTooLargeError              a turn over the per-message segment cap
     │   ├── SecretInIdentifierError           an event/session/request ID holding a secret
@@ -71,6 +72,7 @@ __all__ = [
     "IngestStoppedError",
     "InvalidIdentifierError",
     "InvalidInputError",
+    "InvalidMetadataError",
     "InvalidScopeError",
     "InvalidTemporalError",
     "InvalidTransitionError",
@@ -137,6 +139,11 @@ class InvalidScopeError(InvalidInputError):
 
 class InvalidTemporalError(InvalidInputError):
     """A timestamp or validity interval is malformed."""
+
+
+class InvalidMetadataError(InvalidInputError):
+    """Caller metadata (tags, importance, extra) of a turn, a remember or a recall
+    filter is of the wrong shape or over its cap; the message names the field."""
 
 
 class ConflictingEventError(InvalidInputError):

@@ -93,12 +93,14 @@ def test_sample_frame_bytes_are_stable() -> None:
     )
     turn = TurnMessage(event_id="t1", session_id="s1", role="user", text="I love tea.")
     frame = encode_frame(IngestTurnRequest(id=1, agent_id="a1", turn=turn))
-    assert len(frame) == 133
+    assert len(frame) == 143
     assert frame.startswith(
-        bytes.fromhex("00000081 84 a474797065 ab696e676573745f7475726e")
+        bytes.fromhex("0000008b 84 a474797065 ab696e676573745f7475726e")
     )
     assert frame.endswith(
-        bytes.fromhex("a46b696e64 a76d657373616765 a87265706c61636573 c0")
+        bytes.fromhex(
+            "a46b696e64 a76d657373616765 a87265706c61636573 c0 a86d65746164617461 c0"
+        )
     )
     welcome = Welcome(
         version=2, server="cairn 0.1.0", max_frame_bytes=8388608, max_in_flight=32

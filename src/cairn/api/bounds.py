@@ -18,6 +18,10 @@ The caps (design/ipc.md, "Argument ranges"):
 - a ``limit`` of records or notices: an integer from 1 to ``MAX_LIST_LIMIT`` (1000).
 - attention ``item_ids``: at most ``MAX_ITEM_IDS`` (1000, one ``attention`` call's worth)
   integers, each a SQLite row ID from 1 to 2^63 - 1.
+- caller metadata (cairn.domain.metadata): at most ``MAX_TAGS`` (32) tags of 1 to
+  ``MAX_TAG_CHARS`` (64) characters each; ``importance`` a finite number from 0 to 1;
+  ``extra`` a JSON object of at most ``MAX_EXTRA_BYTES`` (4 KiB) encoded, nested at most
+  ``MAX_EXTRA_DEPTH`` (8) deep. A recall filters on at most ``MAX_TAGS`` tags too.
 - ``as_of``: an aware time that is a valid time in UTC (years 1 to 9999 there).
 - a query vector (checked by the runtime, which knows the embedder): as many finite
   numbers as the serving embedder's dimension, not all zero, each finite as float32.
@@ -42,10 +46,14 @@ __all__ = [
     "MAX_BUDGET_BYTES",
     "MAX_DRAIN_TIMEOUT_S",
     "MAX_EVIDENCE_REFS",
+    "MAX_EXTRA_BYTES",
+    "MAX_EXTRA_DEPTH",
     "MAX_ITEM_ID",
     "MAX_ITEM_IDS",
     "MAX_LIST_LIMIT",
     "MAX_RECALL_K",
+    "MAX_TAGS",
+    "MAX_TAG_CHARS",
     "MAX_WAIT_S",
     "check_as_of",
     "check_budget_bytes",
@@ -68,6 +76,10 @@ MAX_LIST_LIMIT: Final = 1000
 MAX_ITEM_IDS: Final = 1000
 MAX_ITEM_ID: Final = 2**63 - 1
 MAX_EVIDENCE_REFS: Final = 100
+MAX_TAGS: Final = 32
+MAX_TAG_CHARS: Final = 64
+MAX_EXTRA_BYTES: Final = 4096
+MAX_EXTRA_DEPTH: Final = 8
 
 # A value is quoted in the message, never more than this much of it (a caller may pass a
 # 10,000-digit integer; the sentence must stay one line).

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from cairn.api.status import StatusReport
     from cairn.domain.directive import Directive
     from cairn.domain.evidence import Turn
+    from cairn.domain.metadata import Metadata
     from cairn.domain.outcomes import (
         Conflict,
         ForgetResult,
@@ -134,6 +135,10 @@ class MemoryApi(Protocol):
         as_of: dt.datetime | None = None,
         turn_id: str | None = None,
         include_noise: bool = False,
+        tags: Sequence[str] = (),
+        kinds: Sequence[str] = (),
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
     ) -> Recall: ...
 
     async def fetch_recall(self, agent_id: str, request_id: str) -> Recall: ...
@@ -175,6 +180,7 @@ class MemoryApi(Protocol):
         by: str,
         kind: str = "fact",
         scope: Scope | None = None,
+        metadata: Metadata | None = None,
     ) -> RememberResult: ...
 
     async def forget(self, agent_id: str, item_id: str) -> ForgetResult: ...
@@ -294,6 +300,10 @@ class BlockingMemoryApi(Protocol):
         as_of: dt.datetime | None = None,
         turn_id: str | None = None,
         include_noise: bool = False,
+        tags: Sequence[str] = (),
+        kinds: Sequence[str] = (),
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
     ) -> Recall: ...
 
     def fetch_recall(self, agent_id: str, request_id: str) -> Recall: ...
@@ -331,6 +341,7 @@ class BlockingMemoryApi(Protocol):
         by: str,
         kind: str = "fact",
         scope: Scope | None = None,
+        metadata: Metadata | None = None,
     ) -> RememberResult: ...
 
     def forget(self, agent_id: str, item_id: str) -> ForgetResult: ...

@@ -340,6 +340,7 @@ def recall_json(recall: Recall) -> dict[str, Any]:
                 "stage",
                 "standing",
                 "valid_until",
+                "metadata",
             )
         }
         for item in data["items"]
@@ -497,6 +498,36 @@ def recall(
             help="Also recall turns stored as noise (heartbeats, 'ok', logs, tracebacks).",
         ),
     ] = False,
+    tag: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tag",
+            help="Only memories with this tag (repeat: any of them).",
+            show_default=False,
+        ),
+    ] = None,
+    kind: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--kind",
+            help="Only memories of this kind (a claim kind or evidence; repeatable).",
+            show_default=False,
+        ),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            help="Only memories said at or after this ISO time with offset.",
+            show_default=False,
+        ),
+    ] = None,
+    until: Annotated[
+        str | None,
+        typer.Option(
+            help="Only memories said before this ISO time with offset.",
+            show_default=False,
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Recall memory for a query (or for every line of --queries)."""
@@ -506,6 +537,8 @@ def recall(
         if queries is None and not query:
             raise InvalidInputError("give a QUERY or --queries FILE")
         moment = None if as_of is None else aware_time(as_of, "--as-of")
+        after = None if since is None else aware_time(since, "--since")
+        before = None if until is None else aware_time(until, "--until")
         batch = (
             _read_queries(queries) if queries is not None else [(None, query, session)]
         )
@@ -522,6 +555,10 @@ def recall(
                     as_of=moment,
                     turn_id=turn,
                     include_noise=include_noise,
+                    tags=tag or (),
+                    kinds=kind or (),
+                    since=after,
+                    until=before,
                 )
                 _print_recall(result, as_json, query_id)
         return EXIT_OK

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from cairn.domain.evidence import Turn
+from cairn.domain.metadata import Metadata
 from cairn.errors import InvalidInputError
 
 if TYPE_CHECKING:
@@ -17,7 +18,17 @@ if TYPE_CHECKING:
 
 __all__ = ["TurnLine", "parse_turn", "read_turns"]
 
-_FIELDS = {"id", "session", "role", "text", "at", "speaker", "kind", "replaces"}
+_FIELDS = {
+    "id",
+    "session",
+    "role",
+    "text",
+    "at",
+    "speaker",
+    "kind",
+    "replaces",
+    "metadata",
+}
 
 
 def parse_turn(data: object) -> Turn:
@@ -41,6 +52,11 @@ def parse_turn(data: object) -> Turn:
     for name in ("speaker", "kind", "replaces"):
         if data.get(name) is not None and not isinstance(data[name], str):
             raise InvalidInputError(f"field {name!r} must be a string")
+    metadata = (
+        None
+        if data.get("metadata") is None
+        else Metadata.from_data(data["metadata"], "field 'metadata'")
+    )
     try:
         return Turn(
             data["id"],
@@ -51,6 +67,7 @@ def parse_turn(data: object) -> Turn:
             data.get("speaker"),
             data.get("kind") or "message",
             data.get("replaces"),
+            None if metadata is None or metadata.empty else metadata,
         )
     except ValueError as error:
         raise InvalidInputError(str(error)) from None

@@ -8,6 +8,7 @@ import enum
 import attrs
 
 from cairn.domain.ids import EventId
+from cairn.domain.metadata import Metadata
 from cairn.domain.scope import Scope
 from cairn.domain.temporal import Recurrence, TemporalSpan
 
@@ -74,6 +75,9 @@ class ClaimDraft:
     scope: Scope = attrs.field(factory=Scope.agent)
     # What a recurring claim repeats on ("every Monday 09:00"); None for other kinds.
     recurrence: Recurrence | None = None
+    # The caller's metadata of a remember (cairn.domain.metadata); an extracted claim
+    # inherits its source turns' at commit instead.
+    metadata: Metadata | None = None
 
     @property
     def source_event_ids(self) -> tuple[EventId, ...]:
@@ -106,3 +110,5 @@ class Claim:
     from_assistant: bool = False
     # In an open conflict the user has not resolved (cairn.store.conflicts).
     conflicting: bool = False
+    # The caller's metadata, its own and inherited from its sources (cairn.domain.metadata).
+    metadata: Metadata | None = None

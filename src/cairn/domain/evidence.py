@@ -8,6 +8,7 @@ import enum
 import attrs
 
 from cairn.domain.ids import EventId, SessionId
+from cairn.domain.metadata import Metadata
 
 __all__ = [
     "EARLIEST_TIME",
@@ -124,6 +125,10 @@ class Turn:
     ``replaces`` names an earlier message of the same session that this one edits or
     retries (or, with ``kind="message_deleted"``, deletes): extraction of the session is
     rewound from that message.
+
+    ``metadata`` is the caller's (cairn.domain.metadata): stored with the turn, inherited
+    by the claims learned from it, and a recall can filter on it. It is not part of the
+    turn's identity: the same turn again with other metadata is a duplicate.
     """
 
     event_id: EventId
@@ -134,6 +139,10 @@ class Turn:
     speaker: str | None = None
     kind: EventKind = attrs.field(default=EventKind.MESSAGE, converter=EventKind)
     replaces: EventId | None = None
+    metadata: Metadata | None = attrs.field(
+        default=None,
+        validator=attrs.validators.optional(attrs.validators.instance_of(Metadata)),
+    )
 
     def __attrs_post_init__(self) -> None:
         required: tuple[str, ...] = ("event_id", "session_id")
@@ -201,6 +210,7 @@ class PreparedEvent:
     redactions: tuple[str, ...] = ()
     exported: bool = False
     evidence_class: EvidenceClass = EvidenceClass.CONTENT
+    metadata: Metadata | None = None
 
 
 @attrs.frozen
@@ -218,6 +228,7 @@ class EvidenceEvent:
     kind: EventKind = EventKind.MESSAGE
     repeat_count: int = 1
     evidence_class: EvidenceClass = EvidenceClass.CONTENT
+    metadata: Metadata | None = None
 
     def embedding_text(self) -> str:
         """What the embedder sees: the turn as said, after the turn it answers."""

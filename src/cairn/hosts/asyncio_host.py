@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from cairn.config import MemoryConfig
     from cairn.domain.directive import Directive
     from cairn.domain.evidence import Turn
+    from cairn.domain.metadata import Metadata
     from cairn.domain.outcomes import (
         Conflict,
         ForgetResult,
@@ -197,6 +198,10 @@ class AsyncioMemory:
         as_of: dt.datetime | None = None,
         turn_id: str | None = None,
         include_noise: bool = False,
+        tags: Sequence[str] = (),
+        kinds: Sequence[str] = (),
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
     ) -> Recall:
         return await self._call(
             lambda memory: memory.recall(
@@ -211,6 +216,10 @@ class AsyncioMemory:
                 as_of=as_of,
                 turn_id=turn_id,
                 include_noise=include_noise,
+                tags=tags,
+                kinds=kinds,
+                since=since,
+                until=until,
             )
         )
 
@@ -269,10 +278,11 @@ class AsyncioMemory:
         by: str,
         kind: str = "fact",
         scope: Scope | None = None,
+        metadata: Metadata | None = None,
     ) -> RememberResult:
         return await self._call(
             lambda memory: memory.remember(
-                agent_id, text, kind=kind, scope=scope, by=by
+                agent_id, text, kind=kind, scope=scope, by=by, metadata=metadata
             )
         )
 

@@ -156,6 +156,7 @@ def prepare_turns(
                 replaces=turn.replaces,
                 redactions=redacted.kinds,
                 evidence_class=classify_turn(text, turn.kind),
+                metadata=turn.metadata,
             )
         )
     return prepared

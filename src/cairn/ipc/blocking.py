@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from cairn.api.status import StatusReport
     from cairn.domain.directive import Directive
     from cairn.domain.evidence import Turn
+    from cairn.domain.metadata import Metadata
     from cairn.domain.outcomes import (
         Conflict,
         ForgetResult,
@@ -255,6 +256,10 @@ class BlockingClient:
         as_of: dt.datetime | None = None,
         turn_id: str | None = None,
         include_noise: bool = False,
+        tags: Sequence[str] = (),
+        kinds: Sequence[str] = (),
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
     ) -> Recall:
         return self.send(
             requests.recall(
@@ -269,6 +274,10 @@ class BlockingClient:
                 as_of=as_of,
                 turn_id=turn_id,
                 include_noise=include_noise,
+                tags=tags,
+                kinds=kinds,
+                since=since,
+                until=until,
             )
         )
 
@@ -319,9 +328,12 @@ class BlockingClient:
         by: str,
         kind: str = "fact",
         scope: Scope | None = None,
+        metadata: Metadata | None = None,
     ) -> RememberResult:
         return self.send(
-            requests.remember(agent_id, text, kind=kind, scope=scope, by=by)
+            requests.remember(
+                agent_id, text, kind=kind, scope=scope, by=by, metadata=metadata
+            )
         )
 
     def forget(self, agent_id: str, item_id: str) -> ForgetResult:

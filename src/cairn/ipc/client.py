@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from cairn.api.status import StatusReport
     from cairn.domain.directive import Directive
     from cairn.domain.evidence import Turn
+    from cairn.domain.metadata import Metadata
     from cairn.domain.outcomes import (
         Conflict,
         ForgetResult,
@@ -256,6 +257,10 @@ class Client:
         as_of: dt.datetime | None = None,
         turn_id: str | None = None,
         include_noise: bool = False,
+        tags: Sequence[str] = (),
+        kinds: Sequence[str] = (),
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
     ) -> Recall:
         return await self.send(
             requests.recall(
@@ -270,6 +275,10 @@ class Client:
                 as_of=as_of,
                 turn_id=turn_id,
                 include_noise=include_noise,
+                tags=tags,
+                kinds=kinds,
+                since=since,
+                until=until,
             )
         )
 
@@ -322,9 +331,12 @@ class Client:
         by: str,
         kind: str = "fact",
         scope: Scope | None = None,
+        metadata: Metadata | None = None,
     ) -> RememberResult:
         return await self.send(
-            requests.remember(agent_id, text, kind=kind, scope=scope, by=by)
+            requests.remember(
+                agent_id, text, kind=kind, scope=scope, by=by, metadata=metadata
+            )
         )
 
     async def forget(self, agent_id: str, item_id: str) -> ForgetResult:

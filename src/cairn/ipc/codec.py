@@ -15,14 +15,17 @@ from typing import TYPE_CHECKING, Any
 from cairn.api.bounds import shown_value
 from cairn.domain.evidence import Turn
 from cairn.domain.ids import EventId, SessionId
+from cairn.domain.metadata import Metadata
 from cairn.domain.scope import RecallContext, Scope, ScopeKind
 from cairn.errors import ArgumentOutOfRangeError, InvalidInputError, InvalidScopeError
-from cairn.ipc.messages import ScopeMessage, TurnMessage
+from cairn.ipc.messages import MetadataMessage, ScopeMessage, TurnMessage
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
 __all__ = [
+    "metadata_from_message",
+    "metadata_to_message",
     "recall_context",
     "scope_from_message",
     "scope_to_message",
@@ -42,7 +45,25 @@ def turn_to_message(turn: Turn) -> TurnMessage:
         speaker=turn.speaker,
         kind=turn.kind.value,
         replaces=turn.replaces,
+        metadata=metadata_to_message(turn.metadata),
     )
+
+
+def metadata_to_message(metadata: Metadata | None) -> MetadataMessage | None:
+    if metadata is None or metadata.empty:
+        return None
+    return MetadataMessage(
+        tags=list(metadata.tags),
+        importance=metadata.importance,
+        extra=dict(metadata.extra),
+    )
+
+
+def metadata_from_message(message: MetadataMessage | None) -> Metadata | None:
+    """The metadata a message names; a bad value is InvalidMetadataError."""
+    if message is None:
+        return None
+    return Metadata(message.tags, message.importance, message.extra)
 
 
 def turn_from_message(message: TurnMessage) -> Turn:
@@ -55,6 +76,7 @@ def turn_from_message(message: TurnMessage) -> Turn:
             raise InvalidInputError(f"'at' is not ISO-8601: {message.at!r}") from None
         if at.utcoffset() is None:
             raise InvalidInputError(f"'at' needs a UTC offset: {message.at!r}")
+    metadata = metadata_from_message(message.metadata)
     try:
         return Turn(
             EventId(message.event_id),
@@ -65,6 +87,7 @@ def turn_from_message(message: TurnMessage) -> Turn:
             message.speaker,
             kind=message.kind,
             replaces=None if message.replaces is None else EventId(message.replaces),
+            metadata=metadata,
         )
     except ValueError as error:
         raise InvalidInputError(f"turn {message.event_id!r}: {error}") from None

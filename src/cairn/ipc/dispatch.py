@@ -13,7 +13,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import trio
 
 from cairn.domain.scope import RecallContext
-from cairn.ipc.codec import scope_from_message, turn_from_message
+from cairn.ipc.codec import (
+    metadata_from_message,
+    scope_from_message,
+    turn_from_message,
+)
 from cairn.ipc.messages import (
     AddDirectiveRequest,
     AddDirectiveResult,
@@ -165,6 +169,10 @@ async def _recall(memory: Memory, request: RecallRequest) -> Response:
         as_of=request.as_of,
         turn_id=request.turn_id,
         include_noise=request.include_noise,
+        tags=request.tags,
+        kinds=request.kinds,
+        since=request.since,
+        until=request.until,
     )
     return RecallResult(id=request.id, recall=recall)
 
@@ -332,6 +340,7 @@ async def _remember(memory: Memory, request: RememberRequest) -> Response:
         kind=request.kind,
         scope=scope_from_message(request.scope),
         by=request.by,
+        metadata=metadata_from_message(request.metadata),
     )
     return RememberResult(id=request.id, result=result)
 

@@ -20,6 +20,7 @@ with an offset.
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import msgspec
 
@@ -100,6 +101,7 @@ __all__ = [
     "MemoriesResult",
     "MemoryRequest",
     "MemoryResult",
+    "MetadataMessage",
     "PingRequest",
     "PingResult",
     "RecallRequest",
@@ -146,7 +148,9 @@ __all__ = [
 # 8: entities.
 # 9: evidence.
 # 10: memories, memory, edit.
-PROTOCOL_VERSION = 10
+# 11: caller metadata: TurnMessage.metadata, RememberRequest.metadata, RecallRequest
+# tags/kinds/since/until, RecallItem.metadata; error code ``invalid_metadata``.
+PROTOCOL_VERSION = 11
 
 
 class _Message(msgspec.Struct, tag_field="type", kw_only=True):
@@ -184,6 +188,16 @@ class TurnMessage(msgspec.Struct, kw_only=True):
     speaker: str | None = None
     kind: str = "message"
     replaces: str | None = None
+    metadata: MetadataMessage | None = None
+
+
+class MetadataMessage(msgspec.Struct, kw_only=True):
+    """A ``cairn.Metadata``: tags, an importance from 0 to 1, a small JSON object;
+    checked by the server as the embedded API checks it (``invalid_metadata``)."""
+
+    tags: list[str] = msgspec.field(default_factory=list)
+    importance: float | None = None
+    extra: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
 class ScopeMessage(msgspec.Struct, kw_only=True):
@@ -228,6 +242,11 @@ class RecallRequest(_Request, tag="recall"):
     turn_id: str | None = None
     # Within version 5: a server from before ignores it and never leaves noise out.
     include_noise: bool = False
+    # The caller's filter (version 10): any of the tags, one of the kinds, the time.
+    tags: list[str] = msgspec.field(default_factory=list)
+    kinds: list[str] = msgspec.field(default_factory=list)
+    since: dt.datetime | None = None
+    until: dt.datetime | None = None
 
 
 class FetchRecallRequest(_Request, tag="fetch_recall"):
@@ -319,6 +338,7 @@ class RememberRequest(_Request, tag="remember"):
     by: str
     kind: str = "fact"
     scope: ScopeMessage | None = None
+    metadata: MetadataMessage | None = None
 
 
 class ForgetRequest(_Request, tag="forget"):

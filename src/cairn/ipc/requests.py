@@ -20,6 +20,7 @@ from cairn.api.reports import IngestReport
 from cairn.errors import ProtocolError, ProtocolVersionError, ServerBusyError
 from cairn.ipc import messages as wire
 from cairn.ipc.codec import (
+    metadata_to_message,
     recall_context,
     scope_to_message,
     turn_to_message,
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from cairn.api.status import StatusReport
     from cairn.domain.directive import Directive
     from cairn.domain.evidence import Turn
+    from cairn.domain.metadata import Metadata
     from cairn.domain.outcomes import (
         Conflict,
         ForgetResult,
@@ -285,6 +287,10 @@ def recall(
     as_of: dt.datetime | None = None,
     turn_id: str | None = None,
     include_noise: bool = False,
+    tags: Sequence[str] = (),
+    kinds: Sequence[str] = (),
+    since: dt.datetime | None = None,
+    until: dt.datetime | None = None,
 ) -> Call[wire.RecallResult, Recall]:
     scopes = recall_context(context, session_id)
     request = wire.RecallRequest(
@@ -303,6 +309,10 @@ def recall(
         as_of=as_of,
         turn_id=turn_id,
         include_noise=include_noise,
+        tags=list(tags),
+        kinds=list(kinds),
+        since=since,
+        until=until,
     )
     return Call(request, wire.RecallResult, lambda r: r.recall)
 
@@ -472,6 +482,7 @@ def remember(
     by: str,
     kind: str = "fact",
     scope: Scope | None = None,
+    metadata: Metadata | None = None,
 ) -> Call[wire.RememberResult, RememberResult]:
     request = wire.RememberRequest(
         id=UNNUMBERED,
@@ -480,6 +491,7 @@ def remember(
         kind=kind,
         scope=scope_to_message(scope),
         by=by,
+        metadata=metadata_to_message(metadata),
     )
     return Call(request, wire.RememberResult, lambda r: r.result)
 

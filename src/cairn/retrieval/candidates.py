@@ -21,6 +21,7 @@ from cairn.domain.belief import Belief
 from cairn.domain.claim import Claim, Lifecycle
 from cairn.domain.evidence import EvidenceEvent
 from cairn.domain.ids import AgentId
+from cairn.domain.metadata import RecallFilter
 from cairn.domain.scope import Scope
 from cairn.retrieval.keys import CandidateKey, CandidateKind
 from cairn.retrieval.succession import attribute_of, standing_at
@@ -65,6 +66,9 @@ class CandidateRequest:
     refill_cap: int = 800
     # Turns classified as noise (cairn.ingestion.classify) are candidates only if asked.
     include_noise: bool = False
+    # The caller's filter (tags, kinds, time): applied in every list's SQL before its
+    # LIMIT and again in validation, so a vector hit it refuses never ranks.
+    recall_filter: RecallFilter | None = None
 
     @property
     def moment(self) -> dt.datetime:
@@ -115,13 +119,18 @@ def lexical_candidates(
 ) -> ProposedLists:
     """Claim and event FTS lists (owner and scope inside the index)."""
     claim_result = lexical.search_claims(
-        request.agent_id, request.terms, request.scopes, request.lexical_limit
+        request.agent_id,
+        request.terms,
+        request.scopes,
+        request.lexical_limit,
+        recall_filter=request.recall_filter,
     )
     event_result = lexical.search_events(
         request.agent_id,
         request.terms,
         request.lexical_limit,
         noise=request.include_noise,
+        recall_filter=request.recall_filter,
     )
     return ProposedLists(
         {
@@ -171,7 +180,11 @@ def validate_candidates(
     claim_rowids = {key.rowid for key in keys if key.kind is CandidateKind.CLAIM}
     event_rowids = {key.rowid for key in keys if key.kind is CandidateKind.EVENT}
     events = load_events(
-        connection, request.agent_id, event_rowids, noise=request.include_noise
+        connection,
+        request.agent_id,
+        event_rowids,
+        noise=request.include_noise,
+        recall_filter=request.recall_filter,
     )
     if request.as_of is not None:
         events = {
@@ -184,7 +197,12 @@ def validate_candidates(
     claims = _recallable(
         request,
         load_claims(
-            connection, request.agent_id, claim_rowids, request.scopes, _LIFECYCLES
+            connection,
+            request.agent_id,
+            claim_rowids,
+            request.scopes,
+            _LIFECYCLES,
+            request.recall_filter,
         ),
     )
     successors, anchors = _successors(connection, request, claims, events)
@@ -252,7 +270,12 @@ def _successors(
             _recallable(
                 request,
                 load_claims(
-                    connection, request.agent_id, missing, request.scopes, _LIFECYCLES
+                    connection,
+                    request.agent_id,
+                    missing,
+                    request.scopes,
+                    _LIFECYCLES,
+                    request.recall_filter,
                 ),
             )
         )
@@ -265,7 +288,11 @@ def _successors(
     unloaded = set(first.values()) - set(events)
     if unloaded:
         loaded = load_events(
-            connection, request.agent_id, unloaded, noise=request.include_noise
+            connection,
+            request.agent_id,
+            unloaded,
+            noise=request.include_noise,
+            recall_filter=request.recall_filter,
         )
         events.update(
             (rowid, event)

@@ -30,6 +30,7 @@ from cairn.domain.evidence import EventKind
 from cairn.entities.vocabulary import MentionRole, fold
 from cairn.retrieval.keys import CandidateKey
 from cairn.store.entities import USER_SUBJECT, resolve_names
+from cairn.store.metadata import event_conditions
 from cairn.store.tasks import current_tasks
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 
     import apsw
 
+    from cairn.domain.metadata import RecallFilter
     from cairn.query.analysis import QueryAnalysis
     from cairn.retrieval.attributes import AskedQuestion
     from cairn.retrieval.candidates import Candidates
@@ -208,8 +210,11 @@ def focus_lists(
     focus: EntityFocus,
     question: AskedQuestion,
     limit: int,
+    recall_filter: RecallFilter | None = None,
 ) -> dict[str, list[CandidateKey]]:
-    """The lists of the module docstring (unvalidated)."""
+    """The lists of the module docstring (unvalidated). The turn lists apply
+    ``recall_filter`` in their SQL before the limit; the claim and task lists (one row
+    per named attribute, relation or task) are filtered in validation."""
     lists: dict[str, list[CandidateKey]] = {}
     state = _current_state(lexical.connection, agent_id, focus, question)
     if state:
@@ -232,24 +237,31 @@ def focus_lists(
             _OF_ENTITIES,
             (json.dumps(focus.entities), _ROLES),
             body_only=True,
+            recall_filter=recall_filter,
         )
         lists[ENTITY_FTS] = [CandidateKey.event(hit.rowid) for hit in result.hits]
     if focus.entities:
+        filtered, parameters = event_conditions(recall_filter)
         mentioned = lexical.connection.execute(
-            "SELECT m.event_rowid FROM entity_mentions m"
+            "SELECT m.event_rowid FROM entity_mentions m"  # noqa: S608 - our clauses
             " JOIN events e ON e.rowid = m.event_rowid"
             " WHERE m.entity_rowid IN (SELECT value FROM json_each(?))"
             " AND m.role = 'mention' AND e.agent_id = ? AND e.evidence_class = 'content'"
-            " GROUP BY m.event_rowid"
+            f"{filtered} GROUP BY m.event_rowid"
             " ORDER BY count(DISTINCT m.entity_rowid) DESC, m.event_rowid DESC LIMIT ?",
-            (json.dumps(focus.entities), agent_id, limit),
+            (json.dumps(focus.entities), agent_id, *parameters, limit),
         )
         keys = [CandidateKey.event(int(row[0])) for row in mentioned]
         if keys:
             lists[ENTITY_MENTION] = keys
     for start, end in focus.windows:
         result = lexical.search_events_within(
-            agent_id, terms, limit, _IN_WINDOW, (agent_id, start, end)
+            agent_id,
+            terms,
+            limit,
+            _IN_WINDOW,
+            (agent_id, start, end),
+            recall_filter=recall_filter,
         )
         lists.setdefault(TIME_WINDOW, []).extend(
             CandidateKey.event(hit.rowid) for hit in result.hits

@@ -35,13 +35,16 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from cairn.domain.evidence import EvidenceEvent
+    from cairn.domain.metadata import Metadata
     from cairn.retrieval.keys import CandidateKey
 
 __all__ = [
     "BELIEF_BOUNDS",
     "CONFLICTING",
     "HISTORY_WEIGHT",
+    "IMPORTANCE_WEIGHT",
     "belief_factor",
+    "importance_factor",
     "rank_candidates",
 ]
 
@@ -57,6 +60,17 @@ CONFLICTING = "conflicting"
 BELIEF_BOUNDS = (0.8, 1.2)
 # A claim with no support for a long time ranks a little below an equal fresh one.
 DECAYING_WEIGHT = 0.9
+# A caller's importance (0 to 1, cairn.domain.metadata) moves a score by at most a tenth
+# either way: it orders otherwise-equal memories, never overturns what the query found.
+# A memory without one ranks as 0.5 would, exactly as before importance existed.
+IMPORTANCE_WEIGHT = 0.2
+
+
+def importance_factor(metadata: Metadata | None) -> float:
+    """``1 + IMPORTANCE_WEIGHT * (importance - 0.5)``: 0.9 to 1.1, 1 without one."""
+    if metadata is None or metadata.importance is None:
+        return 1.0
+    return 1 + IMPORTANCE_WEIGHT * (metadata.importance - 0.5)
 
 
 def belief_factor(claim: Claim, belief: Belief | None) -> float:
@@ -176,6 +190,7 @@ class _Ranking:
             standing=standing,
             valid_until=None if until is None else until.isoformat(),
             stage=stage_of(claim, belief).value,
+            metadata=claim.metadata,
         )
 
     def place_claim(self, rowid: int, score: float) -> _Group | None:
@@ -203,6 +218,7 @@ class _Ranking:
             source_refs=(event.event_id,),
             at=event.occurred_at.isoformat(),
             origin=_EVENT_ORIGINS.get(event.role, ItemOrigin.RUNTIME),
+            metadata=event.metadata,
         )
 
     def mark_evidence(self, group: _Group) -> None:
@@ -354,6 +370,14 @@ def _fused_scores(
         for rank, key in enumerate(candidates.lists.get(name, ()), start=1):
             if not candidates.claims[key.rowid].source_event_ids:
                 scores[key] += extra / (rrf_k + rank)
+    for key in scores:
+        row = (
+            candidates.events.get(key.rowid)
+            if key.kind is CandidateKind.EVENT
+            else candidates.claims.get(key.rowid)
+        )
+        if row is not None and row.metadata is not None:
+            scores[key] *= importance_factor(row.metadata)
     return scores
 
 

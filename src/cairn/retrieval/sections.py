@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from cairn.domain.belief import Belief
     from cairn.domain.directive import TopicMatcher
     from cairn.domain.ids import AgentId
+    from cairn.domain.metadata import RecallFilter
 
 __all__ = ["SectionItems", "load_sections", "section_items"]
 
@@ -138,9 +139,11 @@ def load_sections(
     agent_id: AgentId,
     moment: dt.datetime,
     matcher: TopicMatcher | None = None,
+    recall_filter: RecallFilter | None = None,
 ) -> tuple[SectionItems, ...]:
     """The agent's sections at ``moment``, read in the caller's snapshot: the projection's
-    entries (one primary-key range), then their claims by rowid, re-validated."""
+    entries (one primary-key range), then their claims by rowid, re-validated (and
+    with ``recall_filter`` only those it keeps: a filtered recall shows nothing else)."""
     entries = load_projection(connection, agent_id)
     if not entries:
         return ()
@@ -150,6 +153,7 @@ def load_sections(
         [rowid for _, rowid in entries],
         (Scope.agent(),),
         (Lifecycle.ACTIVE,),
+        recall_filter,
     )
     # The stage labels a section line as it does an item ("not confirmed lately").
     return section_items(

@@ -7,6 +7,7 @@ import enum
 import attrs
 
 from cairn.domain.degradation import Degradation
+from cairn.domain.metadata import Metadata
 
 __all__ = [
     "Allocation",
@@ -65,7 +66,9 @@ class RecallItem:
     claim's value (``None`` for a turn that backs no claim); a ``history`` item carries
     ``valid_until``, when the value it states stopped holding. ``lifecycle`` is the claim's
     and ``stage`` its learning stage (candidate, probationary, active, decaying,
-    superseded: cairn.maintenance.learning); both ``None`` for evidence.
+    superseded: cairn.maintenance.learning); both ``None`` for evidence. ``metadata`` is
+    what the caller said about it (a claim's own and its source turns',
+    cairn.domain.metadata), ``None`` when nothing was.
     """
 
     id: str
@@ -80,6 +83,7 @@ class RecallItem:
     standing: Standing | None = None
     valid_until: str | None = None
     stage: str | None = None
+    metadata: Metadata | None = None
 
 
 @attrs.frozen

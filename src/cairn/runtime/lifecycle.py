@@ -14,8 +14,9 @@ import attrs
 
 from cairn import crashpoints
 from cairn.domain.claim import ClaimDraft, ClaimKind, Origin
+from cairn.domain.metadata import Metadata
 from cairn.domain.scope import Scope
-from cairn.errors import InvalidInputError, InvalidScopeError
+from cairn.errors import InvalidInputError, InvalidMetadataError, InvalidScopeError
 from cairn.ingestion.screen import redact_text, screen_identifier
 from cairn.maintenance.challenge import inferred_attribute
 from cairn.runtime.writes import Edit, Forget, Remember, SetArchived
@@ -55,7 +56,11 @@ def keyed_draft(draft: ClaimDraft) -> ClaimDraft:
 
 
 def remember_draft(
-    text: str, kind: str, scope: Scope | None, by: str
+    text: str,
+    kind: str,
+    scope: Scope | None,
+    by: str,
+    metadata: Metadata | None = None,
 ) -> tuple[ClaimDraft, Origin]:
     """Validate a remember before anything is queued; bad input is InvalidInputError.
 
@@ -78,6 +83,8 @@ def remember_draft(
         raise InvalidScopeError("scope must be a cairn Scope")
     if scope is not None and scope.key is not None:
         screen_identifier("scope key", scope.key)
+    if metadata is not None and not isinstance(metadata, Metadata):
+        raise InvalidMetadataError("metadata must be a cairn Metadata")
     origin = Origin.USER if by == "user" else Origin.MODEL
     draft = ClaimDraft(
         kind=claim_kind,
@@ -87,6 +94,7 @@ def remember_draft(
         spans=(),
         confidence=0.95 if origin is Origin.USER else 0.6,
         scope=scope or Scope.agent(),
+        metadata=None if metadata is None or metadata.empty else metadata,
     )
     return draft, origin
 

@@ -32,6 +32,7 @@ from cairn.configuration import load_memory_config
 from cairn.domain.claim import Origin
 from cairn.domain.evidence import SessionInfo, SessionKind
 from cairn.domain.ids import EventId, SessionId
+from cairn.domain.metadata import Metadata, RecallFilter
 from cairn.domain.outcomes import IntakeOutcome, IntakeRejection, IntakeResult
 from cairn.domain.scope import RecallContext
 from cairn.errors import (
@@ -233,6 +234,10 @@ class Memory:
         as_of: dt.datetime | None = None,
         turn_id: str | None = None,
         include_noise: bool = False,
+        tags: Sequence[str] = (),
+        kinds: Sequence[str] = (),
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
     ) -> Recall:
         """Recall a bounded contribution for ``query``.
 
@@ -253,9 +258,16 @@ class Memory:
 
         ``k``, ``budget_bytes``, ``wait_s``, ``query_vector`` and ``as_of`` outside their
         ranges (cairn.api.bounds) raise ArgumentOutOfRangeError before anything runs.
+
+        ``tags``, ``kinds``, ``since`` and ``until`` keep only the memories carrying any
+        of the tags, of one of the kinds (claim kinds, ``"evidence"`` for turns), said
+        at or after ``since`` and before ``until``: applied in SQL by every candidate
+        source before its limit, so ``k`` filtered items come back when they exist
+        (cairn.domain.metadata.RecallFilter; a bad one raises InvalidMetadataError).
         """
         if not query.strip():
             raise InvalidInputError("the query must not be blank")
+        recall_filter = RecallFilter(tags=tags, kinds=kinds, since=since, until=until)
         if as_of is not None:
             bounds.check_as_of(as_of)
         if turn_id is not None:
@@ -281,6 +293,7 @@ class Memory:
             as_of=as_of,
             turn_id=turn_id,
             include_noise=_flag("include_noise", include_noise),
+            recall_filter=recall_filter if recall_filter.active else None,
         )
         wait = config.recall_wait_s if wait_s is None else bounds.check_wait_s(wait_s)
         supervisor = await self._core.registry.get(agent_id)
@@ -391,11 +404,13 @@ class Memory:
         by: str,
         kind: str = "fact",
         scope: Scope | None = None,
+        metadata: Metadata | None = None,
     ) -> RememberResult:
         """Store one claim explicitly (redacted like a turn). ``by`` is required:
         ``"user"`` is the user's own add and releases a tombstone of exactly this claim;
-        ``"model"`` never does (it is suppressed)."""
-        draft, origin = lifecycle.remember_draft(text, kind, scope, by)
+        ``"model"`` never does (it is suppressed). ``metadata`` is kept with the claim
+        (a claim already stored with these words gains its tags)."""
+        draft, origin = lifecycle.remember_draft(text, kind, scope, by, metadata)
         if origin is Origin.USER:
             # The user's own word joins its attribute's chain as it is stored; a
             # model's waits for the challenge pass, which never lets it overturn what

@@ -23,6 +23,7 @@ import trio
 from cairn.clock import DomainClock
 from cairn.config import MemoryConfig
 from cairn.domain.ids import AgentId
+from cairn.domain.metadata import RecallFilter
 from cairn.domain.scope import RecallContext
 from cairn.providers.gateway import QueryEmbeddingGateway
 from cairn.query.analysis import QueryAnalysis, analyse
@@ -100,6 +101,8 @@ class RecallPlan:
     turn_id: str | None = None
     # Turns classified as noise (heartbeats, acknowledgements, logs…) are candidates too.
     include_noise: bool = False
+    # Only the memories this keeps (tags, kinds, time), in every candidate source.
+    recall_filter: RecallFilter | None = None
 
 
 @attrs.frozen
@@ -189,6 +192,7 @@ class RecallRun:
             want=self.plan.k,
             refill_cap=config.vector_refill_cap,
             include_noise=self.plan.include_noise,
+            recall_filter=self.plan.recall_filter,
         )
 
     async def complete(self) -> ComputedRecall:
@@ -236,7 +240,13 @@ class RecallRun:
             proposed = lexical_candidates(reader.lexical, request)
             focus = entity_focus(reader.connection, request.agent_id, analysis)
             extra = focus_lists(
-                reader.lexical, request.agent_id, request.terms, focus, question, limit
+                reader.lexical,
+                request.agent_id,
+                request.terms,
+                focus,
+                question,
+                limit,
+                request.recall_filter,
             )
             return attrs.evolve(proposed, lists={**proposed.lists, **extra}), focus
 
@@ -326,7 +336,9 @@ class RecallRun:
             sections = (
                 ()
                 if as_of
-                else load_sections(reader.connection, agent_id, now, matcher)
+                else load_sections(
+                    reader.connection, agent_id, now, matcher, plan.recall_filter
+                )
             )
             candidates = with_attribute_list(
                 candidates, question, request.moment, as_of=as_of

@@ -10,11 +10,18 @@ import attrs
 
 from cairn.domain.claim import Claim, ClaimDraft, ClaimKind, Lifecycle, Origin
 from cairn.domain.ids import AgentId, EventId, opaque_id
+from cairn.domain.metadata import RecallFilter, metadata_from_json
 from cairn.domain.scope import Scope, ScopeKind
 from cairn.domain.temporal import Recurrence, TemporalSpan, TimePrecision
 from cairn.store.dirty import mark_dirty
 from cairn.store.fts import index_text, namespace
 from cairn.store.merge import add_merged_sources, merged_identity
+from cairn.store.metadata import (
+    absorb_claim_metadata,
+    claim_conditions,
+    inherit_metadata,
+    write_claim_metadata,
+)
 from cairn.store.succession import order_succession, refresh_evidence_time
 from cairn.store.tombstones import claim_hashes, claim_is_tombstoned
 
@@ -78,6 +85,7 @@ def insert_claims(
             (agent_id, digest, draft.scope.kind.value, scope_key),
         ).fetchone()
         if existing is not None:
+            absorb_claim_metadata(connection, int(existing[0]), draft.metadata)
             if _add_sources(connection, int(existing[0]), draft, event_rowids):
                 # New sources are a change maintenance looks at (its evidence grew).
                 mark_dirty(connection, agent_id, [int(existing[0])])
@@ -91,6 +99,7 @@ def insert_claims(
         # the same words again, add their sources there instead of storing it again.
         into = merged_identity(connection, agent_id, key, digest)
         if into is not None and into.survivor_lifecycle == "active":
+            absorb_claim_metadata(connection, into.survivor, draft.metadata)
             _add_sources(connection, into.survivor, draft, event_rowids)
             add_merged_sources(
                 connection,
@@ -142,6 +151,8 @@ def insert_claims(
             ),
         )
         rowid = connection.last_insert_rowid()
+        if draft.metadata is not None:
+            write_claim_metadata(connection, rowid, draft.metadata)
         _add_sources(connection, rowid, draft, event_rowids)
         refresh_evidence_time(connection, rowid)
         connection.execute(
@@ -194,7 +205,8 @@ def _add_sources(
     draft: ClaimDraft,
     event_rowids: Mapping[EventId, int],
 ) -> int:
-    """Returns how many of the spans were new."""
+    """Returns how many of the spans were new. The claim inherits the metadata of the
+    turns it cites (cairn.store.metadata.inherit_metadata)."""
     added = 0
     for span in draft.spans:
         connection.execute(
@@ -203,6 +215,12 @@ def _add_sources(
             (claim_rowid, event_rowids[span.event_id], span.start, span.end),
         )
         added += connection.changes()
+    if added:
+        inherit_metadata(
+            connection,
+            claim_rowid,
+            (event_rowids[span.event_id] for span in draft.spans),
+        )
     return added
 
 
@@ -234,7 +252,7 @@ _LOAD_CLAIMS = (
     " c.recurrence, c.evidence_at, c.superseded_at,"
     # In an open conflict (cairn.store.conflicts): recall marks it.
     " EXISTS (SELECT 1 FROM conflicts k WHERE k.status = 'open'"
-    "  AND (k.claim_a = c.rowid OR k.claim_b = c.rowid))"
+    "  AND (k.claim_a = c.rowid OR k.claim_b = c.rowid)), c.metadata"
     # CROSS JOIN drives the lookup from the candidate list (a rowid probe each) instead of
     # letting the planner scan the agent's index.
     " FROM json_each(?) AS wanted CROSS JOIN claims c ON c.rowid = wanted.value"
@@ -252,14 +270,17 @@ def load_claims(
     rowids: Iterable[int],
     scopes: Sequence[Scope],
     lifecycles: Sequence[Lifecycle] = (Lifecycle.ACTIVE,),
+    recall_filter: RecallFilter | None = None,
 ) -> dict[int, Claim]:
-    """Authoritative re-validation: only rows of this agent, in these scopes and lifecycles.
+    """Authoritative re-validation: only rows of this agent, in these scopes and
+    lifecycles (and those ``recall_filter`` keeps).
 
     Every candidate, whatever index proposed it, passes through here before ranking
     (tests/retrieval/test_isolation.py).
     """
     scope_sql, scope_params = _scope_filter(scopes)
-    sql = _LOAD_CLAIMS + scope_sql
+    filtered, filter_params = claim_conditions(recall_filter)
+    sql = _LOAD_CLAIMS + scope_sql + filtered
     rows = connection.execute(
         sql,
         (
@@ -267,6 +288,7 @@ def load_claims(
             agent_id,
             json.dumps([lifecycle.value for lifecycle in lifecycles]),
             *scope_params,
+            *filter_params,
         ),
     )
     claims: dict[int, Claim] = {}
@@ -301,6 +323,7 @@ def load_claims(
             superseded_at=_parse_time(row[20]),
             from_assistant=bool(sources["assistant"]),
             conflicting=bool(row[21]),
+            metadata=metadata_from_json(row[22]),
         )
         claims[claim.rowid] = claim
     return claims

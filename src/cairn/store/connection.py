@@ -14,6 +14,7 @@ import apsw
 from cairn import crashpoints
 from cairn.errors import SchemaVersionError
 from cairn.store.integrity import refill_event_fts
+from cairn.store.metadata import add_metadata_columns
 from cairn.store.rekey import rekey_claims
 from cairn.store.succession import backfill_succession, reorder_coarse_chains
 
@@ -44,6 +45,7 @@ _MIGRATIONS: tuple[tuple[str, Callable[[apsw.Connection], None] | None], ...] = 
     ("0016_entities.sql", None),
     ("0017_coarse_succession.sql", reorder_coarse_chains),
     ("0018_coarse_succession_midpoint.sql", reorder_coarse_chains),
+    ("0019_metadata.sql", add_metadata_columns),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 # A busy writer is normal (one writer connection, several readers): wait rather than fail.

@@ -35,9 +35,11 @@ from cairn.domain.ids import (
     is_segment_id,
     segment_id,
 )
+from cairn.domain.metadata import RecallFilter, metadata_from_json
 from cairn.domain.outcomes import IntakeOutcome, IntakeRejection, IntakeResult
 from cairn.store.extraction_state import ExtractionState
 from cairn.store.fts import index_text, namespace
+from cairn.store.metadata import event_conditions, write_event_metadata
 from cairn.store.sessions import is_fork_replay, rewind, session_of
 from cairn.store.tombstones import (
     event_content_hash,
@@ -237,6 +239,8 @@ def _insert_row(
         ),
     )
     rowid = connection.last_insert_rowid()
+    if event.metadata is not None:
+        write_event_metadata(connection, rowid, event.metadata)
     write_event_fts(
         connection,
         rowid,
@@ -469,6 +473,7 @@ def stored_turn(turn: Turn) -> PreparedEvent:
         speaker=turn.speaker,
         replaces=turn.replaces,
         exported=True,
+        metadata=turn.metadata,
     )
 
 
@@ -492,7 +497,7 @@ EVENT_COLUMNS = (
     "e.rowid, e.event_id, e.session_id, e.role, e.text, e.occurred_at, e.speaker,"
     " CASE WHEN p.rowid IS NULL THEN NULL"
     " WHEN p.speaker IS NULL THEN p.text ELSE p.speaker || ': ' || p.text END,"
-    " e.kind, e.repeat_count, e.evidence_class"
+    " e.kind, e.repeat_count, e.evidence_class, e.metadata"
 )
 EVENT_FROM = " FROM events e LEFT JOIN events p ON p.rowid = e.context_rowid"
 # ``e`` is not at or below the event cutoff of a pending clear job of its agent.
@@ -515,6 +520,7 @@ def event_from_row(row: apsw.SQLiteValues) -> EvidenceEvent:
         kind=EventKind(str(row[8])),
         repeat_count=int(row[9]),  # type: ignore[arg-type]
         evidence_class=_evidence_class(row[10]),
+        metadata=metadata_from_json(row[11]),
     )
 
 
@@ -533,13 +539,15 @@ def load_events(
     rowids: Iterable[int],
     *,
     noise: bool = True,
+    recall_filter: RecallFilter | None = None,
 ) -> dict[int, EvidenceEvent]:
     """Events by rowid, owner-checked in SQL; withdrawn messages (edited, retried,
     deleted) and deletion markers are never served, whatever index proposed them.
     Without ``noise``, turns classified as noise are left out too (recall's candidates
-    unless the caller asks for noise)."""
+    unless the caller asks for noise); with ``recall_filter``, the turns it keeps."""
     wanted = json.dumps(sorted(set(rowids)))
     only_content = "" if noise else " AND e.evidence_class = 'content'"
+    filtered, filter_params = event_conditions(recall_filter)
     # Driven from the candidate list: one rowid probe each, never an index scan.
     rows = connection.execute(
         f"SELECT {EVENT_COLUMNS} FROM json_each(?) AS wanted"  # noqa: S608 - fixed column list
@@ -547,7 +555,7 @@ def load_events(
         " LEFT JOIN events p ON p.rowid = e.context_rowid"
         " WHERE e.agent_id = ? AND e.extracted <> ? AND e.kind <> 'message_deleted'"
         # A turn under a pending clear is never served (the job deletes it).
-        f" AND {NOT_CLEARING}{only_content}",
-        (wanted, agent_id, ExtractionState.WITHDRAWN.value),
+        f" AND {NOT_CLEARING}{only_content}{filtered}",
+        (wanted, agent_id, ExtractionState.WITHDRAWN.value, *filter_params),
     )
     return {event.rowid: event for event in map(event_from_row, rows)}

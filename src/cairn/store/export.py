@@ -83,7 +83,8 @@ def _events(connection: apsw.Connection, agent: AgentId) -> Iterator[dict[str, A
     for row in connection.execute(
         "SELECT event_id, session_id, role, speaker, text, content_hash, occurred_at,"  # noqa: S608 - a fixed clause
         " received_at, extracted, kind, EXISTS (SELECT 1 FROM hidden_evidence h"
-        "  WHERE h.agent_id = e.agent_id AND h.event_rowid = e.rowid), evidence_class"
+        "  WHERE h.agent_id = e.agent_id AND h.event_rowid = e.rowid), evidence_class,"
+        " metadata"
         f" FROM events e WHERE agent_id = ? AND {NOT_CLEARING} ORDER BY rowid",
         (agent,),
     ):
@@ -100,6 +101,7 @@ def _events(connection: apsw.Connection, agent: AgentId) -> Iterator[dict[str, A
             kind,
             hidden,
             evidence_class,
+            metadata,
         ) = row
         if str(kind) == EventKind.MESSAGE_DELETED:
             # A deletion carries no text; the message it withdrew is exported withdrawn.
@@ -143,6 +145,9 @@ def _events(connection: apsw.Connection, agent: AgentId) -> Iterator[dict[str, A
         # A turn stored as noise stays noise wherever the export is imported.
         if str(evidence_class) != EvidenceClass.CONTENT:
             record["noise"] = str(evidence_class)
+        # The caller's metadata, present only when given (an older record reads as ever).
+        if metadata is not None:
+            record["metadata"] = json.loads(str(metadata))
         yield record
 
 
@@ -159,7 +164,7 @@ def claim_records(
         "   FROM (SELECT * FROM claim_sources WHERE claim_rowid = c.rowid"
         "         ORDER BY event_rowid, span_start, span_end) s"
         "   JOIN events e ON e.rowid = s.event_rowid),"
-        " c.recurrence"
+        " c.recurrence, c.metadata"
         " FROM claims c WHERE c.agent_id = ?1 AND (?2 IS NULL OR c.claim_id = ?2)"
         " ORDER BY c.rowid",
         (agent, claim_id),
@@ -199,6 +204,8 @@ def claim_records(
         # Present only on recurring claims, so an export of other claims reads as before.
         if row[20] is not None:
             record["recurrence"] = json.loads(str(row[20]))
+        if row[21] is not None:
+            record["metadata"] = json.loads(str(row[21]))
         yield record
 
 

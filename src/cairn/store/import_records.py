@@ -31,6 +31,7 @@ from cairn.domain.claim import (
 )
 from cairn.domain.evidence import EvidenceClass, EvidenceEvent, Role, Turn
 from cairn.domain.ids import AgentId, EventId, SessionId, validate_agent_id
+from cairn.domain.metadata import Metadata
 from cairn.domain.scope import Scope, ScopeKind
 from cairn.domain.temporal import Recurrence, TemporalSpan, TimePrecision
 from cairn.entities.extract import mentions_in
@@ -51,6 +52,7 @@ from cairn.store.evidence import (
 from cairn.store.export import RECORD_TYPES, claim_records
 from cairn.store.extraction_state import ExtractionState
 from cairn.store.merge import merged_identity, restore_merge
+from cairn.store.metadata import write_claim_metadata
 from cairn.store.succession import order_succession, refresh_evidence_time
 from cairn.store.tombstones import (
     claim_hashes,
@@ -240,6 +242,7 @@ def _import_event(
             "hidden",
             "withdrawn",
             "noise",
+            "metadata",
         },
     )
     hidden = record.get("hidden", False)
@@ -260,6 +263,7 @@ def _import_event(
         None if at is None else _parse_time(at, "at"),
         fields.maybe_text("speaker"),
         fields.maybe_text("kind") or "message",
+        metadata=_metadata(record),
     )
     received = _parse_time(fields.text("received_at"), "received_at")
     evidence_class = _noise_class(fields.maybe_text("noise"))
@@ -314,6 +318,16 @@ def _event_rowids(
             (agent, json.dumps(list(event_ids))),
         )
     }
+
+
+def _metadata(record: dict[str, Any]) -> Metadata | None:
+    """An exported row's caller metadata, checked as a caller's is (a claim's may hold
+    its sources' union of tags)."""
+    value = record.get("metadata")
+    if value is None:
+        return None
+    metadata = Metadata.from_data(value, "field 'metadata'", inherited=True)
+    return None if metadata.empty else metadata
 
 
 def _claim_draft(fields: _Fields) -> tuple[ClaimDraft, list[tuple[str, int, int]]]:
@@ -381,6 +395,7 @@ def _claim_draft(fields: _Fields) -> tuple[ClaimDraft, list[tuple[str, int, int]
         predicate=fields.maybe_text("predicate"),
         scope=Scope(ScopeKind(fields.text("scope")), fields.maybe_text("scope_key")),
         recurrence=recurrence,
+        metadata=_metadata(record),
     )
     return draft, spans
 
@@ -403,6 +418,7 @@ _CLAIM_FIELDS: Final = {
     "updated_at",
     "sources",
     "recurrence",
+    "metadata",
 }
 
 
@@ -507,6 +523,9 @@ def _import_claim(
         ),
     )
     rowid = connection.last_insert_rowid()
+    # As exported: already the union of its own and its sources' at the source.
+    if draft.metadata is not None:
+        write_claim_metadata(connection, rowid, draft.metadata)
     connection.executemany(
         "INSERT OR IGNORE INTO claim_sources (claim_rowid, event_rowid, span_start,"
         " span_end) VALUES (?, ?, ?, ?)",

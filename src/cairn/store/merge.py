@@ -30,7 +30,9 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from cairn.domain.metadata import metadata_from_json
 from cairn.store.fts import query_terms
+from cairn.store.metadata import absorb_claim_metadata
 from cairn.store.search import LexicalSearcher
 from cairn.store.succession import (
     chains_of,
@@ -235,13 +237,15 @@ def merge_into(
     re-validated both rows."""
     stamp = now.astimezone(dt.UTC).isoformat()
     row = connection.execute(
-        "SELECT claim_id, provenance_key, content_hash, confidence FROM claims"
+        "SELECT claim_id, provenance_key, content_hash, confidence, metadata FROM claims"
         " WHERE rowid = ? AND agent_id = ?",
         (absorbed, agent_id),
     ).fetchone()
     if row is None:
         return
-    claim_id, provenance, content, confidence = row
+    claim_id, provenance, content, confidence, metadata = row
+    # The survivor keeps what the caller said about either claim.
+    absorb_claim_metadata(connection, survivor, metadata_from_json(metadata))
     sources = sorted(
         {
             int(event)

@@ -25,10 +25,12 @@ import apsw.fts5
 import attrs
 
 from cairn.store.fts import namespace, quote_term
+from cairn.store.metadata import claim_probe, event_probe
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from cairn.domain.metadata import RecallFilter
     from cairn.domain.scope import Scope
 
 __all__ = ["LexicalHit", "LexicalResult", "LexicalSearcher"]
@@ -147,28 +149,47 @@ class LexicalSearcher:
         return kept, False
 
     def search_claims(
-        self, agent_id: str, terms: Sequence[str], scopes: Sequence[Scope], limit: int
+        self,
+        agent_id: str,
+        terms: Sequence[str],
+        scopes: Sequence[Scope],
+        limit: int,
+        *,
+        recall_filter: RecallFilter | None = None,
     ) -> LexicalResult:
+        """Ranked claim hits; with ``recall_filter``, only the claims it keeps, checked
+        per hit before the LIMIT (cairn.store.metadata)."""
         prefixes = [
             namespace(agent_id, scope.kind.value, scope.key) for scope in scopes
         ]
-        return self._search("claim_fts", prefixes, terms, limit, "bm25()")
+        probe, parameters = claim_probe(recall_filter, "claim_fts.rowid")
+        return self._search(
+            "claim_fts", prefixes, terms, limit, "bm25()", probe, parameters
+        )
 
     def search_events(
-        self, agent_id: str, terms: Sequence[str], limit: int, *, noise: bool = False
+        self,
+        agent_id: str,
+        terms: Sequence[str],
+        limit: int,
+        *,
+        noise: bool = False,
+        recall_filter: RecallFilter | None = None,
     ) -> LexicalResult:
-        """Ranked event hits; turns classified as noise only with ``noise`` (they are
-        filtered in the query, before its LIMIT, so noise never crowds content out)."""
+        """Ranked event hits; turns classified as noise only with ``noise``, and with
+        ``recall_filter`` only the turns it keeps (both filtered in the query, before its
+        LIMIT, so what is left out never crowds the rest out)."""
         kept, exhausted = self.prune("event_fts", [namespace(agent_id)], terms)
         if not kept:
             return LexicalResult([])
+        probe, parameters = event_probe(recall_filter, "event_fts.rowid")
         # The third column is the score of the body alone: 0 when only the context matched.
         rows = self.connection.execute(
             "SELECT rowid, rank, bm25(event_fts, 1.0, 0.0) FROM event_fts"  # noqa: S608 - fixed clauses
             " WHERE event_fts MATCH ? AND rank MATCH ?"
-            f"{'' if noise else _CONTENT.format(also='')}"
+            f"{'' if noise else _CONTENT.format(also='')}{probe}"
             f" ORDER BY {_order(exhausted=exhausted)} LIMIT ?",
-            (_expression(kept), f"bm25(1.0, {CONTEXT_WEIGHT!r})", limit),
+            (_expression(kept), f"bm25(1.0, {CONTEXT_WEIGHT!r})", *parameters, limit),
         )
         hits: list[LexicalHit] = []
         context_only: set[int] = set()
@@ -204,6 +225,7 @@ class LexicalSearcher:
         parameters: Sequence[object],
         *,
         body_only: bool = False,
+        recall_filter: RecallFilter | None = None,
     ) -> LexicalResult:
         """Ranked event hits that also meet ``condition`` (an SQL predicate on
         ``event_fts.rowid``, its ``parameters`` bound after the query's own): the turns of
@@ -218,14 +240,16 @@ class LexicalSearcher:
         if not kept:
             return LexicalResult([])
         content = _CONTENT.format(also=_BODY_OR_ANSWER if body_only else "")
+        probe, filter_parameters = event_probe(recall_filter, "event_fts.rowid")
         rows = self.connection.execute(
             "SELECT rowid, rank FROM event_fts"  # noqa: S608 - fixed clauses and ours
-            f" WHERE event_fts MATCH ? AND rank MATCH ? AND {condition}{content}"
+            f" WHERE event_fts MATCH ? AND rank MATCH ? AND {condition}{content}{probe}"
             f" ORDER BY {_order(exhausted=exhausted)} LIMIT ?",
             (
                 _expression(kept),
                 f"bm25(1.0, {CONTEXT_WEIGHT!r})",
                 *parameters,
+                *filter_parameters,
                 limit,
             ),
         )
@@ -252,14 +276,16 @@ class LexicalSearcher:
         terms: Sequence[str],
         limit: int,
         rank: str,
+        condition: str = "",
+        parameters: Sequence[object] = (),
     ) -> LexicalResult:
         kept, exhausted = self.prune(table, prefixes, terms)
         if not kept:
             return LexicalResult([])
         rows = self.connection.execute(
             f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ?"  # noqa: S608 - names are ours
-            f" AND rank MATCH ? ORDER BY {_order(exhausted=exhausted)} LIMIT ?",
-            (_expression(kept), rank, limit),
+            f" AND rank MATCH ?{condition} ORDER BY {_order(exhausted=exhausted)} LIMIT ?",
+            (_expression(kept), rank, *parameters, limit),
         )
         hits = [LexicalHit(int(rowid), -float(rank)) for rowid, rank in rows]
         return LexicalResult(hits, exhausted)
