@@ -48,6 +48,7 @@ def test_public_surface() -> None:
         "MemoryApi",
         "MemoryDetail",
         "MemoryItem",
+        "Metadata",
         "Recall",
         "RecallContext",
         "RecallItem",
