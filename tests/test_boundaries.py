@@ -100,6 +100,8 @@ ALLOWED = {
 }
 # configuration reads cairn.toml into config's classes and imports nothing else of cairn.
 LEAVES = {"errors", "clock", "config", "configuration", "crashpoints"}
+# The argument bounds import only errors: the domain's metadata validates against them.
+LEAF_MODULES = {"cairn.api.bounds"}
 # Read by mypy only (its body is under TYPE_CHECKING): it names every surface of the API
 # to check each against the Protocols, so it imports upwards on purpose.
 TYPE_CHECKS_ONLY = {Path("api/conformance.py")}
@@ -133,7 +135,9 @@ def test_layers_only_import_downwards() -> None:
                 if parts[0] != "cairn" or len(parts) < 2:
                     continue
                 target = parts[1]
-                if target in LEAVES or target == layer or target in allowed:
+                if name in LEAF_MODULES or target in LEAVES:
+                    continue
+                if target == layer or target in allowed:
                     continue
                 problems.append(f"{path.relative_to(ROOT)} imports {name}")
     assert problems == []
