@@ -44,6 +44,7 @@ def test_public_surface() -> None:
         "Manifest",
         "Memory",
         "MemoryApi",
+        "Metadata",
         "Recall",
         "RecallContext",
         "RecallItem",
