@@ -47,6 +47,7 @@ def test_ingest_recall_status_contracts(invoke: Invoke, turns_file: Path) -> Non
             "stage",
             "standing",
             "valid_until",
+            "metadata",
         }
 
     status = json_of(invoke("status", "--json"))

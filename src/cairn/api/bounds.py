@@ -76,6 +76,7 @@ MAX_LIST_LIMIT: Final = 1000
 MAX_ITEM_IDS: Final = 1000
 MAX_ITEM_ID: Final = 2**63 - 1
 MAX_EVIDENCE_REFS: Final = 100
+# Caller metadata's caps live with Metadata (a domain value may not import the API).
 MAX_TAGS: Final = 32
 MAX_TAG_CHARS: Final = 64
 MAX_EXTRA_BYTES: Final = 4096

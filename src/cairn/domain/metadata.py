@@ -27,17 +27,10 @@ import datetime as dt
 import json
 import math
 import unicodedata
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
-from cairn.api.bounds import (
-    MAX_EXTRA_BYTES,
-    MAX_EXTRA_DEPTH,
-    MAX_TAG_CHARS,
-    MAX_TAGS,
-    shown_value,
-)
 from cairn.errors import InvalidMetadataError
 
 __all__ = [
@@ -48,6 +41,26 @@ __all__ = [
     "merged",
     "metadata_from_json",
 ]
+
+# The caps (design/ipc.md, "Argument ranges"; cairn.api.bounds names them too).
+MAX_TAGS: Final = 32
+MAX_TAG_CHARS: Final = 64
+MAX_EXTRA_BYTES: Final = 4096
+MAX_EXTRA_DEPTH: Final = 8
+_SHOWN_CHARS = 40
+
+
+def shown_value(value: object) -> str:
+    """``value`` as a message quotes it: its repr, cut to a readable length."""
+    if isinstance(value, list | tuple) and len(value) > 4:
+        return f"[{', '.join(map(shown_value, value[:4]))}, ...] ({len(value)} values)"
+    text = (
+        repr(value)
+        if not isinstance(value, int) or value.bit_length() < 128
+        else "a huge integer"
+    )
+    return text if len(text) <= _SHOWN_CHARS else f"{text[: _SHOWN_CHARS - 3]}..."
+
 
 # The kind a recall item of a stored turn has (beside the claim kinds).
 EVIDENCE_KIND = "evidence"
