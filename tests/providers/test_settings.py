@@ -14,13 +14,14 @@ from tests.helpers import turn
 from tests.providers.fakes import open_fake_server, unused_port
 
 from cairn import open_memory
-from cairn.errors import InvalidInputError, TransientProviderError
+from cairn.errors import InvalidInputError
 from cairn.providers.settings import (
     EmbeddingSettings,
     TextSettings,
     load_embedding_settings,
     load_text_settings,
 )
+from cairn.runtime.providers import EmbedderUnavailableError
 from cairn.testing import FixedDomainClock
 
 SECRET = "sk-test-0123456789abcdef"
@@ -221,7 +222,7 @@ async def test_discovery_failure_is_typed_and_opens_nothing(tmp_path: Path) -> N
         f'base_url = "http://127.0.0.1:{unused_port()}"\nmodel = "m"\n',
         encoding="utf-8",
     )
-    with pytest.raises(TransientProviderError):
+    with pytest.raises(EmbedderUnavailableError, match="dimension"):
         async with open_memory(data, TEST_CONFIG, clock=FixedDomainClock()):
             pytest.fail("opened without a dimension")
     assert not (data / "cairn.db").exists()
