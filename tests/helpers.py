@@ -2,15 +2,32 @@
 
 from __future__ import annotations
 
+import asyncio  # noqa: TID251 - the asyncio host's tests run a plain asyncio loop
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
+from typing import Any, TypeVar
 
 from cairn import Turn
 from cairn.domain.ids import EventId, SessionId
 from cairn.domain.metadata import Metadata
 
 BASE_TIME = dt.datetime(2026, 1, 5, 9, tzinfo=dt.UTC)
+
+T = TypeVar("T")
+ASYNCIO_BOUND_S = 120.0
+
+
+def run_on_asyncio(main: Coroutine[Any, Any, T], bound_s: float = ASYNCIO_BOUND_S) -> T:
+    """``main`` on a plain asyncio loop, as an asyncio host runs cairn, under a bound.
+
+    The loop is built explicitly rather than by ``asyncio.run()``: once anything in the
+    process has imported trio-asyncio (the LiteLLM and bridge tests do), the policy that
+    ``asyncio.run()`` asks builds trio-asyncio's loop, which cannot host a trio guest run
+    (design/providers.md). No test order can then break the asyncio host's tests.
+    """
+    with asyncio.Runner(loop_factory=asyncio.SelectorEventLoop) as runner:
+        return runner.run(asyncio.wait_for(main, bound_s))
 
 
 def turn(

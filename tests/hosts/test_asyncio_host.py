@@ -1,4 +1,4 @@
-"""The asyncio adapter, driven by ``asyncio.run``: cairn runs as a trio guest on the asyncio
+"""The asyncio adapter, driven by a plain asyncio loop: cairn runs as a trio guest on the asyncio
 loop, its methods are asyncio coroutines, errors arrive typed, cancelling an asyncio call
 cancels the trio work without harm, and the asyncio loop keeps running meanwhile."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from tests.conftest import TEST_CONFIG
-from tests.helpers import turn
+from tests.helpers import run_on_asyncio, turn
 
 from cairn import AgentState, IntakeOutcome, RecallStatus
 from cairn.domain.directive import DirectiveStatus
@@ -90,7 +90,7 @@ def test_asyncio_program_uses_cairn(tmp_path: Path) -> None:
         with pytest.raises(RuntimeClosedError):
             await memory.status()
 
-    asyncio.run(program())
+    run_on_asyncio(program())
 
 
 def test_the_example_program_runs(tmp_path: Path) -> None:
@@ -99,7 +99,7 @@ def test_the_example_program_runs(tmp_path: Path) -> None:
     assert spec.loader is not None
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
-    texts = asyncio.run(example.main(tmp_path / "data", embedder=HashingEmbedder()))
+    texts = run_on_asyncio(example.main(tmp_path / "data", embedder=HashingEmbedder()))
     assert any("oolong" in text for text in texts)
 
 
@@ -112,7 +112,7 @@ def test_a_runtime_that_cannot_start_raises_in_the_host(tmp_path: Path) -> None:
             pass
 
     with pytest.raises(Exception) as caught:
-        asyncio.run(program())
+        run_on_asyncio(program())
     assert isinstance(caught.value, OSError | ExceptionGroup)
 
 
@@ -168,7 +168,7 @@ def test_asyncio_adapter_offers_the_lifecycle_and_directive_methods(
             assert report.deleted("directives") == 1
             assert await memory.directives.list("host") == []
 
-    asyncio.run(program())
+    run_on_asyncio(program())
 
 
 def test_asyncio_host_records_recalls_reuses_turns_and_serves_attention(
@@ -199,4 +199,4 @@ def test_asyncio_host_records_recalls_reuses_turns_and_serves_attention(
             assert await memory.consume_attention("host", [item.item_id]) == 1
             assert await memory.attention("host") == []
 
-    asyncio.run(program())
+    run_on_asyncio(program())

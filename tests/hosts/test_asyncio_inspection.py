@@ -3,13 +3,12 @@ and the typed errors arrive as embedded."""
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 from pathlib import Path
 
 import pytest
 from tests.conftest import TEST_CONFIG
-from tests.helpers import BASE_TIME, turn
+from tests.helpers import BASE_TIME, run_on_asyncio, turn
 
 from cairn.errors import InvalidInputError, UnknownClaimError
 from cairn.hosts.asyncio_host import open_asyncio_memory
@@ -41,4 +40,4 @@ def test_inspection_on_an_asyncio_loop(tmp_path: Path) -> None:
             with pytest.raises(InvalidInputError):
                 await memory.memories("host", lifecycle="gone")
 
-    asyncio.run(asyncio.wait_for(program(), 60))
+    run_on_asyncio(program(), 60)

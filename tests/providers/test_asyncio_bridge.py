@@ -26,8 +26,6 @@ from cairn.providers.asyncio_bridge import (
     run_asyncio,
 )
 
-# Run last: trio-asyncio changes asyncio.run() for the rest of the process (conftest).
-IMPORTS_TRIO_ASYNCIO = True
 BOUND_S = 10.0
 
 

@@ -54,8 +54,6 @@ from cairn.providers.settings import TextSettings, load_text_settings
 from cairn.runtime.core import runtime_core
 from cairn.testing import FixedDomainClock, HashingEmbedder
 
-# Run last: trio-asyncio changes asyncio.run() for the rest of the process (conftest).
-IMPORTS_TRIO_ASYNCIO = True
 ROOT = Path(__file__).resolve().parents[2]
 NO_WAIT = RetryPolicy(attempts=3, wait_initial_s=0.0, wait_max_s=0.0, wait_jitter_s=0.0)
 BOUND_S = 15.0

@@ -5,14 +5,13 @@ each surface leaves the stored heartbeat out; with it the heartbeat comes back."
 from __future__ import annotations
 
 # The asyncio adapter is one of the surfaces this file drives.
-import asyncio  # noqa: TID251
 import json
 import subprocess
 from typing import TYPE_CHECKING
 
 import trio
 from tests.conftest import TEST_CONFIG
-from tests.helpers import turn
+from tests.helpers import run_on_asyncio, turn
 from tests.ipc.harness import (
     SERVER_ENV,
     SERVER_TIMEOUT_S,
@@ -80,7 +79,7 @@ def test_the_asyncio_adapter_passes_include_noise(tmp_path: Path) -> None:
             noisy = await memory.recall("a", QUERY, include_noise=True)
             return _ids(plain), _ids(noisy)
 
-    plain, noisy = asyncio.run(program())
+    plain, noisy = run_on_asyncio(program())
     assert "hb" not in plain
     assert "hb" in noisy
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import trio
-import trio.testing
 from tests.conftest import open_test_memory
 from tests.helpers import turn
 
@@ -92,8 +91,11 @@ async def test_concurrent_recalls_of_one_turn_compute_once(memory) -> None:
 
 
 async def test_a_repeat_while_the_turn_is_pending_waits_for_the_same_work(
-    data_dir: Path, thread_safe_clock: trio.testing.MockClock
+    data_dir: Path,
 ) -> None:
+    # The real clock: ``wait_s=0.0`` is pending at once on any clock, and a mock clock
+    # that jumps while a loaded machine holds a worker thread back fires the far
+    # deadlines (embedding deadline, idle stop) that end the pending work early.
     embedder = HashingEmbedder()
     async with open_test_memory(data_dir, embedder=embedder) as memory:
         await memory.ingest("a", FACTS)
