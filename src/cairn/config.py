@@ -119,6 +119,10 @@ class MemoryConfig:
     extraction_batch: int = attrs.field(default=20, validator=_positive)
     extraction_batch_bytes: int = attrs.field(default=12_000, validator=_positive)
     extraction_linger_s: float = attrs.field(default=30.0, validator=_positive)
+    # The linger is there to share one text-model call between turns; the offline rules
+    # gain nothing by waiting, so without a text provider a batch waits at most this long
+    # (a host's next prompt then finds the claims of the turn just captured).
+    rules_linger_s: float = attrs.field(default=0.2, validator=_positive)
     extraction_lease_s: float = attrs.field(default=120.0, validator=_positive)
     extraction_max_attempts: int = attrs.field(default=5, validator=_positive)
     extraction_backoff_s: float = attrs.field(default=2.0, validator=_positive)

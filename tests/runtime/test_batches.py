@@ -31,8 +31,8 @@ from cairn.testing import FixedDomainClock
 AGENT = AgentId("a")
 # Nothing is batched on its own: the tests take leases themselves.
 HELD = attrs.evolve(TEST_CONFIG, extraction_linger_s=1e9)
-# The default linger window (30 s on the trio clock).
-LINGERING = attrs.evolve(TEST_CONFIG, extraction_linger_s=30.0)
+# The default linger window (30 s on the trio clock), the rules' batches held to it too.
+LINGERING = attrs.evolve(TEST_CONFIG, extraction_linger_s=30.0, rules_linger_s=30.0)
 
 
 async def _count(memory: Memory, sql: str, *params: Any) -> int:
@@ -326,6 +326,30 @@ async def test_batches_form_by_linger_urgency_and_size(
             ]
         )
         assert sizes == [1, 2, 20, 5]
+
+
+async def test_the_rules_linger_briefly_and_a_text_model_for_the_whole_window(
+    tmp_path: Path, thread_safe_clock: trio.testing.MockClock
+) -> None:
+    """A text-model call is shared by its batch, so a batch lingers up to 30 s for more
+    turns; the rules share nothing, and a turn they extract is in memory for the host's
+    next prompt (found in a user trial: claims appeared 30 s after a Stop hook)."""
+    config = attrs.evolve(TEST_CONFIG, extraction_linger_s=30.0)
+    assert config.rules_linger_s < 1
+    async with open_test_memory(tmp_path / "rules", config) as memory:
+        await memory.ingest(AGENT, [turn("e1", "I love sailing.")])
+        await trio.sleep(1)
+        assert await _triggers(memory) == ["linger"]
+    provider = ScriptedTextProvider()
+    async with open_test_memory(
+        tmp_path / "model", config, text_provider=provider
+    ) as memory:
+        await memory.ingest(AGENT, [turn("e1", "I love sailing.")])
+        await trio.sleep(20)
+        assert await _triggers(memory) == []
+        await trio.sleep(15)
+        assert await _triggers(memory) == ["linger"]
+        assert len(provider.prompts) == 1
 
 
 async def test_a_slow_text_provider_times_out_and_backs_off(

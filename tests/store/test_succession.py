@@ -215,6 +215,53 @@ def test_a_move_dated_only_by_its_month_follows_a_value_stated_late_in_that_mont
     ]
 
 
+@pytest.mark.parametrize("porto_first", [True, False])
+def test_a_move_dated_by_last_month_told_after_a_value_said_this_month_is_news(
+    connection: apsw.Connection, porto_first: bool
+) -> None:
+    """Found in a user trial: "I live in Porto" said on December 6, then minutes later
+    "Update: I moved to Lisbon last month". The move fell in November, before Porto was
+    said, but the user told it after saying Porto: it is news to that, and Lisbon is
+    current. (Placed in the middle of November, Porto was.)"""
+    november = dt.datetime(2025, 11, 1, tzinfo=dt.UTC)
+    porto_at = dt.datetime(2025, 12, 6, 21, 31, tzinfo=dt.UTC)
+    lisbon_at = porto_at + dt.timedelta(minutes=2)
+    said = [
+        ("porto", porto_at, _lives_in("Porto", "porto")),
+        ("lisbon", lisbon_at, _moved_last_month("lisbon", november)),
+    ]
+    for event, at, draft in said if porto_first else reversed(said):
+        _say(connection, event, at, draft)
+    assert [(text, lifecycle) for text, lifecycle, _ in _chain(connection)] == [
+        ("Ana moved to Lisbon last month", "active"),
+        ("Ana lives in Porto", "superseded"),
+    ]
+
+
+def test_a_move_dated_to_a_year_long_past_stays_history_of_a_value_said_since(
+    connection: apsw.Connection,
+) -> None:
+    """ "I live in Porto" said in December 2025, then "I moved to Lisbon in 2019": a
+    later move fits between 2019 and the Porto statement, so Porto stays current."""
+    porto_at = dt.datetime(2025, 12, 6, 21, 31, tzinfo=dt.UTC)
+    _say(connection, "porto", porto_at, _lives_in("Porto", "porto"))
+    _say(
+        connection,
+        "lisbon",
+        porto_at + dt.timedelta(minutes=2),
+        _moved(
+            "Ana moved to Lisbon in 2019",
+            "lisbon",
+            dt.datetime(2019, 1, 1, tzinfo=dt.UTC),
+            TimePrecision.YEAR,
+        ),
+    )
+    assert [(text, lifecycle) for text, lifecycle, _ in _chain(connection)] == [
+        ("Ana moved to Lisbon in 2019", "superseded"),
+        ("Ana lives in Porto", "active"),
+    ]
+
+
 @pytest.mark.parametrize("berlin_first", [True, False])
 def test_a_move_dated_to_its_day_late_in_a_month_follows_one_dated_to_that_month(
     connection: apsw.Connection, berlin_first: bool
@@ -412,6 +459,41 @@ def test_schema_18_places_a_move_dated_by_its_month_at_the_middle(
         assert _chain(connection) == [
             ("Ana moved to Lisbon last month", "superseded", berlin_day.isoformat()),
             ("Ana moved to Berlin", "active", None),
+        ]
+    finally:
+        connection.close()
+
+
+def test_schema_20_makes_a_move_told_after_a_value_said_since_its_period_current(
+    tmp_path: Path,
+) -> None:
+    """A database schema 19 left with "I live in Porto" current over "I moved to Lisbon
+    last month" told minutes after it comes out of schema 20 with Lisbon current."""
+    path = tmp_path / "cairn.db"
+    connection = open_connection(path)
+    porto_at = dt.datetime(2025, 12, 6, 21, 31, tzinfo=dt.UTC)
+    november = dt.datetime(2025, 11, 1, tzinfo=dt.UTC)
+    _say(connection, "porto", porto_at, _lives_in("Porto", "porto"))
+    lisbon_at = porto_at + dt.timedelta(minutes=2)
+    _say(connection, "lisbon", lisbon_at, _moved_last_month("lisbon", november))
+    with connection:  # as schema 19 left it
+        connection.execute(
+            "UPDATE claims SET lifecycle = 'superseded', superseded_at = ?"
+            " WHERE text = 'Ana moved to Lisbon last month'",
+            (porto_at.isoformat(),),
+        )
+        connection.execute(
+            "UPDATE claims SET lifecycle = 'active', superseded_at = NULL"
+            " WHERE text = 'Ana lives in Porto'"
+        )
+        connection.pragma("user_version", 19)
+    connection.close()
+    connection = open_connection(path)
+    try:
+        assert connection.pragma("user_version") == SCHEMA_VERSION
+        assert [(text, lifecycle) for text, lifecycle, _ in _chain(connection)] == [
+            ("Ana moved to Lisbon last month", "active"),
+            ("Ana lives in Porto", "superseded"),
         ]
     finally:
         connection.close()

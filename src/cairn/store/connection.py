@@ -46,6 +46,7 @@ _MIGRATIONS: tuple[tuple[str, Callable[[apsw.Connection], None] | None], ...] = 
     ("0017_coarse_succession.sql", reorder_coarse_chains),
     ("0018_coarse_succession_midpoint.sql", reorder_coarse_chains),
     ("0019_metadata.sql", add_metadata_columns),
+    ("0020_coarse_succession_news.sql", reorder_coarse_chains),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 # A busy writer is normal (one writer connection, several readers): wait rather than fail.

@@ -15,7 +15,9 @@ else when it was stored (a remembered claim). A ``valid_from`` of a week, month 
 and the chain places it at the middle of what is left of the period once what the chain
 itself says is taken in: not after the statement, and after every other value of the
 chain said within the period before it (the user still held that value when they said
-so). So "I live in Porto" said on October 1 is older than "I moved to Lisbon last month"
+so), or said after the period but before the statement and no more than one period after
+the period (the move is news to that value: "I live in Porto", then minutes later "I
+moved to Lisbon last month"). So "I live in Porto" said on October 1 is older than "I moved to Lisbon last month"
 said in November, while "I moved to Berlin" dated December 22 is newer than "I moved to
 Porto last month" said with it in January. Its evidence time, and so the "until" of the
 value before it, stays the period's start. A plan's or an event's ``valid_from`` is when
@@ -249,18 +251,29 @@ def _in_order(links: list[_Link], subject: str) -> list[_Link]:
     def order_at(link: _Link) -> str:
         if link.period is None:
             return link.evidence_at
-        start, end = (dt.datetime.fromisoformat(moment) for moment in link.period)
-        end = min(end, stated[link.rowid])
+        start, period_end = (
+            dt.datetime.fromisoformat(moment) for moment in link.period
+        )
+        said = stated[link.rowid]
+        end = min(period_end, said)
+        # Another value said before this statement and no later than one period after
+        # the period: the move is news to it ("I live in Porto", then minutes later "I
+        # moved to Lisbon last month"), so it is placed after it. Said longer after (a
+        # move "in 2019" told after "I live in Porto" in 2025), a later change fits in
+        # between and the period stands.
+        horizon = min(said, period_end + (period_end - start))
         low = max(
             (
                 stated[other.rowid]
                 for other in links
                 if other.rowid != link.rowid
-                and start <= stated[other.rowid] < end
+                and start <= stated[other.rowid] < horizon
                 and not restates(other.text, link.text, subject)
             ),
             default=start,
         )
+        if low >= end:
+            end = said
         # Clamped: a statement made before its period begins leaves nothing of it.
         return _utc(max(start, min(end, low + (end - low) / 2)))
 

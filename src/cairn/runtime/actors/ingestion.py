@@ -2,8 +2,9 @@
 
 The database is the queue: pending events form batches of up to ``extraction_batch``
 events once the batch is full, an urgent event (task finished/failed/blocked, needs
-input) arrives, the oldest has waited ``extraction_linger_s`` on the trio clock, or a
-drain asks for a flush. Each batch is worked under a lease with a token
+input) arrives, the oldest has waited ``extraction_linger_s`` on the trio clock
+(``rules_linger_s`` when the rules extract: nothing is shared by waiting), or a drain
+asks for a flush. Each batch is worked under a lease with a token
 (cairn.store.batches); its claims, lineage, dirty work, FTS rows, receipt and events'
 state commit in one transaction under both the lease and the execution identity, so a
 cancelled, fenced or taken-over pass commits nothing (tests/runtime/test_batches.py,
@@ -186,14 +187,22 @@ class IngestionActor:
             return "urgent"
         if self._flushing:
             return "flush"
-        if now - self._first_seen >= self.config.extraction_linger_s:
+        if now - self._first_seen >= self._linger_s():
             return "linger"
         return None
+
+    def _linger_s(self) -> float:
+        """How long the oldest pending turn waits for company: a text-model call is
+        shared by the batch, the rules are not (cairn.config: ``rules_linger_s``)."""
+        config = self.config
+        if self.text_provider is None:
+            return min(config.extraction_linger_s, config.rules_linger_s)
+        return config.extraction_linger_s
 
     def _wake_at(self, work: PendingWork) -> float:
         wake = math.inf if work.next_wake_s is None else work.next_wake_s
         if work.unbatched and self._first_seen is not None:
-            wake = min(wake, self._first_seen + self.config.extraction_linger_s)
+            wake = min(wake, self._first_seen + self._linger_s())
         return wake
 
     async def _next_lease(self) -> Lease | None:
