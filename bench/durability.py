@@ -48,6 +48,7 @@ CONFIG = MemoryConfig(
     recall_wait_s=30.0,
     embed_linger_s=0.001,
     extraction_linger_s=3600.0,
+    rules_linger_s=3600.0,
     extraction_batch=100_000,
     maintenance_interval_s=3600.0,
 )

@@ -162,7 +162,9 @@ async def test_ingest_through_a_server_stops_when_extraction_cannot_commit(
     tmp_path: Path,
 ) -> None:
     vfs = FaultVFS("cairn-stalled-server")
-    config = attrs.evolve(TEST_CONFIG, vfs=vfs.name, extraction_linger_s=3600.0)
+    config = attrs.evolve(
+        TEST_CONFIG, vfs=vfs.name, extraction_linger_s=3600.0, rules_linger_s=3600.0
+    )
     path = write_jsonl(tmp_path / "turns.jsonl", _rows())
     stored_all = FaultPlan.on(Call.WRITE, None, persistent=True, error=apsw.SQLITE_FULL)
     try:

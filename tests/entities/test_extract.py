@@ -106,6 +106,33 @@ def test_names_a_speaker_gives_themself() -> None:
     assert user.name == "Li Ming"
 
 
+def test_a_greeting_names_the_speakerless_user_and_nothing_else_does() -> None:
+    """Found in a user trial through the Claude Code hooks (no speaker names): "Hi,
+    I'm Mara." left Mara a stranger to the user's own entity."""
+    (user,) = [
+        d
+        for d in mentions_in("Hi, I'm Mara. I live in Porto.", None, Role.USER)
+        if d.key
+    ]
+    assert (user.key, user.name) == ("self:user", "Mara")
+    for text in ("I'm Italian, by the way.", "Hi, I'm tired today.", "So I'm Back"):
+        assert not [d for d in mentions_in(text, None, Role.USER) if d.key], text
+
+
+def test_the_place_one_works_at_is_an_organisation() -> None:
+    drafts = _by_name(
+        mentions_in(
+            "I work at Siemens in Munich; my sister's job at Bosch is in Stuttgart.",
+            "Mara",
+            Role.USER,
+        )
+    )
+    assert drafts["Siemens"].kind is EntityKind.ORGANISATION
+    assert drafts["Bosch"].kind is EntityKind.ORGANISATION
+    assert drafts["Munich"].kind is EntityKind.PLACE
+    assert drafts["Stuttgart"].kind is EntityKind.PLACE
+
+
 def test_runtime_events_and_tool_output_name_no_one() -> None:
     assert mentions_in("Deploy blocked by Alice", "deploy", Role.EVENT) == []
     assert mentions_in("Ran tests for Bob", None, Role.TOOL) == []

@@ -30,7 +30,7 @@ from cairn.testing import FixedDomainClock
 
 AGENT = AgentId("a")
 # Nothing is batched on its own: the tests take leases themselves.
-HELD = attrs.evolve(TEST_CONFIG, extraction_linger_s=1e9)
+HELD = attrs.evolve(TEST_CONFIG, extraction_linger_s=1e9, rules_linger_s=1e9)
 # The default linger window (30 s on the trio clock), the rules' batches held to it too.
 LINGERING = attrs.evolve(TEST_CONFIG, extraction_linger_s=30.0, rules_linger_s=30.0)
 

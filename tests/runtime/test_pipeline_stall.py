@@ -51,7 +51,9 @@ def _full_disk(nth: int = 1, *, persistent: bool = True) -> FaultPlan:
 def _open(data: Path, vfs: FaultVFS) -> AbstractAsyncContextManager[Memory]:
     # Extraction waits for the flush of the wait (no linger start): the fault is armed
     # between the stored turns and the first background commit.
-    config = attrs.evolve(TEST_CONFIG, vfs=vfs.name, extraction_linger_s=3600.0)
+    config = attrs.evolve(
+        TEST_CONFIG, vfs=vfs.name, extraction_linger_s=3600.0, rules_linger_s=3600.0
+    )
     return open_test_memory(data, config)
 
 

@@ -68,6 +68,12 @@ _PAIR = re.compile(
     rf"({_LATIN_NAME})\s*[（(]({_CJK_NAME})[）)]|({_CJK_NAME})\s*[（(]({_LATIN_NAME})[）)]"
 )
 _SELF_NAME = re.compile(rf"\bmy name is ({_LATIN_NAME})", re.IGNORECASE)
+# "Hi, I'm Mara." at the start of a turn; only after a greeting, since "I'm Italian" or
+# "I'm Vegan" is no name. The name keeps its capital.
+_GREETING_NAME = re.compile(
+    rf"^\W*(?i:hi|hello|hey|hiya)(?:\s+(?i:there|all|everyone))?[,!.]*\s+"
+    rf"(?i:i'm|i’m|i am|this is)\s+({_LATIN_NAME})\b"
+)
 _CALL_ME = re.compile(rf"\b(?:call me|i go by) ({_LATIN_NAME})", re.IGNORECASE)
 # A Chinese name has no spaces around it: it must end where the clause or a particle does.
 _ZH_END = r"(?=[，。！？、,.!?\s]|就|吧|好了|$)"
@@ -123,6 +129,10 @@ def _is_vocative(sentence: str, start: int, end: int) -> bool:
 
 
 _ORGANISATION_NOUNS = frozenset(head.casefold() for head in ORGANISATION_HEADS)
+# "<word> at <Name>" names an employer, not a place.
+_EMPLOYMENT_WORDS = frozenset(
+    {"work", "works", "worked", "working", "job", "intern", "interning", "employed"}
+)
 _PLACE_NOUNS = frozenset(head.casefold() for head in PLACE_HEADS)
 
 
@@ -137,8 +147,10 @@ def _kind_of(name: str, sentence: str, start: int) -> EntityKind:
         return EntityKind.ORGANISATION
     if last in PLACE_HEADS or head in _PLACE_NOUNS:
         return EntityKind.PLACE
-    previous = sentence[:start].split()[-1:]
-    if previous and previous[0].casefold() in PLACE_PREPOSITIONS:
+    previous = [word.casefold() for word in sentence[:start].split()[-2:]]
+    if previous[-1:] == ["at"] and previous[0] in _EMPLOYMENT_WORDS:
+        return EntityKind.ORGANISATION  # "I work at Siemens": an employer
+    if previous and previous[-1] in PLACE_PREPOSITIONS:
         return EntityKind.PLACE
     return EntityKind.PERSON
 
@@ -232,6 +244,7 @@ def _self_names(
     found: list[tuple[str, AliasKind]] = []
     for pattern, kind in (
         (_SELF_NAME, AliasKind.NAME),
+        (_GREETING_NAME, AliasKind.NAME),
         (_ZH_SELF_NAME, AliasKind.NAME),
         (_CALL_ME, AliasKind.NICKNAME),
         (_ZH_CALL_ME, AliasKind.NICKNAME),
