@@ -1,4 +1,5 @@
-"""``status``, ``doctor`` and ``export`` with the configured embedding provider down.
+"""``status``, ``doctor``, ``export`` and ``memories list|show`` with the configured
+embedding provider down.
 
 The data directory holds turns ingested with the hashing embedder; the commands then run
 as real processes configured (``CAIRN_EMBEDDING_*``) for an OpenAI-compatible provider
@@ -113,6 +114,24 @@ async def _check_commands(
         assert doctor.returncode == 0, doctor.stderr.decode()
         assert checked["ok"] is True
         assert any("embedding provider" in line for line in checked["degraded"])
+
+    # What memory holds is listed and shown from the stored rows too.
+    listed = await _run(
+        _cairn(data, "memories", "list", "--agent", "ana", "--json"), env
+    )
+    _no_traceback(listed)
+    assert listed.returncode == 0, listed.stderr.decode()
+    found = _one_json(listed)
+    assert "Ana loves oolong tea" in [item["text"] for item in found["memories"]]
+    assert bool(found["degraded"]) is not probed
+    claim_id = found["memories"][0]["id"]
+    one = await _run(
+        _cairn(data, "memories", "show", "--agent", "ana", claim_id, "--json"), env
+    )
+    assert one.returncode == 0, one.stderr.decode()
+    detail = _one_json(one)
+    assert detail["memory"]["id"] == claim_id
+    assert detail["evidence"], detail
 
     exported = tmp_path / f"export-{probed}.jsonl"
     export = await _run(_cairn(data, "export", str(exported), "--json"), env)

@@ -4,6 +4,8 @@ inspected and corrected by the user.
 ``list`` filters as ``Memory.memories`` does (in SQL, before the limit); ``show`` is one
 memory with the stored turns behind it and its lineage; ``edit`` rewrites one as the user:
 a new revision takes its place in recall and the old one stays stored as its history.
+``list`` and ``show`` only read: with the embedding provider down or the directory
+read-only they read the stored rows and say so (cairn.cli.reading).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import msgspec
 import typer
 
+from cairn.api import bounds
 from cairn.cli.app import (
     EXIT_OK,
     CliContext,
@@ -20,13 +23,17 @@ from cairn.cli.app import (
     app,
     emit_json,
     run,
+    stderr_console,
     stdout_console,
 )
 from cairn.cli.commands_memory import aware_time
+from cairn.cli.read_only import stored_memories, stored_memory
+from cairn.cli.reading import Stored, degraded_of, open_live_or_stored
 from cairn.cli.target import open_target
 from cairn.cli.terminal import shown
 from cairn.domain.scope import Scope, ScopeKind
 from cairn.errors import InvalidInputError
+from cairn.runtime.inspection import memory_filter
 
 if TYPE_CHECKING:
     from cairn.api.reports import MemoryDetail, MemoryItem
@@ -108,20 +115,38 @@ def list_memories(
         wanted_scope = _scope_of(scope)
         start = None if since is None else aware_time(since, "--since")
         end = None if until is None else aware_time(until, "--until")
-        async with open_target(cli) as target:
-            found = await target.calls.memories(
-                agent,
-                kind=kind,
-                lifecycle=lifecycle,
-                scope=wanted_scope,
-                since=start,
-                until=end,
-                text=text,
-                limit=limit,
-            )
+        async with open_live_or_stored(cli, lambda: open_target(cli)) as opened:
+            if isinstance(opened, Stored):
+                wanted = memory_filter(
+                    kind=kind,
+                    scope=wanted_scope,
+                    lifecycle=lifecycle,
+                    since=start,
+                    until=end,
+                    text=text,
+                )
+                found = await stored_memories(
+                    opened.data, agent, wanted, bounds.check_limit(limit)
+                )
+            else:
+                found = await opened.calls.memories(
+                    agent,
+                    kind=kind,
+                    lifecycle=lifecycle,
+                    scope=wanted_scope,
+                    since=start,
+                    until=end,
+                    text=text,
+                    limit=limit,
+                )
+        degraded = degraded_of(opened)
         if as_json:
-            emit_json({"memories": [_plain(item) for item in found]})
+            emit_json(
+                {"memories": [_plain(item) for item in found], "degraded": degraded}
+            )
             return EXIT_OK
+        for reason in degraded:
+            stderr_console().print(shown(f"degraded: {reason}"))
         # Plain lines, not a table: the IDs are what a user copies into ``show`` and
         # ``edit``, and a table wraps them on a narrow terminal.
         console = stdout_console()
@@ -182,12 +207,18 @@ def show_memory(
     cli: CliContext = context.obj
 
     async def body() -> int:
-        async with open_target(cli) as target:
-            detail = await target.calls.memory(agent, claim_id)
+        async with open_live_or_stored(cli, lambda: open_target(cli)) as opened:
+            if isinstance(opened, Stored):
+                detail = await stored_memory(opened.data, agent, claim_id)
+            else:
+                detail = await opened.calls.memory(agent, claim_id)
+        degraded = degraded_of(opened)
         if as_json:
-            emit_json(_plain(detail))
-        else:
-            _print_detail(detail)
+            emit_json({**_plain(detail), "degraded": degraded})
+            return EXIT_OK
+        for reason in degraded:
+            stderr_console().print(shown(f"degraded: {reason}"))
+        _print_detail(detail)
         return EXIT_OK
 
     run(body)

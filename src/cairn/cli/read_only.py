@@ -11,7 +11,9 @@ their JSON) and say what they could not do:
   statement), the vector projections and the events without a vector (both need the
   embedder's identity) are listed as skipped;
 - ``export``: refused while a clear job is pending (only a writer can finish it, and
-  what it clears must never be exported).
+  what it clears must never be exported);
+- ``memories list`` and ``memories show``: what is stored, read as the runtime reads it
+  (cairn.runtime.inspection).
 
 Every other command needs to write and is refused with ReadOnlyDataDirectoryError
 (exit 2), ``recall`` included: a recall records what it contributed, durably.
@@ -31,6 +33,7 @@ from cairn.api.status import AgentState, AgentStatus
 from cairn.domain.ids import AgentId, validate_agent_id
 from cairn.errors import InvalidInputError, ReadOnlyDataDirectoryError
 from cairn.ipc.directory import Occupant, claim_data_directory
+from cairn.runtime.inspection import MemoryFilter, read_memories, read_memory
 from cairn.runtime.memory import DATABASE_NAME
 from cairn.runtime.operator_reports import DoctorReport, ExportSummary
 from cairn.runtime.threads import run_in_thread
@@ -53,6 +56,7 @@ if TYPE_CHECKING:
 
     import apsw
 
+    from cairn.api.reports import MemoryDetail, MemoryItem
     from cairn.cli.app import CliContext
 
 __all__ = [
@@ -61,6 +65,8 @@ __all__ = [
     "doctor_stored",
     "export_stored",
     "open_stored",
+    "stored_memories",
+    "stored_memory",
     "stored_status",
 ]
 
@@ -240,3 +246,31 @@ async def export_stored(
         return ExportSummary(tuple(agents), counts)
 
     return await stored.read(write)
+
+
+def _agent(agent_id: str) -> AgentId:
+    try:
+        return validate_agent_id(agent_id)
+    except ValueError as error:
+        raise InvalidInputError(str(error)) from None
+
+
+async def stored_memories(
+    stored: StoredData, agent_id: str, wanted: MemoryFilter, limit: int
+) -> list[MemoryItem]:
+    """``memories list`` from the stored rows (an agent with none lists nothing, as a
+    runtime's new agent would)."""
+    agent = _agent(agent_id)
+    return await stored.read(
+        lambda connection: read_memories(connection, agent, wanted, limit)
+    )
+
+
+async def stored_memory(
+    stored: StoredData, agent_id: str, claim_id: str
+) -> MemoryDetail:
+    """``memories show`` from the stored rows; UnknownClaimError as the runtime's."""
+    agent = _agent(agent_id)
+    return await stored.read(
+        lambda connection: read_memory(connection, agent, claim_id)
+    )
