@@ -428,6 +428,33 @@ def test_schema_17_orders_moves_dated_by_their_month_again(tmp_path: Path) -> No
         connection.close()
 
 
+def _reopened_as_left_by(
+    connection: apsw.Connection,
+    path: Path,
+    version: int,
+    *,
+    current: str,
+    superseded: tuple[str, dt.datetime],
+) -> apsw.Connection:
+    """The chain as schema ``version`` ordered it (``current`` active, the other
+    superseded at its moment), closed and opened again: the later migrations run."""
+    text, until = superseded
+    with connection:
+        connection.execute(
+            "UPDATE claims SET lifecycle = 'superseded', superseded_at = ?"
+            " WHERE text = ?",
+            (until.isoformat(), text),
+        )
+        connection.execute(
+            "UPDATE claims SET lifecycle = 'active', superseded_at = NULL"
+            " WHERE text = ?",
+            (current,),
+        )
+        connection.pragma("user_version", version)
+    connection.close()
+    return open_connection(path)
+
+
 def test_schema_18_places_a_move_dated_by_its_month_at_the_middle(
     tmp_path: Path,
 ) -> None:
@@ -441,19 +468,13 @@ def test_schema_18_places_a_move_dated_by_its_month_at_the_middle(
     berlin_day = december + dt.timedelta(days=21)
     _say(connection, "berlin", said_at, _moved_on("Berlin", "berlin", berlin_day))
     _say(connection, "lisbon", said_at, _moved_last_month("lisbon", december))
-    with connection:  # as schema 17 left it
-        connection.execute(
-            "UPDATE claims SET lifecycle = 'superseded', superseded_at = ?"
-            " WHERE text = 'Ana moved to Berlin'",
-            (december.isoformat(),),
-        )
-        connection.execute(
-            "UPDATE claims SET lifecycle = 'active', superseded_at = NULL"
-            " WHERE text = 'Ana moved to Lisbon last month'"
-        )
-        connection.pragma("user_version", 17)
-    connection.close()
-    connection = open_connection(path)
+    connection = _reopened_as_left_by(
+        connection,
+        path,
+        17,
+        current="Ana moved to Lisbon last month",
+        superseded=("Ana moved to Berlin", december),
+    )
     try:
         assert connection.pragma("user_version") == SCHEMA_VERSION
         assert _chain(connection) == [
@@ -476,19 +497,13 @@ def test_schema_20_makes_a_move_told_after_a_value_said_since_its_period_current
     _say(connection, "porto", porto_at, _lives_in("Porto", "porto"))
     lisbon_at = porto_at + dt.timedelta(minutes=2)
     _say(connection, "lisbon", lisbon_at, _moved_last_month("lisbon", november))
-    with connection:  # as schema 19 left it
-        connection.execute(
-            "UPDATE claims SET lifecycle = 'superseded', superseded_at = ?"
-            " WHERE text = 'Ana moved to Lisbon last month'",
-            (porto_at.isoformat(),),
-        )
-        connection.execute(
-            "UPDATE claims SET lifecycle = 'active', superseded_at = NULL"
-            " WHERE text = 'Ana lives in Porto'"
-        )
-        connection.pragma("user_version", 19)
-    connection.close()
-    connection = open_connection(path)
+    connection = _reopened_as_left_by(
+        connection,
+        path,
+        19,
+        current="Ana lives in Porto",
+        superseded=("Ana moved to Lisbon last month", porto_at),
+    )
     try:
         assert connection.pragma("user_version") == SCHEMA_VERSION
         assert [(text, lifecycle) for text, lifecycle, _ in _chain(connection)] == [
