@@ -221,6 +221,13 @@ def _run(call: _Call) -> dict[str, Any] | None:
                 call.data_dir, started, call.remaining_s() - _CALL_RESERVE_S
             )
             if socket is None:
+                status = started.poll()
+                if status is not None:
+                    log = call.data_dir / "hooks" / "server.log"
+                    raise HookError(
+                        f"no cairn server held {call.data_dir}; the one started"
+                        f" exited with status {status} (see {log})"
+                    )
                 raise HookError(
                     f"no cairn server held {call.data_dir}; started one, not up"
                     " within the budget"
