@@ -60,3 +60,30 @@ def test_errors_are_one_readable_line(invoke: Invoke) -> None:
     assert "is not a scope" in scope.stderr
     naive = invoke("memories", "list", "--agent", "a", "--since", "2026-01-01")
     assert "needs a UTC offset" in naive.stderr
+
+
+def test_list_filters_on_the_caller_tags(invoke: Invoke, tmp_path: Path) -> None:
+    tagged = [
+        {**TURNS[0], "metadata": {"tags": ["drinks"]}},
+        *TURNS[1:],
+    ]
+    turns = write_jsonl(tmp_path / "t.jsonl", tagged)
+    assert invoke("ingest", "--agent", "a", str(turns), "--json").exit_code == 0
+    every = json_of(invoke("memories", "list", "--agent", "a", "--json"))["memories"]
+    assert len(every) > 1
+    (tea,) = json_of(
+        invoke(
+            "memories",
+            "list",
+            "--agent",
+            "a",
+            "--tag",
+            "drinks",
+            "--tag",
+            "x",
+            "--json",
+        )
+    )["memories"]
+    assert tea["source_refs"] == ["t1"]
+    none = invoke("memories", "list", "--agent", "a", "--tag", "travel")
+    assert "(no memory matches)" in none.stdout

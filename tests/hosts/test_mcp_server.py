@@ -55,6 +55,8 @@ async def _inspect(session: Any, claim_id: str) -> None:
     assert f"- {claim_id} [fact, archived, remembered_by_model" in listing
     nothing = await _call(session, "cairn_memories", text="Miso", lifecycle="active")
     assert nothing == "No memory matches."
+    untagged = await _call(session, "cairn_memories", text="Miso", tags=["travel"])
+    assert untagged == "No memory matches."
     shown = await _call(session, "cairn_memory", id=claim_id)
     assert shown.startswith('<context-data source="cairn" kind="memory"')
     assert "Ana's cat is called Miso." in shown

@@ -1,6 +1,7 @@
 """``memories``, ``memory`` and ``edit`` over a real ``cairn serve --socket`` (trio and
 blocking clients): the records the embedded API returns, the
-filters and the edit's lineage as embedded, and the same typed errors."""
+filters (caller tags among them) and the edit's lineage as embedded, and the same typed
+errors."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ from tests.conftest import open_test_memory
 from tests.helpers import BASE_TIME, turn
 from tests.ipc.harness import SERVER_TIMEOUT_S, short_directory, start_socket_server
 
-from cairn import MemoryDetail, MemoryItem
+from cairn import MemoryDetail, MemoryItem, Metadata
 from cairn.errors import (
     ArgumentOutOfRangeError,
     InvalidInputError,
+    InvalidMetadataError,
     InvalidTransitionError,
     UnknownClaimError,
 )
@@ -33,12 +35,22 @@ async def _stored(data_dir: Path) -> tuple[list[MemoryItem], MemoryDetail]:
             "a",
             [
                 turn("t1", "I live in Berlin.", at=BASE_TIME),
-                turn("t2", "My favourite food is ramen.", at=BASE_TIME),
+                turn(
+                    "t2",
+                    "My favourite food is ramen.",
+                    at=BASE_TIME,
+                    metadata=Metadata(tags=("food",)),
+                ),
             ],
         )
         await memory.wait_idle("a")
         listed = await memory.memories("a")
         (berlin,) = await memory.memories("a", text="Berlin")
+        # The claim learned from the tagged turn carries its tag; the filter is in SQL
+        # before the limit, so the newest untagged claim does not crowd it out.
+        (ramen,) = await memory.memories("a", tags=["food", "travel"], limit=1)
+        assert "ramen" in ramen.text
+        assert await memory.memories("a", tags=["travel"]) == []
         return listed, await memory.memory("a", berlin.id)
 
 
@@ -59,6 +71,10 @@ async def _over_trio_client(
                 await client.edit("a", "nope", "I live in Munich.")
             with pytest.raises(InvalidInputError, match="blank"):
                 await client.edit("a", berlin, " ")
+            with pytest.raises(InvalidMetadataError, match="1 to 64 characters"):
+                await client.memories("a", tags=["x" * 500])
+            (food,) = await client.memories("a", tags=["food"])
+            assert "ramen" in food.text
             listed = await client.memories("a")
             detail = await client.memory("a", berlin)
             filtered = await client.memories(
@@ -87,6 +103,9 @@ def test_inspection_over_ipc_is_the_embedded_records(tmp_path: Path) -> None:
                 server.socket_path, timeout_s=SERVER_TIMEOUT_S
             ) as blocking:
                 assert blocking.memories("a") == listed
+                assert [
+                    item.text for item in blocking.memories("a", tags=["food"])
+                ] == [item.text for item in listed if "ramen" in item.text]
                 assert blocking.memory("a", berlin) == detail
                 report = blocking.edit("a", berlin, "I live in Munich.")
                 assert report.previous_id == berlin

@@ -218,6 +218,7 @@ class MemoryApi(Protocol):
         since: dt.datetime | None = None,
         until: dt.datetime | None = None,
         text: str | None = None,
+        tags: Sequence[str] = (),
         limit: int = 50,
     ) -> list[MemoryItem]: ...
 
@@ -374,6 +375,7 @@ class BlockingMemoryApi(Protocol):
         since: dt.datetime | None = None,
         until: dt.datetime | None = None,
         text: str | None = None,
+        tags: Sequence[str] = (),
         limit: int = 50,
     ) -> list[MemoryItem]: ...
 

@@ -105,6 +105,12 @@ def list_memories(
     text: Annotated[
         str | None, typer.Option(help="Only those whose words contain this.")
     ] = None,
+    tag: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tag", help="Only memories with this tag (repeat: any of them)."
+        ),
+    ] = None,
     limit: Annotated[int, typer.Option(help="At most this many (1 to 1000).")] = 50,
     as_json: JsonOption = False,
 ) -> None:
@@ -124,6 +130,7 @@ def list_memories(
                     since=start,
                     until=end,
                     text=text,
+                    tags=tag or (),
                 )
                 found = await stored_memories(
                     opened.data, agent, wanted, bounds.check_limit(limit)
@@ -137,6 +144,7 @@ def list_memories(
                     since=start,
                     until=end,
                     text=text,
+                    tags=tag or (),
                     limit=limit,
                 )
         degraded = degraded_of(opened)

@@ -323,6 +323,7 @@ class AsyncioMemory:
         since: dt.datetime | None = None,
         until: dt.datetime | None = None,
         text: str | None = None,
+        tags: Sequence[str] = (),
         limit: int = 50,
     ) -> list[MemoryItem]:
         return await self._call(
@@ -334,6 +335,7 @@ class AsyncioMemory:
                 since=since,
                 until=until,
                 text=text,
+                tags=tags,
                 limit=limit,
             )
         )

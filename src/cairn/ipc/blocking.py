@@ -369,6 +369,7 @@ class BlockingClient:
         since: dt.datetime | None = None,
         until: dt.datetime | None = None,
         text: str | None = None,
+        tags: Sequence[str] = (),
         limit: int = 50,
     ) -> list[MemoryItem]:
         return self.send(
@@ -380,6 +381,7 @@ class BlockingClient:
                 since=since,
                 until=until,
                 text=text,
+                tags=tags,
                 limit=limit,
             )
         )

@@ -374,6 +374,7 @@ class Client:
         since: dt.datetime | None = None,
         until: dt.datetime | None = None,
         text: str | None = None,
+        tags: Sequence[str] = (),
         limit: int = 50,
     ) -> list[MemoryItem]:
         return await self.send(
@@ -385,6 +386,7 @@ class Client:
                 since=since,
                 until=until,
                 text=text,
+                tags=tags,
                 limit=limit,
             )
         )

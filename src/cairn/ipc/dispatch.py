@@ -263,6 +263,7 @@ async def _memories(memory: Memory, request: MemoriesRequest) -> Response:
         since=request.since,
         until=request.until,
         text=request.text,
+        tags=request.tags,
         limit=request.limit,
     )
     return MemoriesResult(id=request.id, memories=found)

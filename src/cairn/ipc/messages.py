@@ -150,7 +150,8 @@ __all__ = [
 # 10: memories, memory, edit.
 # 11: caller metadata: TurnMessage.metadata, RememberRequest.metadata, RecallRequest
 # tags/kinds/since/until, RecallItem.metadata; error code ``invalid_metadata``.
-PROTOCOL_VERSION = 11
+# 12: MemoriesRequest.tags.
+PROTOCOL_VERSION = 12
 
 
 class _Message(msgspec.Struct, tag_field="type", kw_only=True):
@@ -397,6 +398,8 @@ class MemoriesRequest(_Request, tag="memories"):
     since: dt.datetime | None = None
     until: dt.datetime | None = None
     text: str | None = None
+    # Version 12: any of these tags (caller metadata).
+    tags: list[str] = msgspec.field(default_factory=list)
     limit: int = 50
 
 

@@ -425,6 +425,7 @@ def memories(
     since: dt.datetime | None = None,
     until: dt.datetime | None = None,
     text: str | None = None,
+    tags: Sequence[str] = (),
     limit: int = 50,
 ) -> Call[wire.MemoriesResult, list[MemoryItem]]:
     request = wire.MemoriesRequest(
@@ -436,6 +437,7 @@ def memories(
         since=since,
         until=until,
         text=text,
+        tags=list(tags),
         limit=_integer(limit, bounds.check_limit),
     )
     return Call(request, wire.MemoriesResult, lambda r: r.memories)

@@ -18,12 +18,15 @@ import attrs
 
 from cairn.api.reports import LineageEntry, MemoryDetail, MemoryItem
 from cairn.domain.claim import ClaimKind, Lifecycle
+from cairn.domain.metadata import check_tags
 from cairn.domain.scope import Scope
 from cairn.errors import InvalidInputError, UnknownClaimError
 from cairn.retrieval.types import ItemOrigin
 from cairn.runtime.evidence import read_evidence
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import apsw
 
     from cairn.domain.ids import AgentId
@@ -50,6 +53,8 @@ class MemoryFilter:
     since: str | None = None
     until: str | None = None
     text: str | None = None
+    # Any of these (caller metadata's tags, stored as claim_tags rows).
+    tags: tuple[str, ...] = ()
 
 
 def _utc(name: str, value: object) -> str | None:
@@ -71,6 +76,7 @@ def memory_filter(
     since: dt.datetime | None,
     until: dt.datetime | None,
     text: str | None,
+    tags: Sequence[str] = (),
 ) -> MemoryFilter:
     """Check a listing's filters: an unknown kind or lifecycle, a naive time, a blank
     text or a ``since`` not before ``until`` is InvalidInputError naming the values
@@ -89,7 +95,8 @@ def memory_filter(
     start, end = _utc("since", since), _utc("until", until)
     if since is not None and until is not None and since >= until:
         raise InvalidInputError("since must be before until")
-    return MemoryFilter(kind, scope, lifecycle, start, end, text)
+    wanted_tags = check_tags(tags, "the tags filter")
+    return MemoryFilter(kind, scope, lifecycle, start, end, text, wanted_tags)
 
 
 _COLUMNS = (
@@ -182,6 +189,12 @@ def read_memories(
         # LIKE folds ASCII case only; other scripts match as written.
         sql += " AND c.text LIKE ? ESCAPE '\\'"
         params.append(_like(wanted.text))
+    if wanted.tags:
+        sql += (
+            " AND EXISTS (SELECT 1 FROM claim_tags t WHERE t.claim_rowid = c.rowid"
+            " AND t.tag IN (SELECT value FROM json_each(?)))"
+        )
+        params.append(json.dumps(list(wanted.tags)))
     sql += " ORDER BY c.created_at DESC, c.rowid DESC LIMIT ?"
     params.append(limit)
     return [_item(row) for row in connection.execute(sql, params)]

@@ -511,6 +511,7 @@ class Memory:
         since: dt.datetime | None = None,
         until: dt.datetime | None = None,
         text: str | None = None,
+        tags: Sequence[str] = (),
         limit: int = 50,
     ) -> list[MemoryItem]:
         """What the agent remembers, newest stored first: every claim (archived and
@@ -518,7 +519,8 @@ class Memory:
         before ``limit``. ``kind`` and ``lifecycle`` are one value each (another is
         InvalidInputError naming the values there are); ``scope`` exactly that scope;
         ``since`` (inclusive) and ``until`` (exclusive) bound when it was stored (aware
-        datetimes); ``text`` is found anywhere in its words (ASCII case folded). A
+        datetimes); ``text`` is found anywhere in its words (ASCII case folded); ``tags``
+        keeps those carrying any of them (caller metadata, cairn.Metadata). A
         ``limit`` outside 1 to 1000 is ArgumentOutOfRangeError."""
         bounds.check_limit(limit)
         wanted = memory_filter(
@@ -528,6 +530,7 @@ class Memory:
             since=since,
             until=until,
             text=text,
+            tags=tags,
         )
         agent = (await self._core.registry.get(agent_id)).agent_id
         return await self._core.database.read(
