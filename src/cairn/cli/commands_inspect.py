@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import msgspec
 import typer
 
-from cairn.api import bounds
 from cairn.cli.app import (
     EXIT_OK,
     CliContext,
@@ -27,16 +26,17 @@ from cairn.cli.app import (
     stdout_console,
 )
 from cairn.cli.commands_memory import aware_time
-from cairn.cli.read_only import stored_memories, stored_memory
+from cairn.cli.read_only import StoredInspection
 from cairn.cli.reading import Stored, degraded_of, open_live_or_stored
 from cairn.cli.target import open_target
 from cairn.cli.terminal import shown
 from cairn.domain.scope import Scope, ScopeKind
 from cairn.errors import InvalidInputError
-from cairn.runtime.inspection import memory_filter
 
 if TYPE_CHECKING:
+    from cairn.api.protocol import MemoryApi
     from cairn.api.reports import MemoryDetail, MemoryItem
+    from cairn.cli.target import Target
 
 __all__: list[str] = []
 
@@ -68,6 +68,11 @@ def _scope_of(text: str | None) -> Scope | None:
         raise InvalidInputError(
             f"--scope {text!r} is not a scope: agent, or session:ID, user:ID, project:ID"
         ) from None
+
+
+def _calls(opened: Target | Stored) -> MemoryApi | StoredInspection:
+    """Where a read goes: the runtime or server, or the stored rows when none opens."""
+    return StoredInspection(opened.data) if isinstance(opened, Stored) else opened.calls
 
 
 def _line(item: MemoryItem) -> str:
@@ -122,31 +127,18 @@ def list_memories(
         start = None if since is None else aware_time(since, "--since")
         end = None if until is None else aware_time(until, "--until")
         async with open_live_or_stored(cli, lambda: open_target(cli)) as opened:
-            if isinstance(opened, Stored):
-                wanted = memory_filter(
-                    kind=kind,
-                    scope=wanted_scope,
-                    lifecycle=lifecycle,
-                    since=start,
-                    until=end,
-                    text=text,
-                    tags=tag or (),
-                )
-                found = await stored_memories(
-                    opened.data, agent, wanted, bounds.check_limit(limit)
-                )
-            else:
-                found = await opened.calls.memories(
-                    agent,
-                    kind=kind,
-                    lifecycle=lifecycle,
-                    scope=wanted_scope,
-                    since=start,
-                    until=end,
-                    text=text,
-                    tags=tag or (),
-                    limit=limit,
-                )
+            calls = _calls(opened)
+            found = await calls.memories(
+                agent,
+                kind=kind,
+                lifecycle=lifecycle,
+                scope=wanted_scope,
+                since=start,
+                until=end,
+                text=text,
+                tags=tag or (),
+                limit=limit,
+            )
         degraded = degraded_of(opened)
         if as_json:
             emit_json(
@@ -216,10 +208,7 @@ def show_memory(
 
     async def body() -> int:
         async with open_live_or_stored(cli, lambda: open_target(cli)) as opened:
-            if isinstance(opened, Stored):
-                detail = await stored_memory(opened.data, agent, claim_id)
-            else:
-                detail = await opened.calls.memory(agent, claim_id)
+            detail = await _calls(opened).memory(agent, claim_id)
         degraded = degraded_of(opened)
         if as_json:
             emit_json({**_plain(detail), "degraded": degraded})

@@ -29,11 +29,12 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 import attrs
 import trio
 
+from cairn.api import bounds
 from cairn.api.status import AgentState, AgentStatus
 from cairn.domain.ids import AgentId, validate_agent_id
 from cairn.errors import InvalidInputError, ReadOnlyDataDirectoryError
 from cairn.ipc.directory import Occupant, claim_data_directory
-from cairn.runtime.inspection import MemoryFilter, read_memories, read_memory
+from cairn.runtime.inspection import memory_filter, read_memories, read_memory
 from cairn.runtime.memory import DATABASE_NAME
 from cairn.runtime.operator_reports import DoctorReport, ExportSummary
 from cairn.runtime.threads import run_in_thread
@@ -52,21 +53,22 @@ from cairn.store.read_only import open_read_only
 from cairn.store.status import agent_counts
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable
+    import datetime as dt
+    from collections.abc import AsyncIterator, Callable, Sequence
 
     import apsw
 
     from cairn.api.reports import MemoryDetail, MemoryItem
     from cairn.cli.app import CliContext
+    from cairn.domain.scope import Scope
 
 __all__ = [
     "DOCTOR_SKIPPED",
     "StoredData",
+    "StoredInspection",
     "doctor_stored",
     "export_stored",
     "open_stored",
-    "stored_memories",
-    "stored_memory",
     "stored_status",
 ]
 
@@ -248,29 +250,51 @@ async def export_stored(
     return await stored.read(write)
 
 
+@attrs.frozen
+class StoredInspection:
+    """``memories`` and ``memory`` as the API declares them (cairn.api.protocol), read
+    from the stored rows as the runtime reads them: a command lists through this or
+    through the API alike."""
+
+    stored: StoredData
+
+    async def memories(
+        self,
+        agent_id: str,
+        *,
+        kind: str | None = None,
+        scope: Scope | None = None,
+        lifecycle: str | None = None,
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+        text: str | None = None,
+        tags: Sequence[str] = (),
+        limit: int = 50,
+    ) -> list[MemoryItem]:
+        bounds.check_limit(limit)
+        wanted = memory_filter(
+            kind=kind,
+            scope=scope,
+            lifecycle=lifecycle,
+            since=since,
+            until=until,
+            text=text,
+            tags=tags,
+        )
+        agent = _agent(agent_id)
+        return await self.stored.read(
+            lambda connection: read_memories(connection, agent, wanted, limit)
+        )
+
+    async def memory(self, agent_id: str, claim_id: str) -> MemoryDetail:
+        agent = _agent(agent_id)
+        return await self.stored.read(
+            lambda connection: read_memory(connection, agent, claim_id)
+        )
+
+
 def _agent(agent_id: str) -> AgentId:
     try:
         return validate_agent_id(agent_id)
     except ValueError as error:
         raise InvalidInputError(str(error)) from None
-
-
-async def stored_memories(
-    stored: StoredData, agent_id: str, wanted: MemoryFilter, limit: int
-) -> list[MemoryItem]:
-    """``memories list`` from the stored rows (an agent with none lists nothing, as a
-    runtime's new agent would)."""
-    agent = _agent(agent_id)
-    return await stored.read(
-        lambda connection: read_memories(connection, agent, wanted, limit)
-    )
-
-
-async def stored_memory(
-    stored: StoredData, agent_id: str, claim_id: str
-) -> MemoryDetail:
-    """``memories show`` from the stored rows; UnknownClaimError as the runtime's."""
-    agent = _agent(agent_id)
-    return await stored.read(
-        lambda connection: read_memory(connection, agent, claim_id)
-    )

@@ -23,6 +23,7 @@ from cairn.domain.scope import Scope
 from cairn.errors import InvalidInputError, UnknownClaimError
 from cairn.retrieval.types import ItemOrigin
 from cairn.runtime.evidence import read_evidence
+from cairn.store.metadata import tags_condition
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -189,12 +190,9 @@ def read_memories(
         # LIKE folds ASCII case only; other scripts match as written.
         sql += " AND c.text LIKE ? ESCAPE '\\'"
         params.append(_like(wanted.text))
-    if wanted.tags:
-        sql += (
-            " AND EXISTS (SELECT 1 FROM claim_tags t WHERE t.claim_rowid = c.rowid"
-            " AND t.tag IN (SELECT value FROM json_each(?)))"
-        )
-        params.append(json.dumps(list(wanted.tags)))
+    tagged, tag_params = tags_condition(wanted.tags, "claim", "c")
+    sql += tagged
+    params += tag_params
     sql += " ORDER BY c.created_at DESC, c.rowid DESC LIMIT ?"
     params.append(limit)
     return [_item(row) for row in connection.execute(sql, params)]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from cairn.domain.metadata import (
     EVIDENCE_KIND,
@@ -20,7 +20,7 @@ from cairn.domain.metadata import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
 
     import apsw
 
@@ -32,6 +32,7 @@ __all__ = [
     "event_conditions",
     "event_probe",
     "inherit_metadata",
+    "tags_condition",
     "write_claim_metadata",
     "write_event_metadata",
 ]
@@ -156,13 +157,8 @@ def event_conditions(
     if recall_filter.kinds and EVIDENCE_KIND not in recall_filter.kinds:
         return " AND 0", []
     sql, params = _since_until(f"{alias}.occurred_at", recall_filter)
-    if recall_filter.tags:
-        sql += (
-            f" AND EXISTS (SELECT 1 FROM event_tags t WHERE t.event_rowid = {alias}.rowid"  # noqa: S608 - our alias
-            " AND t.tag IN (SELECT value FROM json_each(?)))"
-        )
-        params.append(json.dumps(list(recall_filter.tags)))
-    return sql, params
+    tagged, tag_params = tags_condition(recall_filter.tags, "event", alias)
+    return sql + tagged, params + tag_params
 
 
 def claim_conditions(
@@ -185,13 +181,23 @@ def claim_conditions(
     )
     sql += timed
     params += timed_params
-    if recall_filter.tags:
-        sql += (
-            f" AND EXISTS (SELECT 1 FROM claim_tags t WHERE t.claim_rowid = {alias}.rowid"  # noqa: S608 - our alias
-            " AND t.tag IN (SELECT value FROM json_each(?)))"
-        )
-        params.append(json.dumps(list(recall_filter.tags)))
-    return sql, params
+    tagged, tag_params = tags_condition(recall_filter.tags, "claim", alias)
+    return sql + tagged, params + tag_params
+
+
+def tags_condition(
+    tags: Sequence[str], target: Literal["event", "claim"], alias: str
+) -> tuple[str, list[object]]:
+    """``" AND ..."``: the ``events`` or ``claims`` row ``alias`` carries any of
+    ``tags`` (one indexed probe of its tag rows); empty without tags."""
+    if not tags:
+        return "", []
+    condition = (
+        f" AND EXISTS (SELECT 1 FROM {target}_tags t"  # noqa: S608 - our names
+        f" WHERE t.{target}_rowid = {alias}.rowid"
+        " AND t.tag IN (SELECT value FROM json_each(?)))"
+    )
+    return condition, [json.dumps(list(tags))]
 
 
 def event_probe(

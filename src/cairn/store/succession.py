@@ -17,8 +17,8 @@ itself says is taken in: not after the statement, and after every other value of
 chain said within the period before it (the user still held that value when they said
 so), or said after the period but before the statement and no more than one period after
 the period (the move is news to that value: "I live in Porto", then minutes later "I
-moved to Lisbon last month"). So "I live in Porto" said on October 1 is older than "I moved to Lisbon last month"
-said in November, while "I moved to Berlin" dated December 22 is newer than "I moved to
+moved to Lisbon last month"). So "I live in Porto" said on October 1 is older than "I
+moved to Lisbon last month" said in November, while "I moved to Berlin" dated December 22 is newer than "I moved to
 Porto last month" said with it in January. Its evidence time, and so the "until" of the
 value before it, stays the period's start. A plan's or an event's ``valid_from`` is when
 the planned thing happens, not when the plan was made, so their evidence time is always the
